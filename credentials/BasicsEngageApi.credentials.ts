@@ -1,0 +1,115 @@
+import type {
+	IAuthenticateGeneric,
+	Icon,
+	ICredentialTestRequest,
+	ICredentialType,
+	INodeProperties,
+} from 'n8n-workflow';
+
+export const DEFAULT_BASE_URL = 'https://api.basicsengage.com/api/v0/dev';
+
+/** The probe's only success: BasicsEngage read the key and then refused the body with 400. */
+const KEY_ACCEPTED_STATUS = 400;
+
+/**
+ * Every status n8n's tester must treat as a failure: all codes from 300 on except 400. The
+ * probe's body cannot be queued (invalid recipient), so 400 is the one answer that proves the
+ * key works without sending an email or creating a list.
+ */
+const FAILING_STATUSES = Array.from({ length: 300 }, (_, offset) => 300 + offset).filter(
+	(status) => status !== KEY_ACCEPTED_STATUS,
+);
+
+type CredentialTestRules = NonNullable<ICredentialTestRequest['rules']>;
+
+export class BasicsEngageApi implements ICredentialType {
+	name = 'basicsEngageApi';
+
+	displayName = 'BasicsEngage API';
+
+	icon: Icon = {
+		light: 'file:../nodes/BasicsEngage/basicsEngage.svg',
+		dark: 'file:../nodes/BasicsEngage/basicsEngage.dark.svg',
+	};
+
+	documentationUrl = 'https://github.com/basicsengage/n8n-nodes-basicsengage#credentials';
+
+	properties: INodeProperties[] = [
+		{
+			displayName: 'API Key',
+			name: 'apiKey',
+			type: 'string',
+			typeOptions: { password: true },
+			required: true,
+			default: '',
+			description: 'The API key from your BasicsEngage dashboard',
+		},
+		{
+			displayName: 'Base URL',
+			name: 'baseUrl',
+			type: 'string',
+			required: true,
+			default: DEFAULT_BASE_URL,
+			placeholder: DEFAULT_BASE_URL,
+			description:
+				'Address of the BasicsEngage API, including its version segment. Change it only for a sandbox or a self-hosted gateway.',
+		},
+	];
+
+	authenticate: IAuthenticateGeneric = {
+		type: 'generic',
+		properties: {
+			headers: {
+				Authorization: '=Bearer {{$credentials.apiKey.trim()}}',
+			},
+		},
+	};
+
+	// Sends no email and creates no list: the recipient is invalid, so a working key gets 400.
+	test: ICredentialTestRequest = {
+		request: {
+			baseURL: '={{$credentials.baseUrl.trim().replace(/\\/+$/, "")}}',
+			url: '/email/send',
+			method: 'POST',
+			body: {
+				to: 'credential-test.invalid-recipient',
+				from: 'credential-test@example.com',
+				subject: 'n8n credential test (never queued)',
+				text: 'n8n credential test',
+			},
+			json: true,
+			ignoreHttpStatusErrors: { ignore: true, except: FAILING_STATUSES },
+		},
+		// Response-code rules run on failures, body rules on the 2xx/400 answers that get through.
+		rules: [
+			{
+				type: 'responseCode',
+				properties: { value: 401, message: 'Invalid API key' },
+			},
+			{
+				type: 'responseCode',
+				properties: {
+					value: 429,
+					message: 'The key works, but the daily email quota is used up (HTTP 429)',
+				},
+			},
+			{
+				type: 'responseSuccessBody',
+				properties: {
+					key: 'status',
+					value: 'success',
+					message: 'BasicsEngage queued the test email instead of rejecting it; check the Base URL',
+				},
+			},
+			{
+				type: 'responseSuccessBody',
+				properties: {
+					key: 'status',
+					value: undefined,
+					message:
+						'The Base URL answered, but not like the BasicsEngage API (no "status" field); check the Base URL',
+				},
+			},
+		] as unknown as CredentialTestRules,
+	};
+}

@@ -1,0 +1,25 @@
+import type { INodeProperties } from 'n8n-workflow';
+
+import { sendEmail, sendEmailProperties } from './send';
+
+export const emailOperations: INodeProperties[] = [
+	{
+		displayName: 'Operation',
+		name: 'operation',
+		type: 'options',
+		noDataExpression: true,
+		displayOptions: { show: { resource: ['email'] } },
+		options: [
+			{
+				name: 'Send Email',
+				value: 'send',
+				action: 'Send an email',
+				description: 'Queue one transactional email per input item',
+			},
+		],
+		default: 'send',
+	},
+	...sendEmailProperties,
+];
+
+export const emailCustomOperations = { send: sendEmail };

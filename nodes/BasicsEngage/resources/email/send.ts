@@ -1,0 +1,364 @@
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
+
+import { failItem } from '../../shared/output';
+import { sendConcurrently } from '../../shared/queue';
+import type { ApiFailure, ApiRequest } from '../../shared/transport';
+import { getRequestSettings, invalidInput, RUN_STOPPING_KINDS } from '../../shared/transport';
+import type { Checked } from '../../shared/validation';
+import { readEmailAddress, readItem, readText } from '../../shared/validation';
+
+const showForSend = { resource: ['email'], operation: ['send'] };
+
+export const sendEmailProperties: INodeProperties[] = [
+	{
+		displayName: 'To',
+		name: 'to',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: 'e.g. jane.doe@example.com',
+		description: 'Email address of the recipient',
+		displayOptions: { show: showForSend },
+	},
+	{
+		displayName: 'From',
+		name: 'from',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: 'e.g. hello@yourcompany.com',
+		description: 'Sender email address',
+		hint: 'Must be a sender you verified in BasicsEngage',
+		displayOptions: { show: showForSend },
+	},
+	{
+		displayName: 'Subject',
+		name: 'subject',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: 'e.g. Welcome to Acme',
+		displayOptions: { show: showForSend },
+	},
+	{
+		displayName: 'Content',
+		name: 'content',
+		type: 'options',
+		noDataExpression: true,
+		options: [
+			{ name: 'HTML', value: 'html', description: 'Write the body as HTML' },
+			{ name: 'Plain Text', value: 'text', description: 'Write the body as plain text' },
+			{
+				name: 'Template',
+				value: 'template',
+				description: 'Use a template saved in BasicsEngage',
+			},
+		],
+		default: 'html',
+		description: 'What the email body is made of. BasicsEngage takes exactly one of them.',
+		displayOptions: { show: showForSend },
+	},
+	{
+		displayName: 'HTML',
+		name: 'html',
+		type: 'string',
+		typeOptions: { rows: 6 },
+		required: true,
+		default: '',
+		placeholder: 'e.g. <p>Hi Jane, welcome aboard!</p>',
+		description: 'HTML body of the email',
+		displayOptions: { show: { ...showForSend, content: ['html'] } },
+	},
+	{
+		displayName: 'Text',
+		name: 'text',
+		type: 'string',
+		typeOptions: { rows: 6 },
+		required: true,
+		default: '',
+		placeholder: 'e.g. Hi Jane, welcome aboard!',
+		description: 'Plain text body of the email',
+		displayOptions: { show: { ...showForSend, content: ['text'] } },
+	},
+	{
+		displayName: 'Template ID',
+		name: 'templateId',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: 'e.g. tmpl_welcome',
+		description: 'ID of a template saved in BasicsEngage',
+		hint: 'Find it in the Content section of the BasicsEngage dashboard',
+		displayOptions: { show: { ...showForSend, content: ['template'] } },
+	},
+	{
+		displayName: 'Template Variables',
+		name: 'templateVariablesMode',
+		type: 'options',
+		noDataExpression: true,
+		options: [
+			{ name: 'Using Fields Below', value: 'keyValue' },
+			{ name: 'Using JSON', value: 'json' },
+		],
+		default: 'keyValue',
+		description: 'How to give values for the template variables',
+		displayOptions: { show: { ...showForSend, content: ['template'] } },
+	},
+	{
+		displayName: 'Variables',
+		name: 'templateVariables',
+		type: 'fixedCollection',
+		typeOptions: { multipleValues: true },
+		placeholder: 'Add Variable',
+		default: {},
+		description: 'Values for variables of the template. Every name must exist in the template.',
+		displayOptions: {
+			show: { ...showForSend, content: ['template'], templateVariablesMode: ['keyValue'] },
+		},
+		options: [
+			{
+				displayName: 'Variable',
+				name: 'variable',
+				values: [
+					{
+						displayName: 'Name',
+						name: 'name',
+						type: 'string',
+						default: '',
+						placeholder: 'e.g. firstName',
+					},
+					{
+						displayName: 'Value',
+						name: 'value',
+						type: 'string',
+						default: '',
+						placeholder: 'e.g. Jane',
+					},
+				],
+			},
+		],
+	},
+	{
+		displayName: 'Variables (JSON)',
+		name: 'templateVariablesJson',
+		type: 'json',
+		default: '{}',
+		placeholder: '{ "firstName": "Jane", "company": "Acme" }',
+		description:
+			'A JSON object of variable names and values. Every name must exist in the template.',
+		displayOptions: {
+			show: { ...showForSend, content: ['template'], templateVariablesMode: ['json'] },
+		},
+	},
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		displayOptions: { show: showForSend },
+		options: [
+			{
+				displayName: 'Concurrency',
+				name: 'concurrency',
+				type: 'number',
+				typeOptions: { minValue: 1, maxValue: 50 },
+				default: 5,
+				description: 'How many emails to send at the same time',
+			},
+		],
+	},
+];
+
+const DEFAULT_CONCURRENCY = 5;
+
+/**
+ * Runs as a custom operation of the declarative node: n8n's routing would drop `pairedItem`,
+ * could not check every item before spending quota, and could not stop the run after a 429.
+ */
+export async function sendEmail(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	const items = this.getInputData();
+	const settings = await getRequestSettings(this);
+	const { concurrency = DEFAULT_CONCURRENCY } = this.getNodeParameter('options', 0, {}) as {
+		concurrency?: number;
+	};
+
+	// Check every item first, so a bad item costs no quota and stops nothing already sent.
+	const output: INodeExecutionData[] = new Array(items.length);
+	const requests: ApiRequest[] = [];
+	const requestItemIndexes: number[] = [];
+	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
+		const email = readItem(() => readEmailRequest(this, itemIndex));
+		if (email.ok) {
+			requests.push({ path: '/email/send', body: email.value });
+			requestItemIndexes.push(itemIndex);
+		} else {
+			output[itemIndex] = failItem(this, email.failure, itemIndex);
+		}
+	}
+
+	const continueOnFail = this.continueOnFail();
+	const results = await sendConcurrently(this, settings, requests, {
+		concurrency: Math.max(1, Math.floor(concurrency)),
+		stopAfter: (failure) => !continueOnFail || RUN_STOPPING_KINDS.has(failure.kind),
+	});
+
+	let runStopper: ApiFailure | undefined;
+	results.forEach((result, requestIndex) => {
+		const itemIndex = requestItemIndexes[requestIndex];
+		if (result === undefined) {
+			output[itemIndex] = failItem(this, notSent(runStopper), itemIndex);
+		} else if (result.ok) {
+			output[itemIndex] = { json: toSentEmail(result.body), pairedItem: { item: itemIndex } };
+		} else {
+			if (RUN_STOPPING_KINDS.has(result.failure.kind)) runStopper ??= result.failure;
+			output[itemIndex] = failItem(this, result.failure, itemIndex);
+		}
+	});
+	return [output];
+}
+
+function notSent(cause: ApiFailure | undefined): ApiFailure {
+	const kind = cause?.kind ?? 'unexpected_response';
+	const reason =
+		kind === 'quota_exceeded'
+			? 'the daily email quota was exceeded earlier in this run'
+			: 'an earlier request of this run failed';
+	return {
+		kind,
+		httpCode: null,
+		message: `Not sent: ${reason}`,
+		description: `This email was not sent, so it can be sent again later. First failure: ${cause?.message ?? 'unknown'}`,
+	};
+}
+
+function toSentEmail(body: IDataObject): IDataObject {
+	const data = (body.data ?? {}) as IDataObject;
+	const dailyEmailCount = Number(data.dailyEmailCount);
+	const dailyEmailLimit = Number(data.dailyEmailLimit);
+	return {
+		status: body.status,
+		message: body.message,
+		messageId: data.messageId,
+		dailyEmailCount: data.dailyEmailCount,
+		dailyEmailLimit: data.dailyEmailLimit,
+		dailyEmailsRemaining:
+			Number.isFinite(dailyEmailCount) && Number.isFinite(dailyEmailLimit)
+				? Math.max(0, dailyEmailLimit - dailyEmailCount)
+				: null,
+	};
+}
+
+function readEmailRequest(context: IExecuteFunctions, itemIndex: number): Checked<IDataObject> {
+	const to = readEmailAddress(context.getNodeParameter('to', itemIndex), 'To');
+	if (!to.ok) return to;
+	const from = readEmailAddress(context.getNodeParameter('from', itemIndex), 'From');
+	if (!from.ok) return from;
+	const subject = readText(context.getNodeParameter('subject', itemIndex), 'Subject', {
+		required: true,
+	});
+	if (!subject.ok) return subject;
+	const body = readContent(context, itemIndex);
+	if (!body.ok) return body;
+	return {
+		ok: true,
+		value: { to: to.value, from: from.value, subject: subject.value, ...body.value },
+	};
+}
+
+/** Exactly one of html, text and templateId, as the API's rule asks. */
+function readContent(context: IExecuteFunctions, itemIndex: number): Checked<IDataObject> {
+	const content = context.getNodeParameter('content', itemIndex) as 'html' | 'text' | 'template';
+	if (content === 'html' || content === 'text') {
+		const label = content === 'html' ? 'HTML' : 'Text';
+		const body = readText(context.getNodeParameter(content, itemIndex), label, { required: true });
+		return body.ok ? { ok: true, value: { [content]: body.value } } : body;
+	}
+	const templateId = readText(context.getNodeParameter('templateId', itemIndex), 'Template ID', {
+		required: true,
+	});
+	if (!templateId.ok) return templateId;
+	const variables = readTemplateVariables(context, itemIndex);
+	if (!variables.ok) return variables;
+	return {
+		ok: true,
+		value: {
+			templateId: (templateId.value as string).trim(),
+			...(variables.value ? { templateVariables: variables.value } : {}),
+		},
+	};
+}
+
+function readTemplateVariables(
+	context: IExecuteFunctions,
+	itemIndex: number,
+): Checked<IDataObject | undefined> {
+	const mode = context.getNodeParameter('templateVariablesMode', itemIndex) as 'keyValue' | 'json';
+	if (mode === 'json') {
+		return parseVariablesJson(context.getNodeParameter('templateVariablesJson', itemIndex));
+	}
+	const { variable: pairs = [] } = context.getNodeParameter('templateVariables', itemIndex, {}) as {
+		variable?: Array<{ name?: unknown; value?: unknown }>;
+	};
+	const variables: IDataObject = {};
+	for (const pair of pairs) {
+		const name = typeof pair.name === 'string' ? pair.name.trim() : '';
+		if (name === '') {
+			return {
+				ok: false,
+				failure: invalidInput(
+					'A template variable has no name',
+					'Give every variable a name or remove it.',
+				),
+			};
+		}
+		if (Object.hasOwn(variables, name)) {
+			return {
+				ok: false,
+				failure: invalidInput(
+					`Template variable "${name}" is set twice`,
+					'Keep one entry per variable name.',
+				),
+			};
+		}
+		// Values go out unchanged (no splitting on "," or "="); only non-text types are refused.
+		const value = readText(pair.value, `Template variable "${name}"`, { required: false });
+		if (!value.ok) return value;
+		variables[name] = value.value ?? '';
+	}
+	return { ok: true, value: pairs.length > 0 ? variables : undefined };
+}
+
+function parseVariablesJson(raw: unknown): Checked<IDataObject | undefined> {
+	let parsed: unknown = raw;
+	if (typeof raw === 'string') {
+		if (raw.trim() === '') return { ok: true, value: undefined };
+		try {
+			parsed = JSON.parse(raw);
+		} catch (error) {
+			return {
+				ok: false,
+				failure: invalidInput(
+					'Variables (JSON) is not valid JSON',
+					`Write a JSON object such as { "firstName": "Jane" }. Parser said: ${(error as Error).message}`,
+				),
+			};
+		}
+	}
+	if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+		return {
+			ok: false,
+			failure: invalidInput(
+				'Variables (JSON) must be a JSON object',
+				'Write an object of names and values, such as { "firstName": "Jane" }.',
+			),
+		};
+	}
+	const variables = parsed as IDataObject;
+	return { ok: true, value: Object.keys(variables).length > 0 ? variables : undefined };
+}

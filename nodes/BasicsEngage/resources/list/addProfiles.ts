@@ -1,0 +1,309 @@
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
+
+import { errorItem, failItem } from '../../shared/output';
+import { paceRequest } from '../../shared/queue';
+import type { ApiFailure } from '../../shared/transport';
+import {
+	apiRequest,
+	getRequestSettings,
+	invalidInput,
+	RUN_STOPPING_KINDS,
+} from '../../shared/transport';
+import type { Checked } from '../../shared/validation';
+import { readEmailAddress, readItem, readText } from '../../shared/validation';
+
+const showForAddProfiles = { resource: ['list'], operation: ['addProfiles'] };
+
+export const addProfilesProperties: INodeProperties[] = [
+	{
+		displayName: 'List',
+		name: 'listMode',
+		type: 'options',
+		noDataExpression: true,
+		options: [
+			{
+				name: 'Existing List',
+				value: 'existing',
+				description: 'Add the profiles to a list by its ID',
+			},
+			{
+				name: 'Create New List',
+				value: 'new',
+				description: 'Create one list in this run and add all profiles to it',
+			},
+		],
+		default: 'existing',
+		displayOptions: { show: showForAddProfiles },
+	},
+	{
+		displayName: 'List ID',
+		name: 'listId',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: 'e.g. lst_8f2c1a',
+		description: 'ID of the list to add the profiles to',
+		displayOptions: { show: { ...showForAddProfiles, listMode: ['existing'] } },
+	},
+	{
+		displayName: 'List Name',
+		name: 'listName',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: 'e.g. Newsletter subscribers',
+		description: 'Name of the new list',
+		hint: 'Read once per run: every profile of the run goes into this one new list',
+		displayOptions: { show: { ...showForAddProfiles, listMode: ['new'] } },
+	},
+	{
+		displayName: 'List Description',
+		name: 'listDescription',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. Contacts synced from the CRM',
+		description: 'Description of the new list',
+		displayOptions: { show: { ...showForAddProfiles, listMode: ['new'] } },
+	},
+	{
+		displayName: 'Email',
+		name: 'email',
+		type: 'string',
+		required: true,
+		default: '={{ $json.email }}',
+		placeholder: 'e.g. jane.doe@example.com',
+		description: "The profile's email address",
+		hint: 'One profile per input item',
+		displayOptions: { show: showForAddProfiles },
+	},
+	{
+		displayName: 'Additional Fields',
+		name: 'additionalFields',
+		type: 'collection',
+		placeholder: 'Add Field',
+		default: {},
+		displayOptions: { show: showForAddProfiles },
+		options: [
+			{
+				displayName: 'First Name',
+				name: 'firstName',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. Jane',
+			},
+			{
+				displayName: 'Last Name',
+				name: 'lastName',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. Doe',
+			},
+		],
+	},
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		displayOptions: { show: showForAddProfiles },
+		options: [
+			{
+				displayName: 'Batch Size',
+				name: 'batchSize',
+				type: 'number',
+				typeOptions: { minValue: 1, maxValue: 1000 },
+				default: 100,
+				description: 'How many profiles to send in one request',
+			},
+		],
+	},
+];
+
+const DEFAULT_BATCH_SIZE = 100;
+const MAX_BATCH_SIZE = 1000;
+
+interface Profile {
+	itemIndex: number;
+	listId?: string;
+	body: IDataObject;
+}
+
+/** One request's profiles and the list they go to (undefined: the run's new list). */
+interface Batch {
+	listId: string | undefined;
+	profiles: Profile[];
+}
+
+/**
+ * Runs as a custom operation of the declarative node: n8n's routing sends one request per item
+ * and drops `pairedItem`, while this operation batches profiles across items, creates at most
+ * one list per run and pairs each output with every input item it covers.
+ */
+export async function addProfiles(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	const items = this.getInputData();
+	const settings = await getRequestSettings(this);
+	const listMode = this.getNodeParameter('listMode', 0) as 'existing' | 'new';
+	const { batchSize = DEFAULT_BATCH_SIZE } = this.getNodeParameter('options', 0, {}) as {
+		batchSize?: number;
+	};
+	const output: INodeExecutionData[] = [];
+
+	const newList = listMode === 'new' ? readItem(() => readNewList(this)) : undefined;
+	const readListId = listMode === 'existing' ? listIdReader(this) : () => undefined;
+	const profiles: Profile[] = [];
+	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
+		const profile =
+			newList?.ok === false ? newList : readItem(() => readProfile(this, itemIndex, readListId));
+		if (profile.ok) profiles.push(profile.value);
+		else output.push(failItem(this, profile.failure, itemIndex));
+	}
+
+	let createdListId: string | undefined;
+	let runStopper: ApiFailure | undefined;
+	const batches = toBatches(profiles, clampBatchSize(batchSize));
+	for (const [requestIndex, batch] of batches.entries()) {
+		const itemIndexes = batch.profiles.map((profile) => profile.itemIndex);
+		if (runStopper) {
+			output.push(...failItems(this, notSent(runStopper), itemIndexes));
+			continue;
+		}
+		const listId = batch.listId ?? createdListId;
+		const body: IDataObject = {
+			...(listId === undefined ? (newList as { value: IDataObject }).value : { listId }),
+			profiles: batch.profiles.map((profile) => profile.body),
+		};
+		await paceRequest(settings, requestIndex);
+		const result = await apiRequest(this, settings, { path: '/list/addProfiles', body });
+		if (!result.ok) {
+			if (RUN_STOPPING_KINDS.has(result.failure.kind)) runStopper = result.failure;
+			output.push(...failItems(this, result.failure, itemIndexes));
+			continue;
+		}
+		const data = (result.body.data ?? {}) as IDataObject;
+		const listCreated = listId === undefined;
+		if (listCreated) createdListId = String(data.listId);
+		output.push({
+			json: {
+				listId: data.listId,
+				addedCount: data.addedCount,
+				submittedCount: batch.profiles.length,
+				listCreated,
+			},
+			pairedItem: itemIndexes.map((item) => ({ item })),
+		});
+	}
+	return [output];
+}
+
+function failItems(
+	context: IExecuteFunctions,
+	failure: ApiFailure,
+	itemIndexes: number[],
+): INodeExecutionData[] {
+	if (!context.continueOnFail()) return [failItem(context, failure, itemIndexes[0])];
+	return itemIndexes.map((item) => errorItem(failure, { item }));
+}
+
+function notSent(cause: ApiFailure): ApiFailure {
+	return {
+		kind: cause.kind,
+		httpCode: null,
+		message: 'Not sent: an earlier request of this run was refused',
+		description: `These profiles were not sent, so they can be sent again later. First failure: ${cause.message}`,
+	};
+}
+
+function clampBatchSize(batchSize: number): number {
+	return Math.min(MAX_BATCH_SIZE, Math.max(1, Math.floor(Number(batchSize) || DEFAULT_BATCH_SIZE)));
+}
+
+/** Consecutive chunks per target list, lists in order of first appearance. */
+function toBatches(profiles: Profile[], batchSize: number): Batch[] {
+	const byList = new Map<string | undefined, Profile[]>();
+	for (const profile of profiles) {
+		const group = byList.get(profile.listId);
+		if (group) group.push(profile);
+		else byList.set(profile.listId, [profile]);
+	}
+	const batches: Batch[] = [];
+	for (const [listId, group] of byList) {
+		for (let start = 0; start < group.length; start += batchSize) {
+			batches.push({ listId, profiles: group.slice(start, start + batchSize) });
+		}
+	}
+	return batches;
+}
+
+/** The new list's fields, read once: one run creates at most one list. */
+function readNewList(context: IExecuteFunctions): Checked<IDataObject> {
+	const name = readText(context.getNodeParameter('listName', 0), 'List Name', { required: true });
+	if (!name.ok) return name;
+	const description = readText(
+		context.getNodeParameter('listDescription', 0, ''),
+		'List Description',
+		{
+			required: false,
+		},
+	);
+	if (!description.ok) return description;
+	return {
+		ok: true,
+		value: {
+			name: (name.value as string).trim(),
+			...(description.value ? { description: description.value } : {}),
+		},
+	};
+}
+
+/**
+ * Reads the list ID per item only when it is an expression; a fixed ID is read once, which
+ * keeps large runs from paying for the same parameter on every item.
+ */
+function listIdReader(context: IExecuteFunctions): (itemIndex: number) => Checked<string> {
+	const raw = context.getNode().parameters.listId;
+	const read = (itemIndex: number): Checked<string> => {
+		const listId = readText(context.getNodeParameter('listId', itemIndex), 'List ID', {
+			required: true,
+		});
+		if (!listId.ok) return listId;
+		const trimmed = (listId.value as string).trim();
+		return trimmed === ''
+			? {
+					ok: false,
+					failure: invalidInput('List ID is required', 'List ID is empty for this item.'),
+				}
+			: { ok: true, value: trimmed };
+	};
+	if (typeof raw === 'string' && raw.startsWith('=')) return read;
+	const fixed = read(0);
+	return () => fixed;
+}
+
+function readProfile(
+	context: IExecuteFunctions,
+	itemIndex: number,
+	readListId: (itemIndex: number) => Checked<string> | undefined,
+): Checked<Profile> {
+	const listId = readListId(itemIndex);
+	if (listId && !listId.ok) return listId;
+	const email = readEmailAddress(context.getNodeParameter('email', itemIndex), 'Email');
+	if (!email.ok) return email;
+	const fields = context.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
+	const body: IDataObject = { email: email.value };
+	for (const [field, label] of [
+		['firstName', 'First Name'],
+		['lastName', 'Last Name'],
+	] as const) {
+		const value = readText(fields[field], label, { required: false });
+		if (!value.ok) return value;
+		const trimmed = value.value?.trim();
+		if (trimmed) body[field] = trimmed;
+	}
+	return { ok: true, value: { itemIndex, listId: listId?.value, body } };
+}

@@ -1,0 +1,309 @@
+import type { IDataObject, IExecuteFunctions, IHttpRequestOptions, JsonObject } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+
+export const CREDENTIAL_TYPE = 'basicsEngageApi';
+
+/** Machine-readable failure kinds that users branch on (IF/Switch on `details.kind`). */
+export type ErrorKind =
+	| 'invalid_input'
+	| 'invalid_request'
+	| 'invalid_api_key'
+	| 'quota_exceeded'
+	| 'server_error'
+	| 'network_error'
+	| 'unexpected_response';
+
+export interface ApiFailure {
+	kind: ErrorKind;
+	message: string;
+	description: string;
+	/** HTTP status as a string (n8n's convention for `httpCode`), null when no answer came. */
+	httpCode: string | null;
+}
+
+export type ApiResult = { ok: true; body: IDataObject } | { ok: false; failure: ApiFailure };
+
+/** Failures that make every later request of the run fail the same way, so none is sent. */
+export const RUN_STOPPING_KINDS: ReadonlySet<ErrorKind> = new Set([
+	'quota_exceeded',
+	'invalid_api_key',
+]);
+
+// n8n-workflow's `failure.cause` tells n8n (and AI agents) why a node failed.
+const FAILURE_CAUSES: Partial<Record<ErrorKind, string>> = {
+	quota_exceeded: 'quota-exhausted',
+	invalid_api_key: 'credential-invalid',
+	invalid_request: 'configuration-invalid',
+	invalid_input: 'configuration-invalid',
+	server_error: 'temporarily-unavailable',
+};
+
+const KIND_MESSAGES: Record<ErrorKind, string> = {
+	invalid_input: 'Invalid input',
+	invalid_request: 'BasicsEngage rejected the request',
+	invalid_api_key: 'BasicsEngage rejected the API key',
+	quota_exceeded: 'The daily email quota of BasicsEngage is used up',
+	server_error: 'BasicsEngage had a server error',
+	network_error: 'BasicsEngage could not be reached',
+	unexpected_response: 'BasicsEngage answered unexpectedly',
+};
+
+const MAX_EXCERPT_LENGTH = 300;
+
+export interface RequestSettings {
+	baseUrl: string;
+	/** The published spelling the list endpoint reads; n8n's credential adds `Authorization`. */
+	listAuthHeaderValue: string;
+	timeout: number;
+	proxy?: IHttpRequestOptions['proxy'];
+	skipSslCertificateValidation: boolean;
+	throttle: { requestsPerBatch: number; intervalMs: number } | undefined;
+}
+
+interface RequestOptionsParameter {
+	timeout?: number;
+	proxy?: string;
+	allowUnauthorizedCerts?: boolean;
+	batching?: { batch?: { batchSize?: number; batchInterval?: number } };
+}
+
+// n8n's routing node waits this long when the user sets no timeout; keep the same default.
+const DEFAULT_TIMEOUT_MS = 300_000;
+
+export function normalizeBaseUrl(baseUrl: unknown): string {
+	return String(baseUrl ?? '')
+		.trim()
+		.replace(/\/+$/, '');
+}
+
+/**
+ * Reads, once per run, everything a request needs that is the same for every item: the
+ * credential's base URL and the "Request Options" n8n adds to every declarative node.
+ */
+export async function getRequestSettings(context: IExecuteFunctions): Promise<RequestSettings> {
+	const credentials = await context.getCredentials(CREDENTIAL_TYPE);
+	const baseUrl = normalizeBaseUrl(credentials.baseUrl);
+	if (!/^https?:\/\/[^\s/]+/i.test(baseUrl)) {
+		throw new NodeOperationError(context.getNode(), 'The Base URL in the credential is not valid', {
+			description:
+				'It must start with http:// or https://, for example https://api.basicsengage.com/api/v0/dev',
+		});
+	}
+	const apiKey = String(credentials.apiKey ?? '').trim();
+	if (/[\r\n\0]/.test(apiKey)) {
+		// Refuse rather than let a line break split the header.
+		throw new NodeOperationError(
+			context.getNode(),
+			'The API key in the credential contains a line break or control character',
+			{ description: 'Paste the key again without surrounding text.' },
+		);
+	}
+
+	const options = context.getNodeParameter('requestOptions', 0, {}) as RequestOptionsParameter;
+	const batch = options.batching?.batch;
+	const intervalMs = batch?.batchInterval ?? 0;
+	const requestsPerBatch = batch?.batchSize ?? -1;
+	return {
+		baseUrl,
+		listAuthHeaderValue: `Bearer ${apiKey}`,
+		timeout: options.timeout || DEFAULT_TIMEOUT_MS,
+		proxy: options.proxy ? parseProxy(context, options.proxy) : undefined,
+		skipSslCertificateValidation: options.allowUnauthorizedCerts === true,
+		// n8n's batching: -1 disables it, 0 counts as 1.
+		throttle:
+			requestsPerBatch >= 0 && intervalMs > 0
+				? { requestsPerBatch: Math.max(1, requestsPerBatch), intervalMs }
+				: undefined,
+	};
+}
+
+function parseProxy(context: IExecuteFunctions, proxy: string): IHttpRequestOptions['proxy'] {
+	let parsed: URL;
+	try {
+		parsed = new URL(proxy);
+	} catch {
+		throw new NodeOperationError(context.getNode(), 'The proxy is not valid', {
+			description: 'Use the form http://host:port or http://user:password@host:port',
+		});
+	}
+	const protocol = parsed.protocol.replace(/:$/, '');
+	const port = parsed.port ? Number(parsed.port) : protocol === 'https' ? 443 : 80;
+	return {
+		host: parsed.hostname,
+		port,
+		protocol,
+		...(parsed.username
+			? {
+					auth: {
+						username: decodeURIComponent(parsed.username),
+						password: decodeURIComponent(parsed.password),
+					},
+				}
+			: {}),
+	};
+}
+
+export interface ApiRequest {
+	path: '/email/send' | '/list/addProfiles';
+	body: IDataObject;
+}
+
+/**
+ * Sends one request and maps every outcome to a result; it never throws for HTTP or network
+ * failures. HTTP statuses are handled here (`ignoreHttpStatusErrors`), which also stops n8n
+ * from re-sending a request once on 401.
+ */
+export async function apiRequest(
+	context: IExecuteFunctions,
+	settings: RequestSettings,
+	request: ApiRequest,
+): Promise<ApiResult> {
+	const headers: IDataObject = { 'Content-Type': 'application/json', Accept: 'application/json' };
+	if (request.path === '/list/addProfiles') {
+		// Published misspelled for this endpoint; n8n's credential adds the correct spelling too,
+		// so the request works against a server that reads either.
+		headers.Authroization = settings.listAuthHeaderValue;
+	}
+	const options: IHttpRequestOptions = {
+		method: 'POST',
+		url: `${settings.baseUrl}${request.path}`,
+		headers,
+		body: request.body,
+		json: true,
+		returnFullResponse: true,
+		ignoreHttpStatusErrors: true,
+		timeout: settings.timeout,
+		skipSslCertificateValidation: settings.skipSslCertificateValidation,
+		...(settings.proxy ? { proxy: settings.proxy } : {}),
+	};
+
+	let response: { statusCode: number; body: unknown };
+	try {
+		response = await context.helpers.httpRequestWithAuthentication.call(
+			context,
+			CREDENTIAL_TYPE,
+			options,
+		);
+	} catch (error) {
+		return { ok: false, failure: networkFailure(error) };
+	}
+	return toApiResult(response.statusCode, response.body);
+}
+
+function toApiResult(statusCode: number, body: unknown): ApiResult {
+	const jsonBody = typeof body === 'object' && body !== null && !Array.isArray(body);
+	if (statusCode >= 200 && statusCode < 300 && jsonBody) {
+		return { ok: true, body: body as IDataObject };
+	}
+	const kind = kindForStatus(statusCode);
+	const apiText = apiErrorText(body);
+	const httpCode = String(statusCode);
+	if (statusCode >= 200 && statusCode < 300) {
+		return {
+			ok: false,
+			failure: {
+				kind,
+				httpCode,
+				message: `${KIND_MESSAGES[kind]}: the answer was not JSON`,
+				description: `HTTP ${statusCode}. Body starts with: ${excerpt(body)}`,
+			},
+		};
+	}
+	return {
+		ok: false,
+		failure: {
+			kind,
+			httpCode,
+			message: apiText
+				? `${KIND_MESSAGES[kind]}: ${apiText}`
+				: `${KIND_MESSAGES[kind]} (HTTP ${statusCode})`,
+			description: apiText
+				? `HTTP ${statusCode}: ${apiText}`
+				: `HTTP ${statusCode}. Body starts with: ${excerpt(body)}`,
+		},
+	};
+}
+
+function kindForStatus(statusCode: number): ErrorKind {
+	if (statusCode === 400) return 'invalid_request';
+	if (statusCode === 401) return 'invalid_api_key';
+	if (statusCode === 429) return 'quota_exceeded';
+	if (statusCode >= 500 && statusCode < 600) return 'server_error';
+	return 'unexpected_response';
+}
+
+/** The spec's error bodies carry their text in `error` or `message`, depending on the case. */
+function apiErrorText(body: unknown): string | undefined {
+	if (typeof body !== 'object' || body === null) return undefined;
+	const { error, message } = body as IDataObject;
+	for (const text of [error, message]) {
+		if (typeof text === 'string' && text.trim() !== '') return text.trim();
+	}
+	return undefined;
+}
+
+function excerpt(body: unknown): string {
+	const text = typeof body === 'string' ? body : JSON.stringify(body ?? '');
+	const flat = text.replace(/\s+/g, ' ').trim();
+	if (flat === '') return '(empty)';
+	return flat.length > MAX_EXCERPT_LENGTH ? `${flat.slice(0, MAX_EXCERPT_LENGTH)}…` : flat;
+}
+
+function networkFailure(error: unknown): ApiFailure {
+	const code = findErrorCode(error);
+	const timedOut = code === 'ECONNABORTED' || code === 'ETIMEDOUT' || /timeout/i.test(String(code));
+	const reason = timedOut
+		? 'the request timed out'
+		: code
+			? `the connection failed (${code})`
+			: 'the connection failed';
+	return {
+		kind: 'network_error',
+		httpCode: null,
+		message: `${KIND_MESSAGES.network_error}: ${reason}`,
+		description:
+			'No answer came from BasicsEngage. Check the Base URL, the network and the Timeout in Request Options.',
+	};
+}
+
+/** n8n wraps transport errors in NodeApiError; the socket's code sits on the wrapped cause. */
+function findErrorCode(error: unknown): string | undefined {
+	let current: unknown = error;
+	for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
+		const { code, cause } = current as { code?: unknown; cause?: unknown };
+		if (typeof code === 'string' && code !== '') return code;
+		current = cause;
+	}
+	return undefined;
+}
+
+export function invalidInput(message: string, description: string): ApiFailure {
+	return { kind: 'invalid_input', httpCode: null, message, description };
+}
+
+/** The error n8n shows when the user chose On Error = Stop Workflow. */
+export function toNodeError(
+	context: IExecuteFunctions,
+	failure: ApiFailure,
+	itemIndex: number,
+): NodeApiError | NodeOperationError {
+	const cause = FAILURE_CAUSES[failure.kind];
+	const options = {
+		message: failure.message,
+		description: `${failure.description} (kind: ${failure.kind})`,
+		itemIndex,
+		...(cause ? { failure: { cause } as NodeApiError['failure'] } : {}),
+	};
+	if (failure.httpCode === null) {
+		return new NodeOperationError(context.getNode(), failure.message, options);
+	}
+	const errorResponse: JsonObject = {
+		message: failure.message,
+		description: failure.description,
+		httpCode: failure.httpCode,
+	};
+	return new NodeApiError(context.getNode(), errorResponse, {
+		...options,
+		httpCode: failure.httpCode,
+	});
+}

@@ -1,0 +1,81 @@
+import type { ApiFailure } from './transport';
+import { invalidInput } from './transport';
+
+// Deliberately simple: one @, no spaces, brackets or control characters, a dot in the domain.
+// The API has the final word; this only catches what can never be an address, before any
+// quota is spent.
+const EMAIL_ADDRESS =
+	/^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:".]+(\.[^\s@<>()[\]\\,;:".]+)*\.[^\s@<>()[\]\\,;:".]{2,}$/;
+const CONTROL_CHARACTER = /\p{Cc}/u;
+
+export type Checked<T> = { ok: true; value: T } | { ok: false; failure: ApiFailure };
+
+function describe(value: unknown): string {
+	if (value === null) return 'null';
+	if (Array.isArray(value)) return 'a list';
+	return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+/**
+ * Reads a parameter that the API wants as text. Expressions can hand over numbers or booleans,
+ * which are turned into text; objects and lists are refused rather than sent as "[object Object]".
+ */
+export function readText(
+	value: unknown,
+	label: string,
+	{ required }: { required: boolean },
+): Checked<string | undefined> {
+	if (value === undefined || value === null || value === '') {
+		return required
+			? {
+					ok: false,
+					failure: invalidInput(`${label} is required`, `${label} is empty for this item.`),
+				}
+			: { ok: true, value: undefined };
+	}
+	if (typeof value === 'string') return { ok: true, value };
+	if (typeof value === 'number' || typeof value === 'boolean')
+		return { ok: true, value: String(value) };
+	return {
+		ok: false,
+		failure: invalidInput(
+			`${label} must be text, not ${describe(value)}`,
+			`Map a text field to ${label}, for example {{ $json.fieldName }}.`,
+		),
+	};
+}
+
+export function readEmailAddress(value: unknown, label: string): Checked<string> {
+	const text = readText(value, label, { required: true });
+	if (!text.ok) return text;
+	const address = (text.value as string).trim();
+	if (!EMAIL_ADDRESS.test(address) || CONTROL_CHARACTER.test(address)) {
+		return {
+			ok: false,
+			failure: invalidInput(
+				`${label} is not a valid email address: "${address.slice(0, 100)}"`,
+				`${label} must look like name@example.com. Nothing was sent for this item.`,
+			),
+		};
+	}
+	return { ok: true, value: address };
+}
+
+/**
+ * Runs an item's parameter reading, turning what n8n throws (an expression that fails for
+ * this item, say) into a per-item failure instead of ending the whole run.
+ */
+export function readItem<T>(read: () => Checked<T>): Checked<T> {
+	try {
+		return read();
+	} catch (error) {
+		const { message, description } = error as { message?: string; description?: string };
+		return {
+			ok: false,
+			failure: invalidInput(
+				message ?? 'A parameter could not be read for this item',
+				description ?? 'Check the expressions in the node parameters for this item.',
+			),
+		};
+	}
+}
