@@ -1,0 +1,117 @@
+// @ts-check
+'use strict';
+
+const http = require('node:http');
+const {
+	API_KEY,
+	CREDENTIAL_TYPE,
+	PACKAGE_DIR,
+	runNode,
+	sendParameters,
+	startSandbox,
+	testCredential,
+} = require('./support');
+
+/** @type {Awaited<ReturnType<typeof startSandbox>>} */
+let sandbox;
+beforeAll(async () => {
+	sandbox = await startSandbox();
+});
+afterEach(() => sandbox.reset());
+afterAll(() => sandbox.close());
+
+const runTest = (/** @type {Record<string, unknown>} */ data) =>
+	testCredential({ credentialType: CREDENTIAL_TYPE, data, packageDir: PACKAGE_DIR });
+
+describe('credential test (as n8n runs it from the credential dialog)', () => {
+	test('a valid key passes: the probe gets 400 for its invalid recipient', async () => {
+		const result = await runTest({ apiKey: API_KEY, baseUrl: sandbox.baseUrl });
+		expect(result).toEqual({ status: 'OK', message: 'Connection successful!' });
+		expect(sandbox.requests).toHaveLength(1);
+		expect(sandbox.requests[0]).toMatchObject({ method: 'POST', path: '/email/send' });
+		expect(sandbox.requests[0].headers.authorization).toBe(`Bearer ${API_KEY}`);
+	});
+
+	test('the probe sends no email and creates no list', async () => {
+		await runTest({ apiKey: API_KEY, baseUrl: sandbox.baseUrl });
+		expect(sandbox.state.emails).toHaveLength(0);
+		expect(sandbox.state.lists.size).toBe(0);
+		expect(sandbox.requests.every((request) => request.path === '/email/send')).toBe(true);
+	});
+
+	test('spec: an invalid key (401) fails with "Invalid API key"', async () => {
+		const result = await runTest({ apiKey: 'be_wrong_key', baseUrl: sandbox.baseUrl });
+		expect(result).toEqual({ status: 'Error', message: 'Invalid API key' });
+		expect(result.message).not.toContain('be_wrong_key');
+	});
+
+	test('a trailing slash and spaces in the base URL or key are tolerated', async () => {
+		const result = await runTest({ apiKey: ` ${API_KEY} `, baseUrl: ` ${sandbox.baseUrl}/ ` });
+		expect(result.status).toBe('OK');
+		expect(sandbox.requests[0].path).toBe('/email/send');
+	});
+
+	test('a used-up quota (429) fails with a message saying so', async () => {
+		sandbox.injectFaults([{ status: 429 }]);
+		const result = await runTest({ apiKey: API_KEY, baseUrl: sandbox.baseUrl });
+		expect(result.status).toBe('Error');
+		expect(result.message).toMatch(/quota/);
+	});
+
+	test.each([500, 503, 404, 403])(
+		'any other answer (%s) fails with its status text',
+		async (status) => {
+			sandbox.injectFaults([{ status, body: { status: 'error', message: 'nope' } }]);
+			const result = await runTest({ apiKey: API_KEY, baseUrl: sandbox.baseUrl });
+			expect(result.status).toBe('Error');
+			expect(result.message).toBe(http.STATUS_CODES[status]);
+		},
+	);
+
+	test('a base URL that answers 200 but is not BasicsEngage fails', async () => {
+		sandbox.injectFaults([{ status: 200, body: '<html>a website</html>' }]);
+		const result = await runTest({ apiKey: API_KEY, baseUrl: sandbox.baseUrl });
+		expect(result).toEqual({
+			status: 'Error',
+			message: expect.stringMatching(/not like the BasicsEngage API/),
+		});
+	});
+
+	test('a base URL where nothing listens fails with the connection error', async () => {
+		const result = await runTest({ apiKey: API_KEY, baseUrl: 'http://127.0.0.1:9/api/v0/dev' });
+		expect(result).toEqual({ status: 'Error', message: 'ECONNREFUSED' });
+	});
+});
+
+describe('credential in node runs', () => {
+	test('a trailing slash in the base URL is tolerated', async () => {
+		const result = await runNode(sandbox, {
+			parameters: sendParameters(),
+			items: [{ email: 'jane@customer.test' }],
+			baseUrl: `${sandbox.baseUrl}/`,
+		});
+		expect(result.error).toBeUndefined();
+		expect(sandbox.requests[0].path).toBe('/email/send');
+	});
+
+	test('a key with a line break is refused before any request, without echoing the key', async () => {
+		const apiKey = 'be_sandbox\r\nX-Injected: 1';
+		const result = await runNode(sandbox, {
+			parameters: sendParameters(),
+			items: [{ email: 'jane@customer.test' }],
+			apiKey,
+		});
+		expect(result.error.message).toMatch(/API key .* line break/);
+		expect(JSON.stringify(result.error)).not.toContain('X-Injected');
+		expect(sandbox.requests).toHaveLength(0);
+	});
+
+	test('a base URL that is not http(s) is refused with a clear message', async () => {
+		const result = await runNode(sandbox, {
+			parameters: sendParameters(),
+			items: [{ email: 'jane@customer.test' }],
+			baseUrl: 'api.basicsengage.com/api/v0/dev',
+		});
+		expect(result.error.message).toBe('The Base URL in the credential is not valid');
+	});
+});

@@ -1,0 +1,886 @@
+// @ts-check
+'use strict';
+
+/**
+ * Test harness that runs a community node package inside n8n-core's real
+ * execution engine (WorkflowExecute, ExecuteContext, RoutingNode, the real
+ * HTTP stack from @n8n/backend-network), the way an n8n server does it.
+ * Nothing about the execution context is mocked: only the pieces the CLI
+ * would fetch from its database (credentials, logging sinks) are replaced by
+ * small in-memory implementations.
+ *
+ * Exported API (see the JSDoc on each function):
+ *   loadPackage(packageDir)                     -> LoadedPackage
+ *   runWorkflow({ nodeType, parameters, items, credentials, onError, ... })
+ *                                               -> { success, errors, runData, error, logs, ... }
+ *   testCredential({ credentialType, data })    -> { status: 'OK' | 'Error', message }
+ *   getLogs() / clearLogs()                     -> every log line n8n emitted in this module registry
+ *
+ * Everything n8n-core needs is resolved from n8n-core's own location, because
+ * npm installs a second, older copy of several @n8n/* packages at the top of
+ * node_modules (e.g. @n8n/di, @n8n/backend-network, @n8n/backend-common). DI
+ * tokens are class objects, so configuring the wrong copy silently does
+ * nothing.
+ *
+ * Plain CommonJS on purpose: n8n's community-node lint forbids `process`/`fs`
+ * in TypeScript sources.
+ */
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { randomUUID } = require('node:crypto');
+
+const { createCredentialsHelper } = require('./credentials-helper');
+
+const { coreRequire } = require('./resolve');
+
+const core = coreRequire('n8n-core');
+/** @type {typeof import('n8n-workflow')} */
+const workflowLib = coreRequire('n8n-workflow');
+const { Container } = coreRequire('@n8n/di');
+const { Logger } = coreRequire('@n8n/backend-common');
+const { OutboundHttp } = coreRequire('@n8n/backend-network');
+
+const { Workflow, NodeHelpers, NodeConnectionTypes } = workflowLib;
+
+/**
+ * @typedef {import('n8n-workflow').INodeExecutionData} INodeExecutionData
+ * @typedef {import('n8n-workflow').INodeType} INodeType
+ * @typedef {import('n8n-workflow').IVersionedNodeType} IVersionedNodeType
+ * @typedef {import('n8n-workflow').ICredentialType} ICredentialType
+ * @typedef {import('n8n-workflow').ICredentialDataDecryptedObject} ICredentialDataDecryptedObject
+ * @typedef {import('n8n-workflow').INode} INode
+ * @typedef {import('n8n-workflow').INodeTypes} INodeTypes
+ * @typedef {import('n8n-workflow').IRun} IRun
+ * @typedef {import('n8n-workflow').IRunData} IRunData
+ * @typedef {import('n8n-workflow').INodeParameters} INodeParameters
+ * @typedef {import('n8n-workflow').IWorkflowExecuteAdditionalData} IWorkflowExecuteAdditionalData
+ * @typedef {import('n8n-workflow').INodeCredentialTestResult} INodeCredentialTestResult
+ */
+
+/**
+ * @typedef {object} LoadedNode
+ * @property {string} name          Full n8n type name, `<packageName>.<description.name>`.
+ * @property {INodeType | IVersionedNodeType} type   The instance the loader created.
+ * @property {import('n8n-workflow').INodeTypeDescription} description  Description of the latest version.
+ * @property {string} sourcePath
+ * @property {string} packageName
+ */
+
+/**
+ * @typedef {object} LoadedCredential
+ * @property {string} name          Credential type name (credential types are not namespaced).
+ * @property {ICredentialType} type
+ * @property {string} sourcePath
+ * @property {string[]} supportedNodes   Full node type names using this credential.
+ * @property {string} packageName
+ */
+
+/**
+ * @typedef {object} LoadedPackage
+ * @property {string} packageName
+ * @property {string} directory
+ * @property {Record<string, LoadedNode>} nodes               keyed by full type name
+ * @property {Record<string, LoadedCredential>} credentials   keyed by credential type name
+ * @property {any} loader   the n8n-core PackageDirectoryLoader instance
+ */
+
+// ---------------------------------------------------------------------------
+// Logging: a real n8n Logger whose winston backend is swapped for a capture.
+// ---------------------------------------------------------------------------
+
+/** @type {string[]} */
+const logLines = [];
+
+/** JSON.stringify that survives cycles, BigInt and Errors. */
+function safeStringify(/** @type {unknown} */ value) {
+	const seen = new WeakSet();
+	try {
+		return JSON.stringify(value, (_key, v) => {
+			if (typeof v === 'bigint') return v.toString();
+			if (v instanceof Error) {
+				return { ...v, name: v.name, message: v.message, stack: v.stack };
+			}
+			if (v && typeof v === 'object') {
+				if (seen.has(v)) return '[Circular]';
+				seen.add(v);
+			}
+			return v;
+		});
+	} catch {
+		return String(value);
+	}
+}
+
+/**
+ * Minimal stand-in for the winston logger n8n's Logger wraps. Each entry is
+ * rendered as one line with the message AND all metadata, so a test can
+ * assert that a secret does not appear anywhere n8n would have written it.
+ */
+function createCaptureBackend(/** @type {string[]} */ scopes = []) {
+	return {
+		levels: { error: 0, warn: 1, info: 2, debug: 3 },
+		log(/** @type {string} */ level, /** @type {string} */ message, /** @type {unknown} */ meta) {
+			const scopePart = scopes.length ? ` [${scopes.join(',')}]` : '';
+			const metaPart =
+				meta && typeof meta === 'object' && Object.keys(meta).length
+					? ` ${safeStringify(meta)}`
+					: '';
+			logLines.push(`${level}${scopePart}: ${message}${metaPart}`);
+		},
+		child(/** @type {{ scopes?: string[] }} */ options) {
+			return createCaptureBackend([...scopes, ...(options?.scopes ?? [])]);
+		},
+	};
+}
+
+/** All log lines captured so far (in this jest module registry). */
+function getLogs() {
+	return [...logLines];
+}
+
+function clearLogs() {
+	logLines.length = 0;
+}
+
+// ---------------------------------------------------------------------------
+// DI bootstrap (once per module registry, i.e. once per jest test file).
+// ---------------------------------------------------------------------------
+
+/** @type {{ logger: any, instanceSettings: any, tmpDir: string } | undefined} */
+let services;
+
+function ensureServices() {
+	if (services) return services;
+
+	// Shared by all workers/test files: InstanceSettings only writes a tiny
+	// `config` file (always the same key) there, so no cleanup is needed.
+	const tmpDir = path.join(os.tmpdir(), 'n8n-test-harness');
+	fs.mkdirSync(tmpDir, { recursive: true });
+
+	// Real Logger, configured through plain objects so that it neither reads
+	// N8N_LOG_* env vars nor writes to the console or ~/.n8n/logs.
+	const logger = new Logger(
+		/** @type {any} */ ({ logging: { level: 'debug', outputs: [], scopes: [] } }),
+		/** @type {any} */ ({ n8nFolder: tmpDir }),
+	);
+	logger.setInternalLogger(createCaptureBackend());
+	Container.set(Logger, logger);
+	// The Logger constructor already calls LoggerProxy.init(this); keep it explicit.
+	workflowLib.LoggerProxy.init(logger);
+
+	// InstanceSettings would otherwise create/read ~/.n8n/config (encryption key).
+	const instanceSettings = new core.InstanceSettings(
+		/** @type {any} */ ({
+			n8nFolder: tmpDir,
+			userHome: tmpDir,
+			encryptionKey: 'n8n-harness-encryption-key',
+			enforceSettingsFilePermissions: false,
+		}),
+		logger,
+	);
+	Container.set(core.InstanceSettings, instanceSettings);
+
+	// Build the real outbound HTTP client (SsrfProtectionService + env-driven
+	// SsrfProtectionConfig, disabled by default as on a stock n8n) and the real
+	// ErrorReporter (which, un-initialised, just logs through our Logger).
+	Container.get(OutboundHttp);
+	Container.get(core.ErrorReporter);
+
+	services = { logger, instanceSettings, tmpDir };
+	return services;
+}
+
+// ---------------------------------------------------------------------------
+// Node / credential registry (what LoadNodesAndCredentials does in the CLI).
+// ---------------------------------------------------------------------------
+
+/** @type {Map<string, LoadedPackage>} keyed by realpath of the package directory */
+const packagesByDir = new Map();
+/** @type {Map<string, LoadedNode>} */
+const nodeRegistry = new Map();
+/** @type {Map<string, LoadedCredential>} */
+const credentialRegistry = new Map();
+
+function latestDescription(/** @type {INodeType | IVersionedNodeType} */ type) {
+	if ('nodeVersions' in type) {
+		return type.nodeVersions[type.currentVersion].description;
+	}
+	return type.description;
+}
+
+/**
+ * Load a built community package from its directory the way the n8n server
+ * does: through n8n-core's PackageDirectoryLoader, which runs
+ * applySpecialNodeParameters (adds the "Request Options" collection to
+ * declarative nodes, polling/CORS params, ...), icon path fixing, codex, and
+ * description validation. Cached per directory.
+ *
+ * @param {string} packageDir directory containing package.json with an `n8n` section
+ * @returns {Promise<LoadedPackage>}
+ */
+async function loadPackage(packageDir) {
+	ensureServices();
+	const directory = fs.realpathSync(path.resolve(packageDir));
+	const cached = packagesByDir.get(directory);
+	if (cached) return cached;
+
+	const loader = new core.PackageDirectoryLoader(directory);
+	await loader.loadAll();
+	const { packageName } = loader;
+
+	/** @type {LoadedPackage} */
+	const loaded = { packageName, directory, nodes: {}, credentials: {}, loader };
+
+	for (const [shortName, { type, sourcePath }] of Object.entries(loader.nodeTypes)) {
+		const fullName = `${packageName}.${shortName}`;
+		const entry = {
+			name: fullName,
+			type,
+			description: latestDescription(type),
+			sourcePath: path.join(directory, sourcePath),
+			packageName,
+		};
+		loaded.nodes[fullName] = entry;
+		nodeRegistry.set(fullName, entry);
+	}
+
+	for (const [name, { type, sourcePath }] of Object.entries(loader.credentialTypes)) {
+		const supportedNodes = (loader.known.credentials[name]?.supportedNodes ?? []).map(
+			(/** @type {string} */ nodeName) => `${packageName}.${nodeName}`,
+		);
+		const entry = {
+			name,
+			type,
+			sourcePath: path.join(directory, sourcePath),
+			supportedNodes,
+			packageName,
+		};
+		loaded.credentials[name] = entry;
+		credentialRegistry.set(name, entry);
+	}
+
+	packagesByDir.set(directory, loaded);
+	return loaded;
+}
+
+/** Registry view handed to the credentials helper. */
+const credentialTypes = {
+	/** @param {string} name */
+	recognizes: (name) => credentialRegistry.has(name),
+	/** @param {string} name @returns {ICredentialType} */
+	getByName(name) {
+		const entry = credentialRegistry.get(name);
+		if (!entry) throw new core.UnrecognizedCredentialTypeError(name);
+		return entry.type;
+	},
+	/** @param {string} name @returns {string[]} */
+	getSupportedNodes: (name) => credentialRegistry.get(name)?.supportedNodes ?? [],
+	/**
+	 * The `extends` chain, parents first-level then their parents, as the CLI's
+	 * CredentialTypes.getParentTypes returns it.
+	 * @param {string} name
+	 * @returns {string[]}
+	 */
+	getParentTypes(name) {
+		const direct = credentialRegistry.get(name)?.type.extends ?? [];
+		/** @type {string[]} */
+		const all = [...direct];
+		for (const parent of direct) all.push(...credentialTypes.getParentTypes(parent));
+		return all;
+	},
+};
+
+/**
+ * @param {string} typeName
+ * @returns {LoadedNode}
+ */
+function resolveNodeType(typeName) {
+	const exact = nodeRegistry.get(typeName);
+	if (exact) return exact;
+	const byShortName = [...nodeRegistry.values()].filter((n) => n.name.endsWith(`.${typeName}`));
+	if (byShortName.length === 1) return byShortName[0];
+	throw new Error(
+		`Node type "${typeName}" is not loaded. Call loadPackage() first. Loaded: ${[...nodeRegistry.keys()].join(', ') || '(none)'}`,
+	);
+}
+
+// ---------------------------------------------------------------------------
+// Harness node types: a source that emits the test items, and a sink.
+// ---------------------------------------------------------------------------
+
+const HARNESS_PACKAGE = 'n8n-nodes-harness';
+const SOURCE_TYPE = `${HARNESS_PACKAGE}.source`;
+const SINK_TYPE = `${HARNESS_PACKAGE}.sink`;
+
+/**
+ * Emits a deep copy of the given items, like a Code/Edit Fields node right
+ * after the manual trigger. One run of a source node = one test run, so the
+ * items are closed over instead of being put into parameters (which would
+ * make `=`-prefixed strings in test data evaluate as expressions).
+ * @param {INodeExecutionData[]} items
+ * @returns {INodeType}
+ */
+function createSourceNodeType(items) {
+	return {
+		description: {
+			displayName: 'Harness Source',
+			name: 'source',
+			group: ['input'],
+			version: 1,
+			description: 'Emits the test input items',
+			defaults: { name: 'Harness Source' },
+			inputs: [NodeConnectionTypes.Main],
+			outputs: [NodeConnectionTypes.Main],
+			properties: [],
+		},
+		async execute() {
+			return [structuredClone(items)];
+		},
+	};
+}
+
+/** Passes its input through unchanged (a NoOp), so downstream wiring is real. */
+/** @type {INodeType} */
+const sinkNodeType = {
+	description: {
+		displayName: 'Harness Sink',
+		name: 'sink',
+		group: ['output'],
+		version: 1,
+		description: 'Collects the items of one output of the node under test',
+		defaults: { name: 'Harness Sink' },
+		inputs: [NodeConnectionTypes.Main],
+		outputs: [NodeConnectionTypes.Main],
+		properties: [],
+	},
+	async execute() {
+		return [this.getInputData()];
+	},
+};
+
+/**
+ * INodeTypes for one workflow: the loaded packages plus the harness nodes.
+ * @param {Record<string, INodeType>} extra
+ * @returns {INodeTypes}
+ */
+function createNodeTypes(extra) {
+	/** @param {string} name */
+	const lookup = (name) => extra[name] ?? nodeRegistry.get(name)?.type;
+	return {
+		getByName(name) {
+			const type = lookup(name);
+			if (!type) throw new core.UnrecognizedNodeTypeError(name.split('.')[0], name);
+			return type;
+		},
+		getByNameAndVersion(name, version) {
+			const type = lookup(name);
+			if (!type) throw new core.UnrecognizedNodeTypeError(name.split('.')[0], name);
+			return NodeHelpers.getVersionedNodeType(type, version);
+		},
+		getKnownTypes() {
+			return {};
+		},
+	};
+}
+
+// ---------------------------------------------------------------------------
+// additionalData (what the CLI's WorkflowExecuteAdditionalData.getBase builds)
+// ---------------------------------------------------------------------------
+
+/**
+ * @param {{ credentialsHelper: any, executionId?: string, workflowId?: string, hooks?: any, userId?: string }} options
+ * @returns {IWorkflowExecuteAdditionalData}
+ */
+function createAdditionalData({ credentialsHelper, executionId, workflowId, hooks, userId }) {
+	const base = 'http://localhost:5678/';
+	const unsupported = (/** @type {string} */ what) => async () => {
+		throw new workflowLib.UserError(`${what} is not supported by the test harness`);
+	};
+	return /** @type {IWorkflowExecuteAdditionalData} */ (
+		/** @type {unknown} */ ({
+			credentialsHelper,
+			hooks,
+			executionId,
+			workflowId,
+			userId: userId ?? 'harness-user',
+			projectId: 'harness-project',
+			currentNodeExecutionIndex: 0,
+			currentNodeParameters: undefined,
+			executionTimeoutTimestamp: undefined,
+			restApiUrl: `${base}rest`,
+			instanceBaseUrl: base,
+			formBaseUrl: `${base}form`,
+			formWaitingBaseUrl: `${base}form-waiting`,
+			formTestBaseUrl: `${base}form-test`,
+			webhookBaseUrl: `${base}webhook`,
+			webhookWaitingBaseUrl: `${base}webhook-waiting`,
+			webhookTestBaseUrl: `${base}webhook-test`,
+			mcpBaseUrl: `${base}mcp`,
+			mcpTestBaseUrl: `${base}mcp-test`,
+			variables: {},
+			setExecutionStatus: () => {},
+			logAiEvent: () => {},
+			executeWorkflow: unsupported('Executing sub-workflows'),
+			getRunExecutionData: async () => undefined,
+			getRuntimeCredential: async () => undefined,
+			startRunnerTask: unsupported('Task runners (Code node)'),
+		})
+	);
+}
+
+// ---------------------------------------------------------------------------
+// runWorkflow
+// ---------------------------------------------------------------------------
+
+/**
+ * @typedef {object} RunWorkflowOptions
+ * @property {string} nodeType    full type name (`<package>.<node>`) or unique short name
+ * @property {string} [packageDir] load this package first (cached)
+ * @property {INodeParameters} [parameters]
+ * @property {Array<INodeExecutionData | Record<string, unknown>>} [items]
+ *           input items; plain objects are wrapped as `{ json }`. Default: one empty item.
+ * @property {Record<string, ICredentialDataDecryptedObject>} [credentials]
+ *           credential data keyed by credential type name; each is attached to the node
+ *           as `{ id, name }` and served by the credentials helper.
+ * @property {'stopWorkflow' | 'continueRegularOutput' | 'continueErrorOutput'} [onError]
+ * @property {boolean} [retryOnFail]
+ * @property {number} [maxTries]
+ * @property {number} [waitBetweenTries]
+ * @property {boolean} [alwaysOutputData]
+ * @property {boolean} [executeOnce]
+ * @property {number} [typeVersion]  default: latest version of the node
+ * @property {string} [nodeName]     default: 'Node Under Test'
+ * @property {Partial<INode>} [nodeOverrides] merged into the INode of the tested node
+ * @property {import('n8n-workflow').IWorkflowSettings} [settings] default `{ executionOrder: 'v1' }`
+ * @property {import('n8n-workflow').WorkflowExecuteMode} [mode] default 'manual'
+ */
+
+/**
+ * @typedef {object} RunWorkflowResult
+ * @property {INodeExecutionData[]} success  items on main output 0 of the tested node
+ * @property {INodeExecutionData[]} errors   items on main output 1 (continueErrorOutput only)
+ * @property {IRunData} runData              runData of the whole execution
+ * @property {any} error                     resultData.error when the execution failed
+ * @property {any} nodeError                 the tested node's task error (also set with continueOnFail paths that fail the node)
+ * @property {string[]} logs                 log lines n8n emitted during this run
+ * @property {string[]} executedNodes        node names in the order nodeExecuteAfter fired
+ * @property {IRun} run                      the full IRun
+ * @property {import('n8n-workflow').Workflow} workflow
+ * @property {INode} node                    the tested node as placed in the workflow
+ */
+
+/**
+ * Build a real workflow `Source -> Node Under Test -> Success Sink (+ Error Sink)`
+ * and execute it with n8n-core's WorkflowExecute.run(), which is what the CLI's
+ * ManualExecutionService uses for a full manual run.
+ *
+ * @param {RunWorkflowOptions} options
+ * @returns {Promise<RunWorkflowResult>}
+ */
+async function runWorkflow(options) {
+	ensureServices();
+	if (options.packageDir) await loadPackage(options.packageDir);
+
+	const tested = resolveNodeType(options.nodeType);
+	const description = tested.description;
+	const typeVersion =
+		options.typeVersion ??
+		(Array.isArray(description.version) ? Math.max(...description.version) : description.version);
+
+	const items = (options.items ?? [{ json: {} }]).map((item) =>
+		item && typeof item === 'object' && 'json' in item && typeof item.json === 'object'
+			? /** @type {INodeExecutionData} */ (item)
+			: { json: /** @type {import('n8n-workflow').IDataObject} */ (item) },
+	);
+
+	const credentialData = options.credentials ?? {};
+	/** @type {Record<string, { id: string, name: string }>} */
+	const nodeCredentials = {};
+	/** @type {Record<string, { id: string, name: string, type: string, data: ICredentialDataDecryptedObject }>} */
+	const store = {};
+	Object.entries(credentialData).forEach(([type, data], index) => {
+		const id = `harness-cred-${index + 1}`;
+		const name = `${type} (harness)`;
+		nodeCredentials[type] = { id, name };
+		store[id] = { id, name, type, data: structuredClone(data) };
+	});
+
+	const onError = options.onError ?? 'stopWorkflow';
+	const nodeName = options.nodeName ?? 'Node Under Test';
+
+	/** @type {INode} */
+	const sourceNode = {
+		id: randomUUID(),
+		name: 'Harness Source',
+		type: SOURCE_TYPE,
+		typeVersion: 1,
+		position: [0, 0],
+		parameters: {},
+	};
+	/** @type {INode} */
+	const testedNode = {
+		id: randomUUID(),
+		name: nodeName,
+		type: tested.name,
+		typeVersion,
+		position: [220, 0],
+		parameters: structuredClone(options.parameters ?? {}),
+		credentials: nodeCredentials,
+		onError,
+		...(options.retryOnFail !== undefined && { retryOnFail: options.retryOnFail }),
+		...(options.maxTries !== undefined && { maxTries: options.maxTries }),
+		...(options.waitBetweenTries !== undefined && { waitBetweenTries: options.waitBetweenTries }),
+		...(options.alwaysOutputData !== undefined && { alwaysOutputData: options.alwaysOutputData }),
+		...(options.executeOnce !== undefined && { executeOnce: options.executeOnce }),
+		...options.nodeOverrides,
+	};
+	/** @type {INode} */
+	const successSink = {
+		id: randomUUID(),
+		name: 'Success Sink',
+		type: SINK_TYPE,
+		typeVersion: 1,
+		position: [440, -100],
+		parameters: {},
+	};
+	/** @type {INode} */
+	const errorSink = {
+		id: randomUUID(),
+		name: 'Error Sink',
+		type: SINK_TYPE,
+		typeVersion: 1,
+		position: [440, 100],
+		parameters: {},
+	};
+
+	const withErrorOutput = onError === 'continueErrorOutput';
+	const nodes = [sourceNode, testedNode, successSink, ...(withErrorOutput ? [errorSink] : [])];
+	/** @type {import('n8n-workflow').IConnections} */
+	const connections = {
+		[sourceNode.name]: {
+			main: [[{ node: testedNode.name, type: NodeConnectionTypes.Main, index: 0 }]],
+		},
+		[testedNode.name]: {
+			main: [
+				[{ node: successSink.name, type: NodeConnectionTypes.Main, index: 0 }],
+				...(withErrorOutput
+					? [[{ node: errorSink.name, type: NodeConnectionTypes.Main, index: 0 }]]
+					: []),
+			],
+		},
+	};
+
+	const workflowId = `harness-wf-${randomUUID().slice(0, 8)}`;
+	const settings = options.settings ?? { executionOrder: 'v1' };
+	const workflow = new Workflow({
+		id: workflowId,
+		name: `Harness: ${tested.name}`,
+		nodes,
+		connections,
+		active: false,
+		nodeTypes: createNodeTypes({
+			[SOURCE_TYPE]: createSourceNodeType(items),
+			[SINK_TYPE]: sinkNodeType,
+		}),
+		settings,
+	});
+
+	const mode = options.mode ?? 'manual';
+	const executionId = `${Math.floor(Math.random() * 1e9)}`;
+	/** @type {string[]} */
+	const executedNodes = [];
+	const hooks = new core.ExecutionLifecycleHooks(mode, executionId, {
+		id: workflowId,
+		name: workflow.name,
+		active: false,
+		isArchived: false,
+		nodes,
+		connections,
+		settings,
+		createdAt: new Date(),
+		updatedAt: new Date(),
+	});
+	hooks.addHandler('nodeExecuteAfter', (/** @type {string} */ name) => {
+		executedNodes.push(name);
+	});
+
+	const credentialsHelper = createCredentialsHelper({ credentialTypes, store });
+	const additionalData = createAdditionalData({
+		credentialsHelper,
+		executionId,
+		workflowId,
+		hooks,
+	});
+
+	const logStart = logLines.length;
+	const workflowExecute = new core.WorkflowExecute(additionalData, mode);
+	const startNode = workflow.getNode(sourceNode.name) ?? undefined;
+	/** @type {IRun} */
+	const run = await workflowExecute.run({ workflow, startNode });
+
+	const runData = run.data.resultData.runData;
+	const taskData = runData[testedNode.name]?.at(-1);
+	const outputs = taskData?.data?.main ?? [];
+
+	return {
+		success: outputs[0] ?? [],
+		errors: outputs[1] ?? [],
+		runData,
+		error: run.data.resultData.error,
+		nodeError: taskData?.error,
+		logs: logLines.slice(logStart),
+		executedNodes,
+		run,
+		workflow,
+		node: /** @type {INode} */ (workflow.getNode(testedNode.name)),
+	};
+}
+
+// ---------------------------------------------------------------------------
+// testCredential
+// ---------------------------------------------------------------------------
+
+/**
+ * Run a credential type's test the way the n8n UI "Test credential" button
+ * does. Mirrors packages/cli/src/services/credentials-tester.service.ts
+ * (CredentialsTester.testCredentials) of n8n-io/n8n, reimplemented here:
+ *
+ *  - find the test: the credential's own `test` (ICredentialTestRequest), else a
+ *    `testedBy` on a node using the credential (string -> methods.credentialTest
+ *    function, object -> request);
+ *  - apply credential defaults + resolve expressions in the credential data;
+ *  - for request tests: a throw-away node type whose only property carries
+ *    `routing.request` = the test request, run through n8n-core's RoutingNode
+ *    with an ExecuteContext in 'internal' mode and the decrypted credentials;
+ *  - on failure: `responseCode` rules are matched against
+ *    error.cause.response.status; otherwise non-2xx yields
+ *    `statusText || "Received HTTP status code: N"`; network errors yield
+ *    error.cause.code; anything else yields error.message;
+ *  - on success: `responseSuccessBody` rules are matched with a lodash-style
+ *    `get(body, key) === value`; otherwise "Connection successful!".
+ *
+ * @param {{ credentialType: string, data: ICredentialDataDecryptedObject, packageDir?: string, id?: string, name?: string }} options
+ * @returns {Promise<INodeCredentialTestResult>}
+ */
+async function testCredential({ credentialType, data, packageDir, id, name }) {
+	ensureServices();
+	if (packageDir) await loadPackage(packageDir);
+
+	const testFunction = findCredentialTest(credentialType);
+	if (testFunction === undefined) {
+		return { status: 'Error', message: 'No testing function found for this credential.' };
+	}
+
+	const credentialId = id ?? 'harness-cred-test';
+	const credentialName = name ?? `${credentialType} (harness)`;
+	const store = {
+		[credentialId]: {
+			id: credentialId,
+			name: credentialName,
+			type: credentialType,
+			data: structuredClone(data),
+		},
+	};
+	const credentialsHelper = createCredentialsHelper({ credentialTypes, store });
+	const additionalData = createAdditionalData({ credentialsHelper });
+
+	/** @type {import('n8n-workflow').ICredentialsDecrypted} */
+	const credentialsDecrypted = {
+		id: credentialId,
+		name: credentialName,
+		type: credentialType,
+		data: structuredClone(data),
+	};
+	try {
+		credentialsDecrypted.data = await credentialsHelper.applyDefaultsAndOverwrites(
+			additionalData,
+			credentialsDecrypted.data ?? {},
+			credentialType,
+			'internal',
+		);
+	} catch (error) {
+		Container.get(Logger).debug('Credential test failed', /** @type {any} */ (error));
+		return { status: 'Error', message: String(/** @type {Error} */ (error).message) };
+	}
+
+	if (typeof testFunction === 'function') {
+		const context = new core.CredentialTestContext(additionalData);
+		return await testFunction.call(context, credentialsDecrypted);
+	}
+
+	// The CLI borrows n8n-nodes-base.noOp as the base description; we do not
+	// load nodes-base, so an equivalent description is inlined.
+	/** @type {INodeType} */
+	const baseNodeType = testFunction.nodeType ?? {
+		description: {
+			displayName: 'No Operation, do nothing',
+			name: 'n8n-nodes-base.noOp',
+			group: ['organization'],
+			version: 1,
+			description: 'No Operation',
+			defaults: { name: 'No Operation, do nothing' },
+			inputs: [NodeConnectionTypes.Main],
+			outputs: [NodeConnectionTypes.Main],
+			properties: [],
+		},
+	};
+	const baseVersion = baseNodeType.description.version;
+	/** @type {INode} */
+	const node = {
+		id: 'temp',
+		name: 'Temp-Node',
+		type: baseNodeType.description.name,
+		typeVersion: Array.isArray(baseVersion) ? baseVersion[baseVersion.length - 1] : baseVersion,
+		position: [0, 0],
+		parameters: {},
+		credentials: { [credentialType]: { id: credentialId, name: credentialName } },
+	};
+	/** @type {INodeType} */
+	const testNodeType = {
+		description: {
+			...baseNodeType.description,
+			credentials: [{ name: credentialType, required: true }],
+			properties: [
+				{
+					displayName: 'Temp',
+					name: 'temp',
+					type: 'string',
+					routing: { request: testFunction.testRequest.request },
+					default: '',
+				},
+			],
+		},
+	};
+
+	const workflow = new Workflow({
+		nodes: [node],
+		connections: {},
+		active: false,
+		nodeTypes: createNodeTypes({ [node.type]: testNodeType }),
+	});
+	/** @type {import('n8n-workflow').IRunExecutionData} */
+	const runExecutionData = /** @type {any} */ ({ resultData: { runData: {} } });
+	const executeContext = new core.ExecuteContext(
+		workflow,
+		node,
+		additionalData,
+		'internal',
+		runExecutionData,
+		0,
+		[],
+		{ main: [[{ json: {} }]] },
+		{ node, data: {}, source: null },
+		[],
+	);
+	const routingNode = new core.RoutingNode(executeContext, testNodeType, credentialsDecrypted);
+
+	const rules = testFunction.testRequest.rules;
+	/** @type {INodeExecutionData[][] | null | undefined} */
+	let response;
+	try {
+		response = await routingNode.runNode();
+	} catch (caught) {
+		const error = /** @type {any} */ (caught);
+		Container.get(core.ErrorReporter).error(error);
+		const httpResponse = error?.cause?.response;
+		if (httpResponse) {
+			const statusCode = httpResponse.status;
+			const statusMessage = httpResponse.statusText;
+			for (const rule of Array.isArray(rules) ? rules : []) {
+				if (rule.type === 'responseCode' && rule.properties.value === statusCode) {
+					return { status: 'Error', message: rule.properties.message };
+				}
+			}
+			if (statusCode < 199 || statusCode > 299) {
+				return {
+					status: 'Error',
+					message: statusMessage || `Received HTTP status code: ${statusCode}`,
+				};
+			}
+		} else if (error?.cause?.code) {
+			return { status: 'Error', message: error.cause.code };
+		}
+		Container.get(Logger).debug('Credential test failed', error);
+		return { status: 'Error', message: String(error?.message) };
+	}
+
+	for (const rule of Array.isArray(rules) ? rules : []) {
+		if (rule.type !== 'responseSuccessBody') continue;
+		const body = response?.[0]?.[0]?.json;
+		if (getPath(body, rule.properties.key) === rule.properties.value) {
+			return { status: 'Error', message: rule.properties.message };
+		}
+	}
+	return { status: 'OK', message: 'Connection successful!' };
+}
+
+/**
+ * @param {string} credentialType
+ * @returns {undefined | ((this: any, c: import('n8n-workflow').ICredentialsDecrypted) => Promise<INodeCredentialTestResult>) | { nodeType?: INodeType, testRequest: import('n8n-workflow').ICredentialTestRequest }}
+ */
+function findCredentialTest(credentialType) {
+	const type = credentialTypes.getByName(credentialType);
+	if (type.test) return { testRequest: type.test };
+
+	for (const nodeName of credentialTypes.getSupportedNodes(credentialType)) {
+		const loaded = nodeRegistry.get(nodeName);
+		if (!loaded) continue;
+		const nodeTypeObject = loaded.type;
+		/** @type {INodeType[]} */
+		const versions =
+			'nodeVersions' in nodeTypeObject
+				? Object.keys(nodeTypeObject.nodeVersions)
+						.sort()
+						.reverse()
+						.map((v) => nodeTypeObject.nodeVersions[Number(v)])
+				: [nodeTypeObject];
+		for (const version of versions) {
+			for (const { name, testedBy } of version.description.credentials ?? []) {
+				if (name !== credentialType || !testedBy) continue;
+				if (typeof testedBy === 'string') {
+					const fn = version.methods?.credentialTest?.[testedBy];
+					if (fn) return fn;
+					continue;
+				}
+				return { nodeType: version, testRequest: testedBy };
+			}
+		}
+	}
+	return undefined;
+}
+
+/** lodash.get for dotted / bracketed paths. */
+function getPath(/** @type {any} */ object, /** @type {string | string[]} */ key) {
+	const parts = Array.isArray(key)
+		? key
+		: String(key)
+				.replace(/\[(\w+)\]/g, '.$1')
+				.split('.');
+	let value = object;
+	for (const part of parts) {
+		if (value === null || value === undefined) return undefined;
+		value = value[part];
+	}
+	return value;
+}
+
+module.exports = {
+	loadPackage,
+	runWorkflow,
+	testCredential,
+	getLogs,
+	clearLogs,
+	/** exposed for advanced tests */
+	internals: {
+		coreRequire,
+		core,
+		workflowLib,
+		Container,
+		credentialTypes,
+		ensureServices,
+		createAdditionalData,
+		createNodeTypes,
+	},
+};

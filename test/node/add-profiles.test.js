@@ -1,0 +1,218 @@
+// @ts-check
+'use strict';
+
+const {
+	API_KEY,
+	addProfilesParameters,
+	contacts,
+	expectEachInputExactlyOnce,
+	expectNoSecret,
+	pairedIndexes,
+	runNode,
+	startSandbox,
+} = require('../support');
+
+/** @type {Awaited<ReturnType<typeof startSandbox>>} */
+let sandbox;
+beforeAll(async () => {
+	sandbox = await startSandbox({
+		lists: [
+			{ listId: 'lst_existing', name: 'Existing' },
+			{ listId: 'lst_other', name: 'Other' },
+		],
+	});
+});
+afterEach(() => sandbox.reset());
+afterAll(() => sandbox.close());
+
+const listRequests = () =>
+	sandbox.requests.filter((request) => request.path === '/list/addProfiles');
+
+describe('Add Profiles to List', () => {
+	test('spec rule 2: without listId a new list is created from name and description', async () => {
+		const result = await runNode(sandbox, {
+			parameters: addProfilesParameters({ listName: 'CRM sync', listDescription: 'From the CRM' }),
+			items: contacts(2),
+		});
+
+		expect(result.error).toBeUndefined();
+		expect(listRequests().map((request) => request.body)).toEqual([
+			{
+				name: 'CRM sync',
+				description: 'From the CRM',
+				profiles: [{ email: 'contact0@customer.test' }, { email: 'contact1@customer.test' }],
+			},
+		]);
+		expect(sandbox.state.lists.size).toBe(3);
+		const created = [...sandbox.state.lists.values()].find((list) => list.name === 'CRM sync');
+		expect(result.success).toEqual([
+			{
+				json: { listId: created?.listId, addedCount: 2, submittedCount: 2, listCreated: true },
+				pairedItem: [{ item: 0 }, { item: 1 }],
+			},
+		]);
+	});
+
+	test('spec rule 1: with listId the profiles are added to that list', async () => {
+		const result = await runNode(sandbox, {
+			parameters: addProfilesParameters({ listMode: 'existing', listId: 'lst_existing' }),
+			items: contacts(3),
+		});
+
+		expect(listRequests().map((request) => request.body.listId)).toEqual(['lst_existing']);
+		expect(listRequests()[0].body).not.toHaveProperty('name');
+		expect(sandbox.state.lists.get('lst_existing')?.profiles.size).toBe(3);
+		expect(result.success.map((item) => item.json)).toEqual([
+			{ listId: 'lst_existing', addedCount: 3, submittedCount: 3, listCreated: false },
+		]);
+	});
+
+	test('profile fields: email plus first and last name from additional fields', async () => {
+		await runNode(sandbox, {
+			parameters: addProfilesParameters({
+				additionalFields: {
+					firstName: '={{ $json.firstName }}',
+					lastName: '={{ $json.lastName }}',
+				},
+			}),
+			items: contacts(1),
+		});
+		expect(listRequests()[0].body.profiles).toEqual([
+			{ email: 'contact0@customer.test', firstName: 'First0', lastName: 'Last0' },
+		]);
+	});
+
+	test('spec header: each request sends Authroization (as published) and Authorization', async () => {
+		await runNode(sandbox, { parameters: addProfilesParameters(), items: contacts(1) });
+		const [request] = listRequests();
+		expect(request.headers.authroization).toBe(`Bearer ${API_KEY}`);
+		expect(request.headers.authorization).toBe(`Bearer ${API_KEY}`);
+	});
+
+	test.each(['Authroization', 'Authorization'])(
+		'works against a strict server that reads only %s',
+		async (listAuthHeader) => {
+			sandbox.setOptions({ listAuthHeader });
+			const result = await runNode(sandbox, {
+				parameters: addProfilesParameters(),
+				items: contacts(2),
+			});
+			expect(result.error).toBeUndefined();
+			expect(result.success.map((item) => item.json.addedCount)).toEqual([2]);
+		},
+	);
+
+	test('batching: N = batchSize sends one request', async () => {
+		const result = await runNode(sandbox, {
+			parameters: addProfilesParameters({ options: { batchSize: 5 } }),
+			items: contacts(5),
+		});
+		expect(listRequests().map((request) => request.body.profiles.length)).toEqual([5]);
+		expect(result.success).toHaveLength(1);
+	});
+
+	test('batching: N = batchSize + 1 sends two requests, the second with one profile', async () => {
+		const result = await runNode(sandbox, {
+			parameters: addProfilesParameters({ options: { batchSize: 5 } }),
+			items: contacts(6),
+		});
+		expect(listRequests().map((request) => request.body.profiles.length)).toEqual([5, 1]);
+		expect(result.success.map((item) => item.json.submittedCount)).toEqual([5, 1]);
+		expect(result.success.map(pairedIndexes)).toEqual([[0, 1, 2, 3, 4], [5]]);
+		expectEachInputExactlyOnce(result, 6);
+	});
+
+	test('batching: the default batch size is 100 (N = 1,050 -> 11 requests)', async () => {
+		const result = await runNode(sandbox, {
+			parameters: addProfilesParameters(),
+			items: contacts(1050),
+		});
+		expect(listRequests()).toHaveLength(11);
+		expect(listRequests().map((request) => request.body.profiles.length)).toEqual([
+			...Array(10).fill(100),
+			50,
+		]);
+		expectEachInputExactlyOnce(result, 1050);
+	});
+
+	test('one list per run: the first request creates it, later batches add to its listId', async () => {
+		const result = await runNode(sandbox, {
+			parameters: addProfilesParameters({ options: { batchSize: 2 } }),
+			items: contacts(7),
+		});
+
+		const bodies = listRequests().map((request) => request.body);
+		expect(bodies).toHaveLength(4);
+		expect(bodies[0]).toMatchObject({ name: 'Newsletter' });
+		expect(bodies[0]).not.toHaveProperty('listId');
+		const createdListId = result.success[0].json.listId;
+		for (const body of bodies.slice(1)) {
+			expect(body).toEqual({ listId: createdListId, profiles: expect.any(Array) });
+		}
+		expect(sandbox.state.lists.size).toBe(3);
+		expect(sandbox.state.lists.get(String(createdListId))?.profiles.size).toBe(7);
+		expect(result.success.map((item) => item.json.listCreated)).toEqual([
+			true,
+			false,
+			false,
+			false,
+		]);
+	});
+
+	test('one list per run: if the creating request fails, the next request creates the list', async () => {
+		sandbox.injectFaults([{ path: '/list/addProfiles', status: 500 }]);
+		const result = await runNode(sandbox, {
+			parameters: addProfilesParameters({ options: { batchSize: 2 } }),
+			items: contacts(4),
+			onError: 'continueErrorOutput',
+		});
+
+		const bodies = listRequests().map((request) => request.body);
+		expect(bodies[0]).toHaveProperty('name');
+		expect(bodies[1]).toHaveProperty('name');
+		expect(sandbox.state.lists.size).toBe(3);
+		expect(result.errors.map(pairedIndexes)).toEqual([[0], [1]]);
+		expect(result.success.map((item) => item.json.listCreated)).toEqual([true]);
+		expectEachInputExactlyOnce(result, 4);
+	});
+
+	test('existing list IDs from an expression: profiles are grouped per list', async () => {
+		const items = contacts(4).map((contact, index) => ({
+			...contact,
+			list: index % 2 === 0 ? 'lst_existing' : 'lst_other',
+		}));
+		const result = await runNode(sandbox, {
+			parameters: addProfilesParameters({ listMode: 'existing', listId: '={{ $json.list }}' }),
+			items,
+		});
+		expect(
+			listRequests().map((request) => [request.body.listId, request.body.profiles.length]),
+		).toEqual([
+			['lst_existing', 2],
+			['lst_other', 2],
+		]);
+		expect(result.success.map(pairedIndexes)).toEqual([
+			[0, 2],
+			[1, 3],
+		]);
+	});
+
+	test('addedCount reports what the API added (duplicates are not added twice)', async () => {
+		const items = [...contacts(2), contacts(1)[0]];
+		const result = await runNode(sandbox, {
+			parameters: addProfilesParameters({ listMode: 'existing', listId: 'lst_existing' }),
+			items,
+		});
+		expect(result.success.map((item) => item.json)).toEqual([
+			{ listId: 'lst_existing', addedCount: 2, submittedCount: 3, listCreated: false },
+		]);
+	});
+
+	test('the API key never appears in output or logs', async () => {
+		const result = await runNode(sandbox, {
+			parameters: addProfilesParameters(),
+			items: contacts(2),
+		});
+		expectNoSecret(result, API_KEY);
+	});
+});

@@ -1,0 +1,456 @@
+// @ts-check
+'use strict';
+
+const net = require('node:net');
+const {
+	API_KEY,
+	addProfilesParameters,
+	contacts,
+	expectEachInputExactlyOnce,
+	expectNoSecret,
+	pairedIndexes,
+	runNode,
+	sendParameters,
+	startSandbox,
+} = require('../support');
+
+/** @type {Awaited<ReturnType<typeof startSandbox>>} */
+let sandbox;
+beforeAll(async () => {
+	sandbox = await startSandbox();
+});
+afterEach(() => sandbox.reset());
+afterAll(() => sandbox.close());
+
+/** A base URL where nothing listens: the port was free a moment ago. */
+async function closedBaseUrl() {
+	const server = net.createServer();
+	await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+	const { port } = /** @type {net.AddressInfo} */ (server.address());
+	await new Promise((resolve) => server.close(resolve));
+	return `http://127.0.0.1:${port}/api/v0/dev`;
+}
+
+const errorDetails = (/** @type {any[]} */ items) => items.map((item) => item.json.details);
+
+describe('error kinds on the error output (On Error: Continue (using error output))', () => {
+	/** Each case: how to provoke it, and what the failed item must say. */
+	const cases = [
+		{
+			kind: 'invalid_request',
+			httpCode: 400,
+			spec: 'spec: invalid "to" answers 400 with `error`',
+			// Passes the node's own check (it looks like an address) but the sandbox refuses it.
+			arrange: () =>
+				sandbox.injectFaults([
+					{
+						path: '/email/send',
+						status: 400,
+						body: { status: 'error', error: 'Invalid email format for field "to"' },
+					},
+				]),
+			message: /Invalid email format for field "to"/,
+		},
+		{
+			kind: 'invalid_api_key',
+			httpCode: 401,
+			spec: 'spec: an invalid key answers 401 with `message`',
+			apiKey: 'be_wrong_key',
+			message: /Invalid API key/,
+		},
+		{
+			kind: 'quota_exceeded',
+			httpCode: 429,
+			spec: 'spec: an exhausted daily quota answers 429 with `error`',
+			arrange: () => sandbox.setOptions({ dailyLimit: 0 }),
+			message: /quota/i,
+		},
+		{
+			kind: 'server_error',
+			httpCode: 500,
+			spec: 'spec: an internal error answers 500 with `message`',
+			arrange: () => sandbox.injectFaults([{ path: '/email/send', status: 500 }]),
+			message: /Internal server error/i,
+		},
+		{
+			kind: 'unexpected_response',
+			httpCode: 418,
+			spec: 'other statuses keep their code',
+			arrange: () =>
+				sandbox.injectFaults([
+					{ path: '/email/send', status: 418, body: { status: 'error', error: 'I am a teapot' } },
+				]),
+			message: /I am a teapot/,
+		},
+	];
+
+	test.each(cases)('$kind ($spec)', async ({ kind, httpCode, arrange, apiKey, message }) => {
+		arrange?.();
+		const items = [{ email: 'jane@customer.test', crmId: 'c-1' }];
+		const result = await runNode(sandbox, {
+			parameters: sendParameters(),
+			items,
+			apiKey,
+			onError: 'continueErrorOutput',
+		});
+
+		expect(result.error).toBeUndefined();
+		expect(result.success).toEqual([]);
+		expect(result.errors).toHaveLength(1);
+		const [failed] = result.errors;
+		expect(failed.pairedItem).toEqual({ item: 0 });
+		// n8n merges the input item's fields under the error, so users keep their data.
+		expect(failed.json).toMatchObject({ email: 'jane@customer.test', crmId: 'c-1' });
+		expect(failed.json.error).toMatch(message);
+		expect(failed.json.details).toEqual({ kind, httpCode, description: expect.any(String) });
+		expectNoSecret(result, apiKey ?? API_KEY);
+	});
+
+	test('network_error: nothing listens at the base URL', async () => {
+		const result = await runNode(sandbox, {
+			parameters: sendParameters(),
+			items: contacts(2),
+			baseUrl: await closedBaseUrl(),
+			onError: 'continueErrorOutput',
+		});
+		expect(errorDetails(result.errors)).toEqual([
+			{ kind: 'network_error', httpCode: null, description: expect.any(String) },
+			{ kind: 'network_error', httpCode: null, description: expect.any(String) },
+		]);
+		expect(result.errors[0].json.error).toMatch(/ECONNREFUSED/);
+		expectEachInputExactlyOnce(result, 2);
+	});
+
+	test('network_error: the request times out (Request Options > Timeout)', async () => {
+		sandbox.injectFaults([{ path: '/email/send', action: 'hang' }]);
+		const result = await runNode(sandbox, {
+			parameters: sendParameters({ requestOptions: { timeout: 300 } }),
+			items: contacts(1),
+			onError: 'continueErrorOutput',
+		});
+		expect(errorDetails(result.errors)).toEqual([
+			{ kind: 'network_error', httpCode: null, description: expect.any(String) },
+		]);
+		expect(result.errors[0].json.error).toMatch(/timed out/);
+	});
+
+	test('a 2xx answer that is not JSON fails with its status and a short excerpt', async () => {
+		sandbox.injectFaults([{ path: '/email/send', status: 200, body: '<html>maintenance</html>' }]);
+		const result = await runNode(sandbox, {
+			parameters: sendParameters(),
+			items: contacts(1),
+			onError: 'continueErrorOutput',
+		});
+		expect(result.errors[0].json.details).toMatchObject({
+			kind: 'unexpected_response',
+			httpCode: 200,
+		});
+		expect(result.errors[0].json.details.description).toContain('<html>maintenance</html>');
+	});
+
+	test('a 5xx with an HTML body keeps the status and a short, safe excerpt', async () => {
+		sandbox.injectFaults([
+			{
+				path: '/email/send',
+				status: 503,
+				body: `<html>${'x'.repeat(5000)}</html>`,
+				headers: { 'content-type': 'text/html' },
+			},
+		]);
+		const result = await runNode(sandbox, {
+			parameters: sendParameters(),
+			items: contacts(1),
+			onError: 'continueErrorOutput',
+		});
+		const { details } = result.errors[0].json;
+		expect(details).toMatchObject({ kind: 'server_error', httpCode: 503 });
+		expect(details.description.length).toBeLessThan(400);
+	});
+
+	test('a 401 is not re-sent by n8n (the node handles statuses itself)', async () => {
+		await runNode(sandbox, {
+			parameters: sendParameters(),
+			items: contacts(1),
+			apiKey: 'be_wrong_key',
+			onError: 'continueErrorOutput',
+		});
+		expect(sandbox.requests).toHaveLength(1);
+	});
+
+	test('after a 401 no further request is sent; the rest fail as not sent', async () => {
+		const result = await runNode(sandbox, {
+			parameters: sendParameters({ options: { concurrency: 1 } }),
+			items: contacts(4),
+			apiKey: 'be_wrong_key',
+			onError: 'continueErrorOutput',
+		});
+		expect(sandbox.requests).toHaveLength(1);
+		expect(result.errors.map((item) => item.json.details.kind)).toEqual(
+			Array(4).fill('invalid_api_key'),
+		);
+		expect(result.errors.slice(1).every((item) => /^Not sent/.test(item.json.error))).toBe(true);
+		expectEachInputExactlyOnce(result, 4);
+	});
+});
+
+describe('429 in the middle of a run', () => {
+	test('spec: after a 429 no further send is attempted; remaining items fail as quota_exceeded', async () => {
+		sandbox.setOptions({ dailyLimit: 3 });
+		const result = await runNode(sandbox, {
+			parameters: sendParameters({ options: { concurrency: 1 } }),
+			items: contacts(6),
+			onError: 'continueErrorOutput',
+		});
+
+		expect(sandbox.requests).toHaveLength(4);
+		expect(sandbox.state.emails).toHaveLength(3);
+		expect(result.success.map(pairedIndexes)).toEqual([[0], [1], [2]]);
+		expect(result.success[2].json.dailyEmailsRemaining).toBe(0);
+		expect(result.errors.map((item) => [pairedIndexes(item)[0], item.json.details.kind])).toEqual([
+			[3, 'quota_exceeded'],
+			[4, 'quota_exceeded'],
+			[5, 'quota_exceeded'],
+		]);
+		expect(result.errors[0].json.error).toMatch(/quota/i);
+		expect(result.errors[1].json.error).toMatch(/^Not sent: the daily email quota was exceeded/);
+		expect(result.errors[1].json.details.httpCode).toBeNull();
+		expectEachInputExactlyOnce(result, 6);
+	});
+
+	test('with concurrency 5 only requests already in flight complete after the 429', async () => {
+		sandbox.setOptions({ dailyLimit: 10, latencyMs: 5 });
+		const result = await runNode(sandbox, {
+			parameters: sendParameters({ options: { concurrency: 5 } }),
+			items: contacts(40),
+			onError: 'continueErrorOutput',
+		});
+		expect(sandbox.state.emails).toHaveLength(10);
+		// The 429 stops new launches; at most 4 others were already in flight.
+		expect(sandbox.requests.length).toBeLessThanOrEqual(11 + 4);
+		expect(result.success).toHaveLength(10);
+		expectEachInputExactlyOnce(result, 40);
+	});
+
+	test('Add Profiles: after a 429 the remaining batches are not sent', async () => {
+		sandbox.injectFaults([{ path: '/list/addProfiles', status: 429 }]);
+		const result = await runNode(sandbox, {
+			parameters: addProfilesParameters({ options: { batchSize: 2 } }),
+			items: contacts(5),
+			onError: 'continueErrorOutput',
+		});
+		expect(sandbox.requests).toHaveLength(1);
+		expect(result.errors.map((item) => item.json.details.kind)).toEqual(
+			Array(5).fill('quota_exceeded'),
+		);
+		expectEachInputExactlyOnce(result, 5);
+	});
+});
+
+describe('client-side checks run before any request and spend no quota', () => {
+	test.each([
+		['a missing recipient', { email: '' }, /To is required/],
+		[
+			'a recipient that is not an address',
+			{ email: 'not-an-address' },
+			/To is not a valid email address/,
+		],
+		[
+			'a recipient with a line break',
+			{ email: 'jane@customer.test\r\nBcc: x@y.z' },
+			/To is not a valid email address/,
+		],
+		[
+			'a recipient that is an object',
+			{ email: { nested: true } },
+			/To must be text, not an object/,
+		],
+	])('Send Email refuses %s', async (_label, item, message) => {
+		const result = await runNode(sandbox, {
+			parameters: sendParameters(),
+			items: [item, { email: 'ok@customer.test' }],
+			onError: 'continueErrorOutput',
+		});
+		expect(sandbox.requests.map((request) => request.body.to)).toEqual(['ok@customer.test']);
+		expect(result.errors).toHaveLength(1);
+		expect(result.errors[0].json.error).toMatch(message);
+		expect(result.errors[0].json.details).toEqual({
+			kind: 'invalid_input',
+			httpCode: null,
+			description: expect.any(String),
+		});
+		expectEachInputExactlyOnce(result, 2);
+	});
+
+	test('Send Email refuses template variables JSON that is not an object', async () => {
+		for (const json of ['[1, 2]', '"text"', '{ not json']) {
+			sandbox.reset();
+			const result = await runNode(sandbox, {
+				parameters: sendParameters({
+					content: 'template',
+					templateId: 'tmpl_welcome',
+					templateVariablesMode: 'json',
+					templateVariablesJson: json,
+				}),
+				items: contacts(1),
+				onError: 'continueErrorOutput',
+			});
+			expect(sandbox.requests).toHaveLength(0);
+			expect(result.errors[0].json.error).toMatch(/Variables \(JSON\)/);
+		}
+	});
+
+	test('Send Email refuses an empty subject and a duplicate variable name', async () => {
+		const result = await runNode(sandbox, {
+			parameters: sendParameters({
+				subject: '={{ $json.subject }}',
+				content: 'template',
+				templateId: 'tmpl_welcome',
+				templateVariables: {
+					variable: [
+						{ name: 'firstName', value: '={{ $json.firstName }}' },
+						{ name: '={{ $json.second }}', value: 'x' },
+					],
+				},
+			}),
+			items: [
+				{ email: 'a@customer.test', subject: '', firstName: 'A', second: 'company' },
+				{ email: 'b@customer.test', subject: 'Hi', firstName: 'B', second: 'firstName' },
+				{ email: 'c@customer.test', subject: 'Hi', firstName: 'C', second: 'company' },
+			],
+			onError: 'continueErrorOutput',
+		});
+		expect(result.errors.map((item) => item.json.error)).toEqual([
+			'Subject is required',
+			'Template variable "firstName" is set twice',
+		]);
+		expect(sandbox.requests.map((request) => request.body.to)).toEqual(['c@customer.test']);
+	});
+
+	test('Add Profiles refuses bad profile emails per item and sends the good ones', async () => {
+		const items = [
+			{ email: 'good1@customer.test' },
+			{ email: 'bad address' },
+			{ email: null },
+			{ email: 'good2@customer.test' },
+		];
+		const result = await runNode(sandbox, {
+			parameters: addProfilesParameters(),
+			items,
+			onError: 'continueErrorOutput',
+		});
+		expect(sandbox.requests[0].body.profiles).toEqual([
+			{ email: 'good1@customer.test' },
+			{ email: 'good2@customer.test' },
+		]);
+		expect(result.errors.map((item) => [pairedIndexes(item)[0], item.json.details.kind])).toEqual([
+			[1, 'invalid_input'],
+			[2, 'invalid_input'],
+		]);
+		expect(result.success.map(pairedIndexes)).toEqual([[0, 3]]);
+		expectEachInputExactlyOnce(result, 4);
+	});
+
+	test('Add Profiles with a new list but no list name fails every item and sends nothing', async () => {
+		const result = await runNode(sandbox, {
+			parameters: addProfilesParameters({ listName: '={{ "" }}' }),
+			items: contacts(3),
+			onError: 'continueErrorOutput',
+		});
+		expect(sandbox.requests).toHaveLength(0);
+		expect(result.errors.map((item) => item.json.error)).toEqual(
+			Array(3).fill('List Name is required'),
+		);
+		expectEachInputExactlyOnce(result, 3);
+	});
+});
+
+describe('On Error: Continue (regular output)', () => {
+	test('failed items stay on the main output as { error, details }, paired, in input order', async () => {
+		const result = await runNode(sandbox, {
+			parameters: sendParameters(),
+			items: [{ email: 'bad' }, { email: 'ok@customer.test' }],
+			onError: 'continueRegularOutput',
+		});
+		expect(result.success).toHaveLength(2);
+		expect(result.success[0]).toEqual({
+			json: {
+				error: expect.stringMatching(/To is not a valid email address/),
+				details: { kind: 'invalid_input', httpCode: null, description: expect.any(String) },
+			},
+			pairedItem: { item: 0 },
+		});
+		expect(result.success[1].json.messageId).toEqual(expect.any(String));
+	});
+});
+
+describe('On Error: Stop Workflow', () => {
+	test('an API failure throws a NodeApiError naming the item, with httpCode and failure cause', async () => {
+		sandbox.setOptions({ dailyLimit: 1 });
+		const result = await runNode(sandbox, {
+			parameters: sendParameters({ options: { concurrency: 1 } }),
+			items: contacts(3),
+		});
+		const error = result.error;
+		expect(error).toBeDefined();
+		expect(error.name).toBe('NodeApiError');
+		expect(error.message).toMatch(/quota/i);
+		expect(error.httpCode).toBe('429');
+		expect(error.context.itemIndex).toBe(1);
+		expect(error.failure).toEqual({ cause: 'quota-exhausted' });
+		expect(error.description).toContain('quota_exceeded');
+		// Nothing after the failing item is sent.
+		expect(sandbox.requests).toHaveLength(2);
+		expectNoSecret(result, API_KEY);
+	});
+
+	test.each([
+		[401, 'credential-invalid', { apiKey: 'be_wrong_key' }],
+		[
+			400,
+			'configuration-invalid',
+			{
+				fault: {
+					status: 400,
+					body: { status: 'error', error: 'Invalid email format for field "to"' },
+				},
+			},
+		],
+		[500, 'temporarily-unavailable', { fault: { status: 500 } }],
+	])('HTTP %s sets failure.cause %s', async (httpCode, cause, { apiKey, fault }) => {
+		if (fault) sandbox.injectFaults([{ path: '/email/send', ...fault }]);
+		const result = await runNode(sandbox, {
+			parameters: sendParameters(),
+			items: contacts(1),
+			apiKey,
+		});
+		expect(result.error.httpCode).toBe(String(httpCode));
+		expect(result.error.failure).toEqual({ cause });
+	});
+
+	test('a client-side check throws a NodeOperationError before any request', async () => {
+		const result = await runNode(sandbox, {
+			parameters: sendParameters(),
+			items: [{ email: 'ok@customer.test' }, { email: 'bad' }],
+		});
+		expect(result.error.name).toBe('NodeOperationError');
+		expect(result.error.message).toMatch(/To is not a valid email address/);
+		expect(result.error.context.itemIndex).toBe(1);
+		expect(sandbox.requests).toHaveLength(0);
+	});
+
+	test('Add Profiles: a failed batch throws for its first item', async () => {
+		const result = await runNode(sandbox, {
+			parameters: addProfilesParameters({
+				listMode: 'existing',
+				listId: 'lst_missing',
+				options: { batchSize: 2 },
+			}),
+			items: contacts(4),
+		});
+		expect(result.error.name).toBe('NodeApiError');
+		expect(result.error.httpCode).toBe('404');
+		expect(result.error.message).toMatch(/List not found/);
+		expect(result.error.context.itemIndex).toBe(0);
+		expect(sandbox.requests).toHaveLength(1);
+	});
+});

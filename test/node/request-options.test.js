@@ -1,0 +1,158 @@
+// @ts-check
+'use strict';
+
+/**
+ * n8n adds "Request Options" (batching, proxy, SSL, timeout) to every declarative node; each
+ * must work as its label says. Timeout is covered with the network errors.
+ */
+
+const { execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const http = require('node:http');
+const https = require('node:https');
+const os = require('node:os');
+const path = require('node:path');
+const { contacts, runNode, sendParameters, startSandbox } = require('../support');
+
+/** @type {Awaited<ReturnType<typeof startSandbox>>} */
+let sandbox;
+beforeAll(async () => {
+	sandbox = await startSandbox();
+});
+afterEach(() => sandbox.reset());
+afterAll(() => sandbox.close());
+
+/** @param {http.Server | https.Server} server @returns {Promise<number>} */
+async function listen(server) {
+	await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+	return /** @type {import('node:net').AddressInfo} */ (server.address()).port;
+}
+
+test('Batching: waits the batch interval before each batch of requests', async () => {
+	// Lower bounds only: request k may not start before floor(k / 2) intervals have passed.
+	const interval = 150;
+	const started = Date.now();
+	const result = await runNode(sandbox, {
+		parameters: sendParameters({
+			options: { concurrency: 5 },
+			requestOptions: { batching: { batch: { batchSize: 2, batchInterval: interval } } },
+		}),
+		items: contacts(5),
+	});
+	expect(result.success).toHaveLength(5);
+	const sinceStart = sandbox.requests.map((request) => Date.parse(request.receivedAt) - started);
+	expect(sinceStart[2]).toBeGreaterThanOrEqual(interval - 2);
+	expect(sinceStart[3]).toBeGreaterThanOrEqual(interval - 2);
+	expect(sinceStart[4]).toBeGreaterThanOrEqual(2 * interval - 2);
+});
+
+test('Proxy: requests go through the given HTTP proxy', async () => {
+	/** @type {string[]} */
+	const proxied = [];
+	const proxy = http.createServer((request, response) => {
+		proxied.push(`${request.method} ${request.url}`);
+		const target = new URL(String(request.url));
+		const upstream = http.request(
+			{
+				host: target.hostname,
+				port: target.port,
+				path: target.pathname,
+				method: request.method,
+				headers: request.headers,
+			},
+			(answer) => {
+				response.writeHead(answer.statusCode ?? 502, answer.headers);
+				answer.pipe(response);
+			},
+		);
+		request.pipe(upstream);
+	});
+	const proxyPort = await listen(proxy);
+	try {
+		const result = await runNode(sandbox, {
+			parameters: sendParameters({ requestOptions: { proxy: `http://127.0.0.1:${proxyPort}` } }),
+			items: contacts(1),
+		});
+		expect(result.error).toBeUndefined();
+		expect(proxied).toEqual([`POST ${sandbox.baseUrl}/email/send`]);
+		expect(sandbox.state.emails).toHaveLength(1);
+	} finally {
+		proxy.close();
+	}
+});
+
+test('Proxy: an invalid proxy address fails with a clear message', async () => {
+	const result = await runNode(sandbox, {
+		parameters: sendParameters({ requestOptions: { proxy: 'not a url' } }),
+		items: contacts(1),
+	});
+	expect(result.error.message).toBe('The proxy is not valid');
+	expect(sandbox.requests).toHaveLength(0);
+});
+
+describe('Ignore SSL Issues (Insecure)', () => {
+	/** @type {https.Server} */
+	let server;
+	/** @type {string} */
+	let baseUrl;
+	beforeAll(async () => {
+		const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'basicsengage-tls-'));
+		execFileSync(
+			'openssl',
+			[
+				'req',
+				'-x509',
+				'-newkey',
+				'rsa:2048',
+				'-nodes',
+				'-days',
+				'1',
+				'-subj',
+				'/CN=127.0.0.1',
+				'-keyout',
+				path.join(dir, 'key.pem'),
+				'-out',
+				path.join(dir, 'cert.pem'),
+			],
+			{ stdio: 'ignore' },
+		);
+		server = https.createServer(
+			{
+				key: fs.readFileSync(path.join(dir, 'key.pem')),
+				cert: fs.readFileSync(path.join(dir, 'cert.pem')),
+			},
+			(_request, response) => {
+				response.writeHead(200, { 'content-type': 'application/json' });
+				response.end(
+					JSON.stringify({
+						status: 'success',
+						message: 'Email queued successfully',
+						data: { messageId: 'msg_tls', dailyEmailCount: 1, dailyEmailLimit: 10 },
+					}),
+				);
+			},
+		);
+		baseUrl = `https://127.0.0.1:${await listen(server)}/api/v0/dev`;
+		fs.rmSync(dir, { recursive: true, force: true });
+	});
+	afterAll(() => server.close());
+
+	test('off (default): a self-signed certificate fails as network_error', async () => {
+		const result = await runNode(sandbox, {
+			parameters: sendParameters(),
+			items: contacts(1),
+			baseUrl,
+			onError: 'continueErrorOutput',
+		});
+		expect(result.errors[0].json.details.kind).toBe('network_error');
+	});
+
+	test('on: the self-signed certificate is accepted', async () => {
+		const result = await runNode(sandbox, {
+			parameters: sendParameters({ requestOptions: { allowUnauthorizedCerts: true } }),
+			items: contacts(1),
+			baseUrl,
+		});
+		expect(result.success[0].json.messageId).toBe('msg_tls');
+	});
+});

@@ -1,0 +1,208 @@
+// @ts-check
+'use strict';
+
+const {
+	API_KEY,
+	contacts,
+	expectEachInputExactlyOnce,
+	expectNoSecret,
+	runNode,
+	sendParameters,
+	startSandbox,
+} = require('../support');
+
+/** @type {Awaited<ReturnType<typeof startSandbox>>} */
+let sandbox;
+beforeAll(async () => {
+	sandbox = await startSandbox({ dailyLimit: 1000 });
+});
+afterEach(() => sandbox.reset());
+afterAll(() => sandbox.close());
+
+const sentBodies = () =>
+	sandbox.requests
+		.filter((request) => request.path === '/email/send')
+		.map((request) => request.body);
+
+describe('Send Email', () => {
+	test('spec: POST /email/send with bearer Authorization queues one email per item', async () => {
+		const result = await runNode(sandbox, { parameters: sendParameters(), items: contacts(3) });
+
+		expect(result.error).toBeUndefined();
+		expect(sandbox.requests).toHaveLength(3);
+		for (const request of sandbox.requests) {
+			expect(request.method).toBe('POST');
+			expect(request.headers.authorization).toBe(`Bearer ${API_KEY}`);
+			expect(request.headers['content-type']).toMatch(/^application\/json/);
+		}
+		expect(sentBodies()).toEqual(
+			contacts(3).map((contact) => ({
+				to: contact.email,
+				from: 'hello@example.com',
+				subject: 'Welcome',
+				text: 'Hello!',
+			})),
+		);
+		expect(sandbox.state.emails).toHaveLength(3);
+	});
+
+	test('output: one item per input, paired to it, with the queue result and the quota left', async () => {
+		const result = await runNode(sandbox, { parameters: sendParameters(), items: contacts(3) });
+
+		expect(result.success).toHaveLength(3);
+		result.success.forEach((item, index) => {
+			expect(item.pairedItem).toEqual({ item: index });
+			expect(item.json).toEqual({
+				status: 'success',
+				message: expect.stringMatching(/queued/i),
+				messageId: sandbox.state.emails[index].messageId,
+				dailyEmailCount: index + 1,
+				dailyEmailLimit: 1000,
+				dailyEmailsRemaining: 1000 - (index + 1),
+			});
+			expect(item.json).not.toHaveProperty('error');
+		});
+		expectEachInputExactlyOnce(result, 3);
+	});
+
+	test('output order follows input order with concurrency 5 and a slow server', async () => {
+		sandbox.setOptions({ latencyMs: 20 });
+		const items = contacts(12);
+		const result = await runNode(sandbox, {
+			parameters: sendParameters({ options: { concurrency: 5 } }),
+			items,
+		});
+
+		const recipients = result.success.map((item) => {
+			const email = sandbox.state.emails.find((queued) => queued.messageId === item.json.messageId);
+			return email?.to;
+		});
+		expect(recipients).toEqual(items.map((contact) => contact.email));
+		expectEachInputExactlyOnce(result, items.length);
+	});
+
+	test('concurrency: never more than the configured number of requests in flight', async () => {
+		let maxInFlight = 0;
+		sandbox.setOptions({ latencyMs: 15 });
+		const track = setInterval(() => {
+			// Requests are recorded on arrival, emails once answered: the difference is in flight.
+			const inFlight = sandbox.requests.length - sandbox.state.emails.length;
+			maxInFlight = Math.max(maxInFlight, inFlight);
+		}, 1);
+		try {
+			await runNode(sandbox, {
+				parameters: sendParameters({ options: { concurrency: 3 } }),
+				items: contacts(15),
+			});
+		} finally {
+			clearInterval(track);
+		}
+		expect(maxInFlight).toBeGreaterThan(1);
+		expect(maxInFlight).toBeLessThanOrEqual(3);
+	});
+
+	test('content html: sends only html', async () => {
+		await runNode(sandbox, {
+			parameters: sendParameters({ content: 'html', html: '<p>Hi {{name}}</p>', text: 'ignored' }),
+			items: contacts(1),
+		});
+		expect(sentBodies()[0]).toEqual({
+			to: 'contact0@customer.test',
+			from: 'hello@example.com',
+			subject: 'Welcome',
+			html: '<p>Hi {{name}}</p>',
+		});
+	});
+
+	test('spec: only one of html, text, templateId is sent (content selector)', async () => {
+		for (const content of ['html', 'text', 'template']) {
+			sandbox.reset();
+			await runNode(sandbox, {
+				parameters: sendParameters({
+					content,
+					html: '<p>Hi</p>',
+					text: 'Hi',
+					templateId: 'tmpl_welcome',
+				}),
+				items: contacts(1),
+			});
+			const body = sentBodies()[0];
+			const contentFields = ['html', 'text', 'templateId'].filter((field) => field in body);
+			expect(contentFields).toEqual([content === 'template' ? 'templateId' : content]);
+		}
+	});
+
+	test('template with key-value variables: values reach the API unchanged', async () => {
+		const value = 'a,b=c; {{ not an expression }}\nsecond line';
+		const result = await runNode(sandbox, {
+			parameters: sendParameters({
+				content: 'template',
+				templateId: 'tmpl_welcome',
+				templateVariablesMode: 'keyValue',
+				templateVariables: {
+					variable: [
+						{ name: 'firstName', value: '={{ $json.firstName }}' },
+						{ name: 'company', value },
+					],
+				},
+			}),
+			items: contacts(1),
+		});
+		expect(result.errors).toEqual([]);
+		expect(sentBodies()[0]).toEqual({
+			to: 'contact0@customer.test',
+			from: 'hello@example.com',
+			subject: 'Welcome',
+			templateId: 'tmpl_welcome',
+			templateVariables: { firstName: 'First0', company: value },
+		});
+	});
+
+	test('template with JSON variables: the object is sent as given', async () => {
+		await runNode(sandbox, {
+			parameters: sendParameters({
+				content: 'template',
+				templateId: 'tmpl_welcome',
+				templateVariablesMode: 'json',
+				templateVariablesJson:
+					'={{ JSON.stringify({ firstName: $json.firstName, company: "Acme, Inc." }) }}',
+			}),
+			items: contacts(1),
+		});
+		expect(sentBodies()[0].templateVariables).toEqual({
+			firstName: 'First0',
+			company: 'Acme, Inc.',
+		});
+	});
+
+	test('template without variables sends no templateVariables field', async () => {
+		await runNode(sandbox, {
+			parameters: sendParameters({ content: 'template', templateId: 'tmpl_welcome' }),
+			items: contacts(1),
+		});
+		expect(sentBodies()[0]).not.toHaveProperty('templateVariables');
+	});
+
+	test('expressions are resolved per item for every field', async () => {
+		const items = [
+			{ email: 'a@customer.test', name: 'Ann', plan: 'pro' },
+			{ email: 'b@customer.test', name: 'Bob', plan: 'free' },
+		];
+		await runNode(sandbox, {
+			parameters: sendParameters({
+				subject: '=Hi {{ $json.name }}',
+				text: '=Your plan: {{ $json.plan }}',
+			}),
+			items,
+		});
+		expect(sentBodies().map((body) => [body.to, body.subject, body.text])).toEqual([
+			['a@customer.test', 'Hi Ann', 'Your plan: pro'],
+			['b@customer.test', 'Hi Bob', 'Your plan: free'],
+		]);
+	});
+
+	test('the API key never appears in output or logs', async () => {
+		const result = await runNode(sandbox, { parameters: sendParameters(), items: contacts(2) });
+		expectNoSecret(result, API_KEY);
+	});
+});

@@ -1,0 +1,144 @@
+// @ts-check
+'use strict';
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { CREDENTIAL_TYPE, NODE_TYPE, PACKAGE_DIR, loadPackage } = require('./support');
+
+const packageJson = JSON.parse(fs.readFileSync(path.join(PACKAGE_DIR, 'package.json'), 'utf8'));
+
+/** @param {any[]} properties @param {string} name */
+const property = (properties, name) => properties.filter((candidate) => candidate.name === name);
+
+describe('the package as n8n loads it', () => {
+	test('n8n section points at built files, strict, API version 1', () => {
+		expect(packageJson.n8n).toEqual({
+			n8nNodesApiVersion: 1,
+			strict: true,
+			credentials: ['dist/credentials/BasicsEngageApi.credentials.js'],
+			nodes: ['dist/nodes/BasicsEngage/BasicsEngage.node.js'],
+		});
+		expect(packageJson.keywords).toContain('n8n-community-node-package');
+		expect(packageJson.dependencies).toBeUndefined();
+		expect(packageJson.peerDependencies).toEqual({ 'n8n-workflow': '*' });
+		expect(packageJson.files).toEqual(['dist']);
+	});
+
+	test('n8n loads the node type and the credential type', async () => {
+		const loaded = await loadPackage(PACKAGE_DIR);
+		expect(Object.keys(loaded.nodes)).toEqual([NODE_TYPE]);
+		expect(Object.keys(loaded.credentials)).toEqual([CREDENTIAL_TYPE]);
+		expect(loaded.credentials[CREDENTIAL_TYPE].supportedNodes).toEqual([NODE_TYPE]);
+	});
+
+	test('node description: name, tool use, subtitle, light and dark icons', async () => {
+		const { description } = (await loadPackage(PACKAGE_DIR)).nodes[NODE_TYPE];
+		expect(description).toMatchObject({
+			name: 'basicsEngage',
+			displayName: 'BasicsEngage',
+			usableAsTool: true,
+			credentials: [{ name: CREDENTIAL_TYPE, required: true }],
+		});
+		expect(description.subtitle).toContain('$parameter["operation"]');
+		expect(description.iconUrl).toEqual({
+			light: expect.stringMatching(/basicsEngage\.svg$/),
+			dark: expect.stringMatching(/basicsEngage\.dark\.svg$/),
+		});
+		for (const icon of ['basicsEngage.svg', 'basicsEngage.dark.svg']) {
+			expect(fs.existsSync(path.join(PACKAGE_DIR, 'dist/nodes/BasicsEngage', icon))).toBe(true);
+		}
+	});
+
+	test('codex: categories and aliases', async () => {
+		const { description } = (await loadPackage(PACKAGE_DIR)).nodes[NODE_TYPE];
+		expect(description.codex).toMatchObject({
+			categories: ['Communication', 'Marketing'],
+			alias: ['email', 'mail', 'newsletter', 'transactional', 'contact', 'list'],
+		});
+	});
+
+	test('public contract: resources, operations and parameter names', async () => {
+		const { properties } = (await loadPackage(PACKAGE_DIR)).nodes[NODE_TYPE].description;
+		const resource = property(properties, 'resource')[0];
+		expect(resource.options.map((/** @type {any} */ option) => option.value)).toEqual([
+			'email',
+			'list',
+		]);
+		const operations = property(properties, 'operation').map((operation) => [
+			operation.displayOptions.show.resource[0],
+			operation.options.map((/** @type {any} */ option) => [option.value, option.name]),
+		]);
+		expect(operations).toEqual([
+			['email', [['send', 'Send Email']]],
+			['list', [['addProfiles', 'Add Profiles to List']]],
+		]);
+		const names = new Set(properties.map((/** @type {any} */ candidate) => candidate.name));
+		for (const name of [
+			'to',
+			'from',
+			'subject',
+			'content',
+			'html',
+			'text',
+			'templateId',
+			'templateVariablesMode',
+			'templateVariables',
+			'templateVariablesJson',
+			'listMode',
+			'listId',
+			'listName',
+			'listDescription',
+			'email',
+			'additionalFields',
+			'options',
+		]) {
+			expect(names).toContain(name);
+		}
+		expect(
+			property(properties, 'content')[0].options.map((/** @type {any} */ o) => o.value),
+		).toEqual(['html', 'text', 'template']);
+		expect(property(properties, 'email')[0].default).toBe('={{ $json.email }}');
+		const addProfilesOptions = property(properties, 'options').find(
+			(candidate) => candidate.displayOptions.show.operation[0] === 'addProfiles',
+		);
+		expect(addProfilesOptions.options[0]).toMatchObject({
+			name: 'batchSize',
+			default: 100,
+			typeOptions: { minValue: 1, maxValue: 1000 },
+		});
+	});
+
+	test('n8n adds its Request Options setting to this declarative node', async () => {
+		const { properties } = (await loadPackage(PACKAGE_DIR)).nodes[NODE_TYPE].description;
+		const requestOptions = property(properties, 'requestOptions')[0];
+		expect(requestOptions.options.map((/** @type {any} */ option) => option.name).sort()).toEqual([
+			'allowUnauthorizedCerts',
+			'batching',
+			'proxy',
+			'timeout',
+		]);
+	});
+
+	test('credential: password-masked key, base URL with the public default', async () => {
+		const { type } = (await loadPackage(PACKAGE_DIR)).credentials[CREDENTIAL_TYPE];
+		expect(
+			type.properties.map((/** @type {any} */ p) => [
+				p.name,
+				p.typeOptions?.password === true,
+				p.default,
+			]),
+		).toEqual([
+			['apiKey', true, ''],
+			['baseUrl', false, 'https://api.basicsengage.com/api/v0/dev'],
+		]);
+		expect(type.authenticate.properties.headers.Authorization).toMatch(
+			/^=Bearer \{\{\$credentials\.apiKey/,
+		);
+	});
+
+	test('index.js exports the node and credential classes from dist/', () => {
+		const entry = require(path.join(PACKAGE_DIR, 'index.js'));
+		expect(new entry.BasicsEngage().description.name).toBe('basicsEngage');
+		expect(new entry.BasicsEngageApi().name).toBe(CREDENTIAL_TYPE);
+	});
+});

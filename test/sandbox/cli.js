@@ -1,0 +1,135 @@
+#!/usr/bin/env node
+// @ts-check
+'use strict';
+
+/**
+ * `npm run sandbox` — runs the BasicsEngage sandbox until Ctrl+C.
+ * Logs one line per request (method, path, status); header values are never printed.
+ */
+
+const { parseArgs } = require('node:util');
+const { ZodError } = require('zod');
+const { startSandbox } = require('./server');
+const { DEMO_API_KEY, LIST_AUTH_HEADERS } = require('./schemas');
+
+const USAGE = `Usage: node test/sandbox/cli.js [options]
+
+  --port <n>                 port to listen on (default 4010; 0 = any free port)
+  --host <address>           interface to bind (default 127.0.0.1)
+  --key <key>                accepted API key; repeat for several (default ${DEMO_API_KEY})
+  --daily-limit <n>          emails per key per UTC day (default 100)
+  --list-auth-header <name>  ${LIST_AUTH_HEADERS.join(' | ')} (default Authroization, as published)
+  --latency <ms>             delay before every answer (default 0)
+  --any-sender               accept any "from" address instead of the verified senders
+  -h, --help                 show this help`;
+
+/** @param {string | undefined} value @param {string} flag */
+function toInteger(value, flag) {
+	if (value === undefined) return undefined;
+	if (!/^\d+$/.test(value))
+		throw new Error(`${flag} expects a non-negative integer, got "${value}"`);
+	return Number(value);
+}
+
+/** @param {string[]} argv @returns {import('./server').SandboxOptions | undefined} */
+function optionsFromArgs(argv) {
+	const { values } = parseArgs({
+		args: argv,
+		options: {
+			port: { type: 'string', default: '4010' },
+			host: { type: 'string', default: '127.0.0.1' },
+			key: { type: 'string', multiple: true },
+			'daily-limit': { type: 'string' },
+			'list-auth-header': { type: 'string' },
+			latency: { type: 'string' },
+			'any-sender': { type: 'boolean', default: false },
+			help: { type: 'boolean', short: 'h', default: false },
+		},
+	});
+	if (values.help) return undefined;
+
+	/** @type {Record<string, unknown>} */
+	const options = {
+		port: toInteger(values.port, '--port'),
+		host: values.host,
+		apiKeys: values.key,
+		dailyLimit: toInteger(values['daily-limit'], '--daily-limit'),
+		listAuthHeader: values['list-auth-header'],
+		latencyMs: toInteger(values.latency, '--latency'),
+		verifiedSenders: values['any-sender'] ? null : undefined,
+	};
+	// Unset flags fall back to the sandbox defaults.
+	return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined));
+}
+
+/** @param {string} host */
+const displayHost = (host) =>
+	['127.0.0.1', '::1', '0.0.0.0', '::', 'localhost'].includes(host) ? 'localhost' : host;
+
+/** @param {import('./server').SandboxHandle} sandbox @param {boolean} customKeys */
+function printBanner(sandbox, customKeys) {
+	const { options } = sandbox;
+	const baseUrl = `http://${displayHost(options.host)}:${sandbox.port}${options.basePath}`;
+	const lines = [
+		'BasicsEngage sandbox running',
+		`  Base URL:          ${baseUrl}`,
+		// Keys given with --key may be real ones, so only the built-in demo key is shown.
+		`  API key:           ${customKeys ? '(as given with --key, not shown)' : DEMO_API_KEY}`,
+		`  List auth header:  ${options.listAuthHeader}`,
+		`  Daily limit:       ${options.dailyLimit} emails per key per UTC day`,
+		`  Verified senders:  ${options.verifiedSenders ? options.verifiedSenders.join(', ') : 'any'}`,
+		'  Templates:',
+		...Object.entries(options.templates).map(
+			([templateId, variables]) =>
+				`    ${templateId} (variables: ${variables.join(', ') || 'none'})`,
+		),
+		'Press Ctrl+C to stop.',
+	];
+	console.log(lines.join('\n'));
+}
+
+/** @param {import('./server').ResponseLogEntry} entry */
+function logResponse({ method, path, status, durationMs }) {
+	console.log(`${new Date().toISOString()} ${method} ${path} ${status} ${durationMs}ms`);
+}
+
+async function main() {
+	let options;
+	try {
+		options = optionsFromArgs(process.argv.slice(2));
+	} catch (error) {
+		console.error(`${error instanceof Error ? error.message : error}\n\n${USAGE}`);
+		process.exitCode = 2;
+		return;
+	}
+	if (!options) {
+		console.log(USAGE);
+		return;
+	}
+
+	const sandbox = await startSandbox({ ...options, onResponse: logResponse });
+	printBanner(sandbox, options.apiKeys !== undefined);
+
+	/** @param {NodeJS.Signals} signal */
+	const stop = (signal) => {
+		console.log(`\n${signal} received, stopping sandbox.`);
+		sandbox.close().then(() => process.exit(0));
+	};
+	process.once('SIGINT', stop);
+	process.once('SIGTERM', stop);
+}
+
+/** Readable text for a failed start: zod lists the offending options. @param {unknown} error */
+function describeError(error) {
+	if (error instanceof ZodError) {
+		return error.issues
+			.map((issue) => `Invalid option ${issue.path.join('.')}: ${issue.message}`)
+			.join('\n');
+	}
+	return error instanceof Error ? error.message : String(error);
+}
+
+main().catch((error) => {
+	console.error(describeError(error));
+	process.exit(1);
+});

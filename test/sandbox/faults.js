@@ -1,0 +1,71 @@
+// @ts-check
+'use strict';
+
+/**
+ * Scripted faults: a queue consumed one fault per matching request, before the
+ * request reaches the routes. `faultRate` adds random 500s when the queue has
+ * nothing for a request (a later issue may widen what random faults can be).
+ */
+
+const { STATUS_CODES } = require('node:http');
+const { MESSAGES, faultListSchema } = require('./schemas');
+
+/**
+ * @typedef {object} Fault
+ * @property {'/email/send' | '/list/addProfiles'} [path] only requests to this path consume it; omit = any request
+ * @property {number} [status] answer this status (with `body`, `headers`) without touching state
+ * @property {string | object} [body] response body; objects are JSON-encoded. Default: the spec's error body for the status
+ * @property {Record<string, string>} [headers] extra response headers
+ * @property {'reset' | 'hang' | 'delay'} [action] reset = destroy the socket with no response; hang = never answer; delay = wait `delayMs`, then continue
+ * @property {number} [delayMs] wait this long before acting (or before normal handling)
+ */
+
+/**
+ * The error body the spec publishes for a status, so a bare `{ status: 500 }` fault looks real.
+ * @param {number} status
+ * @returns {object | undefined}
+ */
+function defaultFaultBody(status) {
+	if (status < 400) return undefined;
+	if (status === 429) return { status: 'error', error: MESSAGES.quotaExceeded };
+	if (status === 401) return { status: 'error', message: MESSAGES.invalidApiKey };
+	if (status === 500) return { status: 'error', message: MESSAGES.internalError };
+	return { status: 'error', message: STATUS_CODES[status] ?? 'Error' };
+}
+
+/**
+ * @param {{ faultRate: () => number, random?: () => number }} settings
+ */
+function createFaultQueue(settings) {
+	/** @type {Fault[]} */
+	const queue = [];
+	const random = settings.random ?? Math.random;
+
+	return {
+		/** @param {Fault | Fault[]} faults */
+		add(faults) {
+			queue.push(...faultListSchema.parse(Array.isArray(faults) ? faults : [faults]));
+		},
+		/**
+		 * Removes and returns the first fault for this path, or a random one.
+		 * @param {string | undefined} path request path under basePath; undefined outside it (only path-less faults apply)
+		 * @returns {Fault | undefined}
+		 */
+		take(path) {
+			const index = queue.findIndex((fault) => fault.path === undefined || fault.path === path);
+			if (index >= 0) return queue.splice(index, 1)[0];
+			const rate = settings.faultRate();
+			if (rate > 0 && random() < rate) return { status: 500 };
+			return undefined;
+		},
+		/** Faults still waiting for a request. */
+		get pending() {
+			return queue.length;
+		},
+		clear() {
+			queue.length = 0;
+		},
+	};
+}
+
+module.exports = { createFaultQueue, defaultFaultBody };

@@ -1,0 +1,222 @@
+// @ts-check
+'use strict';
+
+/**
+ * The two BasicsEngage operations as plain functions: (request, context) -> reply.
+ * No I/O here, so the rules read top to bottom in the order the spec implies:
+ * authentication, JSON parsing, field validation, business rules, quota.
+ */
+
+const { randomUUID } = require('node:crypto');
+const { MESSAGES, sendEmailBodySchema, addProfilesBodySchema } = require('./schemas');
+
+/**
+ * @typedef {import('./server').RecordedRequest} RecordedRequest
+ * @typedef {import('./server').SandboxState} SandboxState
+ * @typedef {import('./server').ResolvedOptions} ResolvedOptions
+ * @typedef {{ options: ResolvedOptions, state: SandboxState }} RouteContext
+ * @typedef {{ status: number, body: unknown }} Reply
+ */
+
+/** @param {string} text @returns {Reply} */
+const badRequest = (text) => ({ status: 400, body: { status: 'error', error: text } });
+
+/** @type {Reply} */
+const INVALID_API_KEY = { status: 401, body: { status: 'error', message: MESSAGES.invalidApiKey } };
+
+/** @type {Reply} */
+const INVALID_JSON = badRequest(MESSAGES.invalidJson);
+
+// ---------------------------------------------------------------- authentication
+
+/**
+ * The key of a `Bearer <key>` header value (scheme case-insensitive), else undefined.
+ * @param {string | string[] | undefined} headerValue
+ */
+function bearerKey(headerValue) {
+	if (typeof headerValue !== 'string') return undefined;
+	const match = /^Bearer\s+(\S+)\s*$/i.exec(headerValue.trim());
+	return match ? match[1] : undefined;
+}
+
+/**
+ * The first accepted API key found in the given headers, else undefined.
+ * @param {RecordedRequest} request
+ * @param {string[]} headerNames lower-cased header names to look in
+ * @param {string[]} apiKeys
+ */
+function authenticate(request, headerNames, apiKeys) {
+	for (const name of headerNames) {
+		const key = bearerKey(request.headers[name]);
+		if (key !== undefined && apiKeys.includes(key)) return key;
+	}
+	return undefined;
+}
+
+/** Header names the list operation reads, per the `listAuthHeader` option. */
+const LIST_AUTH_HEADER_NAMES = {
+	Authroization: ['authroization'],
+	Authorization: ['authorization'],
+	either: ['authroization', 'authorization'],
+};
+
+// ---------------------------------------------------------------- shared helpers
+
+/**
+ * Parses the body with a schema; the reply is the 400 for the first issue.
+ * @template T
+ * @param {import('zod').ZodType<T, any, any>} schema
+ * @param {unknown} body
+ * @returns {{ data: T, reply?: undefined } | { data?: undefined, reply: Reply }}
+ */
+function validate(schema, body) {
+	const result = schema.safeParse(body);
+	if (result.success) return { data: result.data };
+	return { reply: badRequest(result.error.issues[0].message) };
+}
+
+/** @param {Date} date 'YYYY-MM-DD' in UTC */
+const utcDay = (date) => date.toISOString().slice(0, 10);
+
+/**
+ * The quota counter of a key for the current UTC day, starting a new day at 0.
+ * @param {RouteContext} context
+ * @param {string} apiKey
+ */
+function quotaCounter({ options, state }, apiKey) {
+	const today = utcDay(options.now());
+	let counter = state.quota.get(apiKey);
+	if (!counter || counter.day !== today) {
+		counter = { day: today, count: 0 };
+		state.quota.set(apiKey, counter);
+	}
+	return counter;
+}
+
+// ---------------------------------------------------------------- POST /email/send
+
+/**
+ * Rules that depend on the sandbox configuration rather than on the body alone.
+ * @param {import('zod').infer<typeof sendEmailBodySchema>} email
+ * @param {ResolvedOptions} options
+ * @returns {Reply | undefined}
+ */
+function checkSenderAndTemplate(email, options) {
+	const { verifiedSenders, templates } = options;
+	const from = email.from.toLowerCase();
+	if (verifiedSenders && !verifiedSenders.some((sender) => sender.toLowerCase() === from)) {
+		return badRequest(MESSAGES.senderNotVerified(email.from));
+	}
+	if (email.templateId === undefined) return undefined;
+
+	const templateVariables = Object.hasOwn(templates, email.templateId)
+		? templates[email.templateId]
+		: undefined;
+	if (!templateVariables) return badRequest(MESSAGES.templateNotFound(email.templateId));
+	const unknownKey = Object.keys(email.templateVariables ?? {}).find(
+		(key) => !templateVariables.includes(key),
+	);
+	if (unknownKey !== undefined)
+		return badRequest(MESSAGES.unknownTemplateVariable(unknownKey, email.templateId));
+	return undefined;
+}
+
+/**
+ * @param {RecordedRequest} request
+ * @param {RouteContext} context
+ * @returns {Reply}
+ */
+function sendEmail(request, context) {
+	const { options, state } = context;
+	const apiKey = authenticate(request, ['authorization'], options.apiKeys);
+	if (apiKey === undefined) return INVALID_API_KEY;
+	if (request.body === undefined) return INVALID_JSON;
+
+	const { data: email, reply } = validate(sendEmailBodySchema, request.body);
+	if (reply) return reply;
+	const rejection = checkSenderAndTemplate(email, options);
+	if (rejection) return rejection;
+
+	// Only accepted emails count against the quota, so the check comes last.
+	const counter = quotaCounter(context, apiKey);
+	if (counter.count >= options.dailyLimit) {
+		return { status: 429, body: { status: 'error', error: MESSAGES.quotaExceeded } };
+	}
+	counter.count += 1;
+
+	const messageId = `msg_${randomUUID()}`;
+	state.emails.push({ messageId, apiKey, ...email, queuedAt: options.now().toISOString() });
+	return {
+		status: 200,
+		body: {
+			status: 'success',
+			message: MESSAGES.emailQueued,
+			data: { messageId, dailyEmailCount: counter.count, dailyEmailLimit: options.dailyLimit },
+		},
+	};
+}
+
+// ---------------------------------------------------------------- POST /list/addProfiles
+
+/** @returns {string} */
+const newListId = () => `list_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+
+/**
+ * Adds profiles not yet in the list (emails compared case-insensitively).
+ * @param {import('./server').StoredList} list
+ * @param {import('zod').infer<typeof addProfilesBodySchema>['profiles']} profiles
+ * @returns {number} how many were added
+ */
+function addNewProfiles(list, profiles) {
+	let addedCount = 0;
+	for (const profile of profiles) {
+		const key = profile.email.toLowerCase();
+		if (list.profiles.has(key)) continue;
+		list.profiles.set(key, { ...profile });
+		addedCount += 1;
+	}
+	return addedCount;
+}
+
+/**
+ * @param {RecordedRequest} request
+ * @param {RouteContext} context
+ * @returns {Reply}
+ */
+function addProfiles(request, { options, state }) {
+	const headerNames = LIST_AUTH_HEADER_NAMES[options.listAuthHeader];
+	if (authenticate(request, headerNames, options.apiKeys) === undefined) return INVALID_API_KEY;
+	if (request.body === undefined) return INVALID_JSON;
+
+	// Every profile is validated before any is stored: a bad request changes nothing.
+	const { data: body, reply } = validate(addProfilesBodySchema, request.body);
+	if (reply) return reply;
+
+	let list;
+	if (body.listId !== undefined) {
+		list = state.lists.get(body.listId);
+		if (!list) return { status: 404, body: { status: 'error', error: MESSAGES.listNotFound } };
+	} else {
+		list = {
+			listId: newListId(),
+			name: body.name ?? '',
+			description: body.description,
+			profiles: new Map(),
+		};
+		state.lists.set(list.listId, list);
+	}
+
+	const addedCount = addNewProfiles(list, body.profiles);
+	return { status: 200, body: { status: 'success', data: { listId: list.listId, addedCount } } };
+}
+
+/**
+ * Routes under basePath, keyed by 'METHOD /path'.
+ * @type {Readonly<Record<string, (request: RecordedRequest, context: RouteContext) => Reply>>}
+ */
+const ROUTES = Object.freeze({
+	'POST /email/send': sendEmail,
+	'POST /list/addProfiles': addProfiles,
+});
+
+module.exports = { ROUTES, addNewProfiles };

@@ -1,0 +1,360 @@
+// @ts-check
+'use strict';
+
+/**
+ * A local BasicsEngage API for tests and demos, following the published BasicsEngage API contract.
+ * Where the spec is silent, the behaviour chosen is listed in ./README.md.
+ *
+ *   const sandbox = await startSandbox();
+ *   await fetch(`${sandbox.baseUrl}/email/send`, { method: 'POST', headers: {...}, body });
+ *   sandbox.requests; sandbox.state.emails; await sandbox.close();
+ */
+
+const http = require('node:http');
+const { sandboxOptionsSchema, MESSAGES } = require('./schemas');
+const { ROUTES, addNewProfiles } = require('./routes');
+const { createFaultQueue, defaultFaultBody } = require('./faults');
+
+/**
+ * @typedef {object} SandboxOptions
+ * @property {number} [port] TCP port; 0 picks a free one. Default 0.
+ * @property {string} [host] Interface to bind. Default '127.0.0.1'.
+ * @property {string} [basePath] Path prefix of every route. Default '/api/v0/dev'.
+ * @property {string[]} [apiKeys] Accepted API keys. Default ['be_sandbox_demo_key'].
+ * @property {number} [dailyLimit] Emails per API key per UTC day. Default 100.
+ * @property {Record<string, string[]>} [templates] templateId -> its variable names.
+ *   Default { tmpl_welcome: ['firstName', 'company'] }.
+ * @property {string[] | null} [verifiedSenders] Accepted `from` addresses (case-insensitive);
+ *   null accepts any sender. Default ['hello@example.com', 'noreply@example.com'].
+ * @property {'Authroization' | 'Authorization' | 'either'} [listAuthHeader] Header the list
+ *   operation reads the key from. Default 'Authroization', the spelling the spec publishes.
+ * @property {number} [latencyMs] Delay before answering every request. Default 0.
+ * @property {number} [faultRate] Probability (0..1) that a request with no scripted fault
+ *   answers 500. Default 0.
+ * @property {{ listId: string, name?: string, description?: string,
+ *   profiles?: { email: string, firstName?: string, lastName?: string }[] }[]} [lists]
+ *   Lists that exist at start (and again after reset()). Default [].
+ * @property {() => Date} [now] Clock used for the daily quota. Default () => new Date().
+ * @property {(entry: ResponseLogEntry) => void} [onResponse] Called once per request after it
+ *   was answered (or reset, or left hanging). Used by the CLI to log.
+ */
+
+/**
+ * @typedef {import('zod').infer<typeof sandboxOptionsSchema>} ResolvedOptions
+ *
+ * @typedef {object} RecordedRequest
+ * @property {string} method
+ * @property {string} path Path without basePath and query (the full path if outside basePath).
+ * @property {string} url The request URL as received, query included.
+ * @property {Record<string, string | string[] | undefined>} headers Lower-cased header names.
+ * @property {unknown} body Parsed JSON, or undefined when empty or not valid JSON.
+ * @property {string} rawBody
+ * @property {string} receivedAt ISO timestamp.
+ *
+ * @typedef {{ email: string, firstName?: string, lastName?: string }} StoredProfile
+ * @typedef {{ listId: string, name: string, description?: string,
+ *   profiles: Map<string, StoredProfile> }} StoredList  profiles keyed by lower-cased email
+ * @typedef {{ messageId: string, apiKey: string, to: string, from: string, subject: string,
+ *   html?: string, text?: string, templateId?: string, templateVariables?: Record<string, string>,
+ *   queuedAt: string }} QueuedEmail
+ *
+ * @typedef {object} SandboxState
+ * @property {QueuedEmail[]} emails Accepted emails, oldest first.
+ * @property {Map<string, StoredList>} lists listId -> list.
+ * @property {Map<string, { day: string, count: number }>} quota API key -> count for a UTC day.
+ *
+ * @typedef {{ method: string, path: string, status: number | 'reset' | 'hang', durationMs: number }} ResponseLogEntry
+ *
+ * @typedef {object} SandboxHandle
+ * @property {number} port
+ * @property {string} origin e.g. 'http://127.0.0.1:4010'
+ * @property {string} baseUrl origin + basePath
+ * @property {RecordedRequest[]} requests Every request received, rejected ones included.
+ * @property {SandboxState} state
+ * @property {ResolvedOptions} options The options in effect (read-only view).
+ * @property {() => void} reset Back to the state right after start: options, lists, quota, requests, faults.
+ * @property {(partial: SandboxOptions) => void} setOptions Changes options until the next reset().
+ * @property {(faults: import('./faults').Fault | import('./faults').Fault[]) => void} injectFaults
+ * @property {() => number} pendingFaults Scripted faults not consumed yet.
+ * @property {() => Promise<void>} close Stops the server, dropping open and hanging connections.
+ */
+
+/** Options that shape the listening server or the seeded state, so they are fixed at start. */
+const FIXED_OPTIONS = ['port', 'host', 'basePath', 'lists'];
+
+/** @type {{ status: number, body: object }} */
+const INTERNAL_ERROR = { status: 500, body: { status: 'error', message: MESSAGES.internalError } };
+/** @type {{ status: number, body: object }} */
+const NOT_FOUND = { status: 404, body: { status: 'error', message: MESSAGES.notFound } };
+
+// ---------------------------------------------------------------- small I/O helpers
+
+/** @param {http.IncomingMessage} req @returns {Promise<string>} */
+function readBody(req) {
+	return new Promise((resolve, reject) => {
+		/** @type {Buffer[]} */
+		const chunks = [];
+		req.on('data', (chunk) => chunks.push(chunk));
+		req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+		req.on('error', reject);
+	});
+}
+
+/** @param {string} rawBody */
+function parseJson(rawBody) {
+	try {
+		return JSON.parse(rawBody);
+	} catch {
+		return undefined;
+	}
+}
+
+/**
+ * Writes a response; objects are sent as JSON, strings as they are.
+ * @param {http.ServerResponse} res
+ * @param {number} status
+ * @param {unknown} body
+ * @param {Record<string, string>} [extraHeaders]
+ */
+function writeResponse(res, status, body, extraHeaders = {}) {
+	if (res.destroyed || res.headersSent) return;
+	const isText = typeof body === 'string';
+	const payload = body === undefined ? '' : isText ? body : JSON.stringify(body);
+	const headers = {
+		'content-type': isText ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8',
+		'content-length': String(Buffer.byteLength(payload)),
+		...lowerCaseKeys(extraHeaders),
+	};
+	res.writeHead(status, headers).end(payload);
+}
+
+/** @param {Record<string, string>} headers */
+const lowerCaseKeys = (headers) =>
+	Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
+
+/**
+ * The path relative to basePath, or undefined when the request is outside it.
+ * @param {string} pathname
+ * @param {string} basePath
+ */
+function relativePath(pathname, basePath) {
+	if (!pathname.startsWith(`${basePath}/`)) return undefined;
+	return pathname.slice(basePath.length);
+}
+
+/** @param {string} host */
+const hostForUrl = (host) => (host.includes(':') ? `[${host}]` : host);
+
+// ---------------------------------------------------------------- state
+
+/** @returns {SandboxState} */
+const createState = () => ({ emails: [], lists: new Map(), quota: new Map() });
+
+/**
+ * @param {SandboxState} state
+ * @param {ResolvedOptions['lists']} seeds
+ */
+function seedLists(state, seeds) {
+	for (const seed of seeds) {
+		/** @type {StoredList} */
+		const list = {
+			listId: seed.listId,
+			name: seed.name,
+			description: seed.description,
+			profiles: new Map(),
+		};
+		addNewProfiles(list, seed.profiles);
+		state.lists.set(list.listId, list);
+	}
+}
+
+/** @param {SandboxState} state */
+function clearState(state) {
+	state.emails.length = 0;
+	state.lists.clear();
+	state.quota.clear();
+}
+
+// ---------------------------------------------------------------- the sandbox
+
+/**
+ * Starts a BasicsEngage sandbox server.
+ * @param {SandboxOptions} [input]
+ * @returns {Promise<SandboxHandle>}
+ */
+async function startSandbox(input = {}) {
+	const initialOptions = sandboxOptionsSchema.parse(input);
+	// Parsing again yields fresh arrays and objects, so nothing done later can alter initialOptions.
+	let options = sandboxOptionsSchema.parse(initialOptions);
+
+	/** @type {RecordedRequest[]} */
+	const requests = [];
+	const state = createState();
+	seedLists(state, options.lists);
+	const faults = createFaultQueue({ faultRate: () => options.faultRate });
+
+	/** Sockets and timers are tracked so close() can end hanging requests at once. */
+	const sockets = new Set();
+	/** @type {Set<NodeJS.Timeout>} */
+	const timers = new Set();
+
+	/** @param {number} ms @returns {Promise<void>} */
+	function sleep(ms) {
+		if (ms <= 0) return Promise.resolve();
+		return new Promise((resolve) => {
+			const timer = setTimeout(() => {
+				timers.delete(timer);
+				resolve();
+			}, ms);
+			timers.add(timer);
+		});
+	}
+
+	/**
+	 * @param {http.IncomingMessage} req
+	 * @param {string} rawBody
+	 * @param {string} pathname
+	 * @returns {RecordedRequest}
+	 */
+	function recordRequest(req, rawBody, pathname) {
+		const request = {
+			method: req.method ?? 'GET',
+			path: relativePath(pathname, options.basePath) ?? pathname,
+			url: req.url ?? '/',
+			headers: { ...req.headers },
+			body: parseJson(rawBody),
+			rawBody,
+			receivedAt: new Date().toISOString(),
+		};
+		requests.push(request);
+		return request;
+	}
+
+	/**
+	 * The normal answer: route lookup, with any exception turned into the spec's 500.
+	 * @param {RecordedRequest} request
+	 * @param {string | undefined} routePath
+	 */
+	function routeReply(request, routePath) {
+		const route = routePath === undefined ? undefined : ROUTES[`${request.method} ${routePath}`];
+		if (!route) return NOT_FOUND;
+		try {
+			return route(request, { options, state });
+		} catch {
+			return INTERNAL_ERROR;
+		}
+	}
+
+	/**
+	 * Answers one request; returns what happened, for the log.
+	 * @param {RecordedRequest} request
+	 * @param {string | undefined} routePath path under basePath, undefined when outside it
+	 * @param {http.IncomingMessage} req
+	 * @param {http.ServerResponse} res
+	 * @returns {Promise<ResponseLogEntry['status']>}
+	 */
+	async function respond(request, routePath, req, res) {
+		await sleep(options.latencyMs);
+		const fault = faults.take(routePath);
+		if (fault) {
+			await sleep(fault.delayMs ?? 0);
+			if (fault.action === 'reset') {
+				req.socket.resetAndDestroy();
+				return 'reset';
+			}
+			if (fault.action === 'hang') return 'hang';
+			if (fault.status !== undefined) {
+				writeResponse(
+					res,
+					fault.status,
+					fault.body ?? defaultFaultBody(fault.status),
+					fault.headers,
+				);
+				return fault.status;
+			}
+		}
+		const reply = routeReply(request, routePath);
+		writeResponse(res, reply.status, reply.body);
+		return reply.status;
+	}
+
+	/** @param {http.IncomingMessage} req @param {http.ServerResponse} res */
+	async function handleRequest(req, res) {
+		const startedAt = Date.now();
+		const rawBody = await readBody(req);
+		const pathname = new URL(req.url ?? '/', 'http://sandbox').pathname;
+		const request = recordRequest(req, rawBody, pathname);
+		const status = await respond(request, relativePath(pathname, options.basePath), req, res);
+		try {
+			options.onResponse?.({
+				method: request.method,
+				path: request.path,
+				status,
+				durationMs: Date.now() - startedAt,
+			});
+		} catch {
+			// A failing logger must not break the sandbox.
+		}
+	}
+
+	const server = http.createServer((req, res) => {
+		handleRequest(req, res).catch(() =>
+			writeResponse(res, INTERNAL_ERROR.status, INTERNAL_ERROR.body),
+		);
+	});
+	server.on('connection', (socket) => {
+		sockets.add(socket);
+		socket.on('close', () => sockets.delete(socket));
+	});
+
+	await new Promise((resolve, reject) => {
+		server.once('error', reject);
+		server.listen(options.port, options.host, () => {
+			server.off('error', reject);
+			resolve(undefined);
+		});
+	});
+
+	const address = /** @type {import('node:net').AddressInfo} */ (server.address());
+	const origin = `http://${hostForUrl(options.host)}:${address.port}`;
+	/** @type {Promise<void> | undefined} */
+	let closing;
+
+	return {
+		port: address.port,
+		origin,
+		baseUrl: `${origin}${options.basePath}`,
+		requests,
+		state,
+		get options() {
+			return options;
+		},
+		reset() {
+			requests.length = 0;
+			faults.clear();
+			options = sandboxOptionsSchema.parse(initialOptions);
+			clearState(state);
+			seedLists(state, options.lists);
+		},
+		setOptions(partial) {
+			const fixed = Object.keys(partial).filter((key) => FIXED_OPTIONS.includes(key));
+			if (fixed.length > 0) throw new Error(`Cannot change ${fixed.join(', ')} after start`);
+			options = sandboxOptionsSchema.parse({ ...options, ...partial });
+		},
+		injectFaults(newFaults) {
+			faults.add(newFaults);
+		},
+		pendingFaults: () => faults.pending,
+		close() {
+			closing ??= new Promise((resolve) => {
+				for (const timer of timers) clearTimeout(timer);
+				timers.clear();
+				for (const socket of sockets) socket.destroy();
+				server.close(() => resolve());
+			});
+			return closing;
+		},
+	};
+}
+
+module.exports = { startSandbox };

@@ -1,0 +1,126 @@
+// @ts-check
+'use strict';
+
+/**
+ * Wires the built package, n8n's engine (test/harness) and the sandbox (test/sandbox) together,
+ * plus the invariants every node test checks.
+ */
+
+const path = require('node:path');
+const { runWorkflow, loadPackage, testCredential } = require('./harness/n8n');
+const { startSandbox } = require('./sandbox/server');
+
+const PACKAGE_DIR = path.resolve(__dirname, '..');
+const NODE_TYPE = 'n8n-nodes-basicsengage.basicsEngage';
+const CREDENTIAL_TYPE = 'basicsEngageApi';
+const API_KEY = 'be_sandbox_demo_key';
+
+/**
+ * Runs the BasicsEngage node once in n8n's engine against the sandbox.
+ * @param {{ baseUrl: string }} sandbox
+ * @param {{ parameters: Record<string, unknown>, items?: Array<Record<string, unknown>>,
+ *   onError?: 'stopWorkflow' | 'continueRegularOutput' | 'continueErrorOutput',
+ *   apiKey?: string, baseUrl?: string }} run
+ */
+async function runNode(sandbox, { parameters, items = [{}], onError, apiKey = API_KEY, baseUrl }) {
+	return runWorkflow({
+		packageDir: PACKAGE_DIR,
+		nodeType: NODE_TYPE,
+		parameters,
+		items,
+		onError,
+		credentials: { [CREDENTIAL_TYPE]: { apiKey, baseUrl: baseUrl ?? sandbox.baseUrl } },
+	});
+}
+
+/** Send Email parameters with plain-text content; override what a test is about. */
+function sendParameters(overrides = {}) {
+	return {
+		resource: 'email',
+		operation: 'send',
+		to: '={{ $json.email }}',
+		from: 'hello@example.com',
+		subject: 'Welcome',
+		content: 'text',
+		text: 'Hello!',
+		...overrides,
+	};
+}
+
+/** Add Profiles parameters for a new list; override what a test is about. */
+function addProfilesParameters(overrides = {}) {
+	return {
+		resource: 'list',
+		operation: 'addProfiles',
+		listMode: 'new',
+		listName: 'Newsletter',
+		...overrides,
+	};
+}
+
+/** `count` contacts with distinct addresses. */
+function contacts(count, start = 0) {
+	return Array.from({ length: count }, (_, offset) => {
+		const index = start + offset;
+		return {
+			email: `contact${index}@customer.test`,
+			firstName: `First${index}`,
+			lastName: `Last${index}`,
+		};
+	});
+}
+
+/** @param {any} item @returns {number[]} */
+function pairedIndexes(item) {
+	const paired = Array.isArray(item.pairedItem) ? item.pairedItem : [item.pairedItem];
+	return paired.map((/** @type {{ item: number }} */ entry) => entry.item);
+}
+
+/**
+ * No input item lost or duplicated: every input index is paired by exactly one output item,
+ * success or error, across both outputs.
+ * @param {{ success: any[], errors: any[] }} result
+ * @param {number} inputCount
+ */
+function expectEachInputExactlyOnce(result, inputCount) {
+	const seen = [...result.success, ...result.errors].flatMap(pairedIndexes).sort((a, b) => a - b);
+	expect(seen).toEqual(Array.from({ length: inputCount }, (_, index) => index));
+}
+
+/**
+ * The API key appears nowhere a user or a log reader could see it.
+ * @param {any} result a runWorkflow result
+ * @param {string} apiKey
+ */
+function expectNoSecret(result, apiKey) {
+	const error = result.error ?? result.nodeError;
+	const visible = JSON.stringify({
+		success: result.success,
+		errors: result.errors,
+		error: error && {
+			message: error.message,
+			description: error.description,
+			context: error.context,
+			messages: error.messages,
+		},
+		logs: result.logs,
+	});
+	expect(visible).not.toContain(apiKey);
+}
+
+module.exports = {
+	API_KEY,
+	CREDENTIAL_TYPE,
+	NODE_TYPE,
+	PACKAGE_DIR,
+	addProfilesParameters,
+	contacts,
+	expectEachInputExactlyOnce,
+	expectNoSecret,
+	loadPackage,
+	pairedIndexes,
+	runNode,
+	sendParameters,
+	startSandbox,
+	testCredential,
+};
