@@ -49,6 +49,13 @@ describe('the package as n8n loads it', () => {
 		}
 	});
 
+	test('icons: light and dark SVG, square 60x60 as n8n draws them', () => {
+		for (const icon of ['basicsEngage.svg', 'basicsEngage.dark.svg']) {
+			const svg = fs.readFileSync(path.join(PACKAGE_DIR, 'nodes/BasicsEngage', icon), 'utf8');
+			expect(svg).toMatch(/^<svg [^>]*width="60" height="60" viewBox="0 0 60 60"/);
+		}
+	});
+
 	test('codex: categories and aliases', async () => {
 		const { description } = (await loadPackage(PACKAGE_DIR)).nodes[NODE_TYPE];
 		expect(description.codex).toMatchObject({

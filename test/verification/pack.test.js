@@ -1,0 +1,83 @@
+// @ts-check
+'use strict';
+
+const { execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const packageDir = path.resolve(__dirname, '../..');
+const packageJson = JSON.parse(fs.readFileSync(path.join(packageDir, 'package.json'), 'utf8'));
+
+/** What `npm publish` would ship, as npm itself lists it. */
+function packedFiles() {
+	const [report] = JSON.parse(
+		execFileSync('npm', ['pack', '--dry-run', '--json'], {
+			cwd: packageDir,
+			encoding: 'utf8',
+			stdio: ['ignore', 'pipe', 'ignore'],
+		}),
+	);
+	return report.files.map((/** @type {{ path: string }} */ file) => file.path).sort();
+}
+
+describe('npm pack contents', () => {
+	const files = packedFiles();
+
+	test('only dist/ (js, codex json, icons), README, LICENSE and package.json', () => {
+		const unexpected = files.filter(
+			(/** @type {string} */ file) =>
+				!['package.json', 'README.md', 'LICENSE'].includes(file) &&
+				!/^dist\/.+\.(js|d\.ts|node\.json|svg)$/.test(file),
+		);
+		expect(unexpected).toEqual([]);
+	});
+
+	test('every file n8n loads is shipped: node, credential, codex, both icons', () => {
+		const required = [
+			...packageJson.n8n.nodes,
+			...packageJson.n8n.credentials,
+			'dist/nodes/BasicsEngage/BasicsEngage.node.json',
+			'dist/nodes/BasicsEngage/basicsEngage.svg',
+			'dist/nodes/BasicsEngage/basicsEngage.dark.svg',
+			'README.md',
+			'LICENSE',
+			'package.json',
+		];
+		expect(files).toEqual(expect.arrayContaining(required));
+	});
+
+	test('every module the node requires is shipped', () => {
+		const shippedJs = new Set(files.filter((/** @type {string} */ file) => file.endsWith('.js')));
+		for (const file of shippedJs) {
+			const source = fs.readFileSync(path.join(packageDir, file), 'utf8');
+			for (const [, request] of source.matchAll(/require\("(\.[^"]+)"\)/g)) {
+				const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), request));
+				const candidates = [target, `${target}.js`, `${target}/index.js`];
+				expect(candidates.some((candidate) => shippedJs.has(candidate))).toBe(true);
+			}
+		}
+	});
+});
+
+describe('package.json for the n8n verification', () => {
+	test('names, links, license and keyword', () => {
+		expect(packageJson).toMatchObject({
+			name: 'n8n-nodes-basicsengage',
+			license: 'MIT',
+			author: { name: expect.any(String), email: expect.stringMatching(/@/) },
+			homepage: expect.stringMatching(/^https:\/\//),
+			repository: { type: 'git', url: expect.stringMatching(/^git\+https:\/\//) },
+			description: expect.any(String),
+		});
+		expect(packageJson.keywords).toContain('n8n-community-node-package');
+	});
+
+	test('no runtime dependencies, no install scripts, no overrides, engines stated', () => {
+		expect(packageJson.dependencies).toBeUndefined();
+		expect(packageJson.overrides).toBeUndefined();
+		for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) {
+			expect(packageJson.scripts).not.toHaveProperty(hook);
+		}
+		expect(packageJson.engines).toEqual({ node: expect.stringMatching(/^>=\d+/) });
+	});
+});
