@@ -101,7 +101,7 @@ describe('credential in node runs', () => {
 			items: [{ email: 'jane@customer.test' }],
 			apiKey,
 		});
-		expect(result.error.message).toMatch(/API key .* line break/);
+		expect(result.error.message).toMatch(/API key .* line breaks/);
 		expect(JSON.stringify(result.error)).not.toContain('X-Injected');
 		expect(sandbox.requests).toHaveLength(0);
 	});

@@ -6,6 +6,7 @@
  * plus the invariants every node test checks.
  */
 
+const net = require('node:net');
 const path = require('node:path');
 const { runWorkflow, loadPackage, testCredential } = require('./harness/n8n');
 const { startSandbox } = require('./sandbox/server');
@@ -108,6 +109,15 @@ function expectNoSecret(result, apiKey) {
 	expect(visible).not.toContain(apiKey);
 }
 
+/** A port nothing listens on: it was free a moment ago. */
+async function freePort() {
+	const server = net.createServer();
+	await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+	const { port } = /** @type {net.AddressInfo} */ (server.address());
+	await new Promise((resolve) => server.close(resolve));
+	return port;
+}
+
 module.exports = {
 	API_KEY,
 	CREDENTIAL_TYPE,
@@ -117,6 +127,7 @@ module.exports = {
 	contacts,
 	expectEachInputExactlyOnce,
 	expectNoSecret,
+	freePort,
 	loadPackage,
 	pairedIndexes,
 	runNode,

@@ -159,8 +159,10 @@ describe('Add Profiles to List', () => {
 		]);
 	});
 
-	test('one list per run: if the creating request fails, the next request creates the list', async () => {
-		sandbox.injectFaults([{ path: '/list/addProfiles', status: 500 }]);
+	test('one list per run: if the creating request is refused (400), the next request creates the list', async () => {
+		sandbox.injectFaults([
+			{ path: '/list/addProfiles', status: 400, body: { status: 'error', error: 'Bad' } },
+		]);
 		const result = await runNode(sandbox, {
 			parameters: addProfilesParameters({ options: { batchSize: 2 } }),
 			items: contacts(4),

@@ -1,13 +1,13 @@
 // @ts-check
 'use strict';
 
-const net = require('node:net');
 const {
 	API_KEY,
 	addProfilesParameters,
 	contacts,
 	expectEachInputExactlyOnce,
 	expectNoSecret,
+	freePort,
 	pairedIndexes,
 	runNode,
 	sendParameters,
@@ -22,13 +22,9 @@ beforeAll(async () => {
 afterEach(() => sandbox.reset());
 afterAll(() => sandbox.close());
 
-/** A base URL where nothing listens: the port was free a moment ago. */
+/** A base URL where nothing listens. */
 async function closedBaseUrl() {
-	const server = net.createServer();
-	await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
-	const { port } = /** @type {net.AddressInfo} */ (server.address());
-	await new Promise((resolve) => server.close(resolve));
-	return `http://127.0.0.1:${port}/api/v0/dev`;
+	return `http://127.0.0.1:${await freePort()}/api/v0/dev`;
 }
 
 const errorDetails = (/** @type {any[]} */ items) => items.map((item) => item.json.details);

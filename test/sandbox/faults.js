@@ -3,8 +3,9 @@
 
 /**
  * Scripted faults: a queue consumed one fault per matching request, before the
- * request reaches the routes. `faultRate` adds random 500s when the queue has
- * nothing for a request (a later issue may widen what random faults can be).
+ * request reaches the routes. With `faultRate`, a request the queue has nothing for
+ * gets one of `randomFaults` (default a 500) at that rate; `faultSeed` makes the
+ * draw repeatable.
  */
 
 const { STATUS_CODES } = require('node:http');
@@ -16,7 +17,9 @@ const { MESSAGES, faultListSchema } = require('./schemas');
  * @property {number} [status] answer this status (with `body`, `headers`) without touching state
  * @property {string | object} [body] response body; objects are JSON-encoded. Default: the spec's error body for the status
  * @property {Record<string, string>} [headers] extra response headers
- * @property {'reset' | 'hang' | 'delay'} [action] reset = destroy the socket with no response; hang = never answer; delay = wait `delayMs`, then continue
+ * @property {'reset' | 'drop' | 'hang' | 'delay'} [action] reset = destroy the socket with no response, before
+ *   handling; drop = handle the request (it takes effect) but destroy the socket instead of answering;
+ *   hang = never answer; delay = wait `delayMs`, then continue
  * @property {number} [delayMs] wait this long before acting (or before normal handling)
  */
 
@@ -34,12 +37,27 @@ function defaultFaultBody(status) {
 }
 
 /**
- * @param {{ faultRate: () => number, random?: () => number }} settings
+ * A small seeded generator (mulberry32), so a fault mix can be replayed exactly.
+ * @param {number} seed
+ */
+function seededRandom(seed) {
+	let state = seed >>> 0;
+	return () => {
+		state = (state + 0x6d2b79f5) >>> 0;
+		let t = state;
+		t = Math.imul(t ^ (t >>> 15), t | 1);
+		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+	};
+}
+
+/**
+ * @param {{ faultRate: () => number, randomFaults: () => Fault[], seed?: number }} settings
  */
 function createFaultQueue(settings) {
 	/** @type {Fault[]} */
 	const queue = [];
-	const random = settings.random ?? Math.random;
+	const random = settings.seed === undefined ? Math.random : seededRandom(settings.seed);
 
 	return {
 		/** @param {Fault | Fault[]} faults */
@@ -55,7 +73,10 @@ function createFaultQueue(settings) {
 			const index = queue.findIndex((fault) => fault.path === undefined || fault.path === path);
 			if (index >= 0) return queue.splice(index, 1)[0];
 			const rate = settings.faultRate();
-			if (rate > 0 && random() < rate) return { status: 500 };
+			if (rate > 0 && random() < rate) {
+				const mix = settings.randomFaults();
+				return mix[Math.floor(random() * mix.length)];
+			}
 			return undefined;
 		},
 		/** Faults still waiting for a request. */

@@ -827,6 +827,12 @@ describe('fault injection', () => {
 		expect((await sendEmail(validEmail())).status).toBe(200);
 	});
 
+	test('fault: drop handles the request (the email is queued) but answers nothing', async () => {
+		sandbox.injectFaults({ action: 'drop' });
+		await expect(sendEmail(validEmail())).rejects.toThrow('fetch failed');
+		expect(sandbox.state.emails).toHaveLength(1);
+	});
+
 	test('fault: delay waits delayMs, then handles the request normally', async () => {
 		sandbox.injectFaults({ action: 'delay', delayMs: 150 });
 		const startedAt = Date.now();
@@ -871,6 +877,26 @@ describe('fault injection', () => {
 		expect(status).toBe(500);
 		expect(body).toEqual(errorBody('message', 'Internal server error. Please retry later.'));
 		expect(sandbox.state.emails).toHaveLength(0);
+	});
+
+	test('fault: randomFaults with a seed draws the same mix every time', async () => {
+		/** @param {number} seed */
+		const statuses = async (seed) => {
+			const own = await startSandbox({
+				faultRate: 0.5,
+				faultSeed: seed,
+				randomFaults: [{ status: 500 }, { status: 503 }],
+			});
+			const seen = [];
+			for (let index = 0; index < 20; index++) {
+				seen.push((await post('/email/send', validEmail(), SEND_AUTH, own)).status);
+			}
+			await own.close();
+			return seen;
+		};
+		const first = await statuses(7);
+		expect(await statuses(7)).toEqual(first);
+		expect(new Set(first)).toEqual(new Set([200, 500, 503]));
 	});
 
 	test('fault: injectFaults rejects malformed faults', () => {

@@ -194,6 +194,8 @@ const sandboxOptionsSchema = z
 		listAuthHeader: z.enum(LIST_AUTH_HEADERS).default('Authroization'),
 		latencyMs: z.number().int().min(0).default(0),
 		faultRate: z.number().min(0).max(1).default(0),
+		randomFaults: z.lazy(() => faultListSchema.min(1)).default(() => [{ status: 500 }]),
+		faultSeed: z.number().int().optional(),
 		lists: z.array(seedListSchema).default(() => []),
 		now: /** @type {z.ZodType<() => Date>} */ (functionSchema).default(() => () => new Date()),
 		onResponse: /** @type {z.ZodType<(entry: any) => void>} */ (functionSchema).optional(),
@@ -206,7 +208,7 @@ const faultSchema = z
 		status: z.number().int().min(100).max(599).optional(),
 		body: z.union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())]).optional(),
 		headers: z.record(z.string(), z.string()).optional(),
-		action: z.enum(['reset', 'hang', 'delay']).optional(),
+		action: z.enum(['reset', 'drop', 'hang', 'delay']).optional(),
 		delayMs: z.number().int().min(0).optional(),
 	})
 	.strict();

@@ -30,7 +30,10 @@ const { createFaultQueue, defaultFaultBody } = require('./faults');
  *   operation reads the key from. Default 'Authroization', the spelling the spec publishes.
  * @property {number} [latencyMs] Delay before answering every request. Default 0.
  * @property {number} [faultRate] Probability (0..1) that a request with no scripted fault
- *   answers 500. Default 0.
+ *   gets one of `randomFaults`. Default 0.
+ * @property {import('./faults').Fault[]} [randomFaults] The faults `faultRate` draws from,
+ *   uniformly. Default [{ status: 500 }].
+ * @property {number} [faultSeed] Seed for the draws, so a mix can be replayed. Default random.
  * @property {{ listId: string, name?: string, description?: string,
  *   profiles?: { email: string, firstName?: string, lastName?: string }[] }[]} [lists]
  *   Lists that exist at start (and again after reset()). Default [].
@@ -63,7 +66,7 @@ const { createFaultQueue, defaultFaultBody } = require('./faults');
  * @property {Map<string, StoredList>} lists listId -> list.
  * @property {Map<string, { day: string, count: number }>} quota API key -> count for a UTC day.
  *
- * @typedef {{ method: string, path: string, status: number | 'reset' | 'hang', durationMs: number }} ResponseLogEntry
+ * @typedef {{ method: string, path: string, status: number | 'reset' | 'drop' | 'hang', durationMs: number }} ResponseLogEntry
  *
  * @typedef {object} SandboxHandle
  * @property {number} port
@@ -191,7 +194,11 @@ async function startSandbox(input = {}) {
 	const requests = [];
 	const state = createState();
 	seedLists(state, options.lists);
-	const faults = createFaultQueue({ faultRate: () => options.faultRate });
+	const faults = createFaultQueue({
+		faultRate: () => options.faultRate,
+		randomFaults: () => options.randomFaults,
+		seed: options.faultSeed,
+	});
 
 	/** Sockets and timers are tracked so close() can end hanging requests at once. */
 	const sockets = new Set();
@@ -263,6 +270,11 @@ async function startSandbox(input = {}) {
 				return 'reset';
 			}
 			if (fault.action === 'hang') return 'hang';
+			if (fault.action === 'drop') {
+				routeReply(request, routePath);
+				req.socket.resetAndDestroy();
+				return 'drop';
+			}
 			if (fault.status !== undefined) {
 				writeResponse(
 					res,

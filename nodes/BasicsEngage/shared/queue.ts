@@ -1,8 +1,9 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
+import type { RetryPolicy } from './retry';
+import { requestWithRetries } from './retry';
 import type { ApiFailure, ApiRequest, ApiResult, RequestSettings } from './transport';
-import { apiRequest } from './transport';
 
 /**
  * n8n's "Request Options > Batching", as its routing node applies it: before every
@@ -24,7 +25,15 @@ export async function sendConcurrently(
 	context: IExecuteFunctions,
 	settings: RequestSettings,
 	requests: ApiRequest[],
-	{ concurrency, stopAfter }: { concurrency: number; stopAfter: (failure: ApiFailure) => boolean },
+	{
+		concurrency,
+		retryPolicy,
+		stopAfter,
+	}: {
+		concurrency: number;
+		retryPolicy: RetryPolicy;
+		stopAfter: (failure: ApiFailure) => boolean;
+	},
 ): Promise<Array<ApiResult | undefined>> {
 	const results: Array<ApiResult | undefined> = new Array(requests.length).fill(undefined);
 	const inFlight = new Set<Promise<void>>();
@@ -34,7 +43,12 @@ export async function sendConcurrently(
 		await paceRequest(settings, index);
 		while (inFlight.size >= concurrency) await Promise.race(inFlight);
 		if (stopped) break;
-		const sending: Promise<void> = apiRequest(context, settings, requests[index]).then((result) => {
+		const sending: Promise<void> = requestWithRetries(
+			context,
+			settings,
+			requests[index],
+			retryPolicy,
+		).then((result) => {
 			results[index] = result;
 			if (!result.ok && stopAfter(result.failure)) stopped = true;
 			inFlight.delete(sending);

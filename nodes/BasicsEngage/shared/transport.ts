@@ -19,6 +19,14 @@ export interface ApiFailure {
 	description: string;
 	/** HTTP status as a string (n8n's convention for `httpCode`), null when no answer came. */
 	httpCode: string | null;
+	/**
+	 * Whether sending again can help: `notSent` when the request provably never reached
+	 * BasicsEngage (connection refused, DNS failure), `maybeSent` when it may have taken effect
+	 * (5xx, dropped connection, timeout). Absent: retrying cannot help.
+	 */
+	retry?: 'notSent' | 'maybeSent';
+	/** What the server's Retry-After header asked for, in ms. */
+	retryAfterMs?: number;
 }
 
 export type ApiResult = { ok: true; body: IDataObject } | { ok: false; failure: ApiFailure };
@@ -70,6 +78,18 @@ interface RequestOptionsParameter {
 // n8n's routing node waits this long when the user sets no timeout; keep the same default.
 const DEFAULT_TIMEOUT_MS = 300_000;
 
+/** Visible ASCII only: what an API key can be while staying one HTTP header value. */
+const HEADER_SAFE = /^[!-~]+$/;
+
+function isHttpUrl(address: string): boolean {
+	if (!/^https?:\/\/[!-~]+$/i.test(address)) return false;
+	try {
+		return new URL(address).hostname !== '';
+	} catch {
+		return false;
+	}
+}
+
 export function normalizeBaseUrl(baseUrl: unknown): string {
 	return String(baseUrl ?? '')
 		.trim()
@@ -83,19 +103,19 @@ export function normalizeBaseUrl(baseUrl: unknown): string {
 export async function getRequestSettings(context: IExecuteFunctions): Promise<RequestSettings> {
 	const credentials = await context.getCredentials(CREDENTIAL_TYPE);
 	const baseUrl = normalizeBaseUrl(credentials.baseUrl);
-	if (!/^https?:\/\/[^\s/]+/i.test(baseUrl)) {
+	if (!isHttpUrl(baseUrl)) {
 		throw new NodeOperationError(context.getNode(), 'The Base URL in the credential is not valid', {
 			description:
-				'It must start with http:// or https://, for example https://api.basicsengage.com/api/v0/dev',
+				'It must be an http:// or https:// address without spaces, for example https://api.basicsengage.com/api/v0/dev',
 		});
 	}
 	const apiKey = String(credentials.apiKey ?? '').trim();
-	if (/[\r\n\0]/.test(apiKey)) {
-		// Refuse rather than let a line break split the header.
+	if (!HEADER_SAFE.test(apiKey)) {
+		// Refuse rather than let a line break split the header or Node reject it mid-run.
 		throw new NodeOperationError(
 			context.getNode(),
-			'The API key in the credential contains a line break or control character',
-			{ description: 'Paste the key again without surrounding text.' },
+			'The API key in the credential is empty or contains spaces, line breaks or non-ASCII characters',
+			{ description: 'Paste the key again, exactly as the BasicsEngage dashboard shows it.' },
 		);
 	}
 
@@ -177,7 +197,7 @@ export async function apiRequest(
 		...(settings.proxy ? { proxy: settings.proxy } : {}),
 	};
 
-	let response: { statusCode: number; body: unknown };
+	let response: { statusCode: number; body: unknown; headers?: IDataObject };
 	try {
 		response = await context.helpers.httpRequestWithAuthentication.call(
 			context,
@@ -187,7 +207,21 @@ export async function apiRequest(
 	} catch (error) {
 		return { ok: false, failure: networkFailure(error) };
 	}
-	return toApiResult(response.statusCode, response.body);
+	const result = toApiResult(response.statusCode, response.body);
+	if (!result.ok) {
+		const retryAfterMs = parseRetryAfter(response.headers?.['retry-after']);
+		if (retryAfterMs !== undefined) result.failure.retryAfterMs = retryAfterMs;
+	}
+	return result;
+}
+
+/** Retry-After is either seconds or an HTTP date. */
+function parseRetryAfter(header: unknown): number | undefined {
+	if (typeof header !== 'string' || header.trim() === '') return undefined;
+	const seconds = Number(header);
+	if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+	const date = Date.parse(header);
+	return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
 function toApiResult(statusCode: number, body: unknown): ApiResult {
@@ -214,6 +248,7 @@ function toApiResult(statusCode: number, body: unknown): ApiResult {
 		failure: {
 			kind,
 			httpCode,
+			...(kind === 'server_error' ? { retry: 'maybeSent' as const } : {}),
 			message: apiText
 				? `${KIND_MESSAGES[kind]}: ${apiText}`
 				: `${KIND_MESSAGES[kind]} (HTTP ${statusCode})`,
@@ -249,6 +284,9 @@ function excerpt(body: unknown): string {
 	return flat.length > MAX_EXCERPT_LENGTH ? `${flat.slice(0, MAX_EXCERPT_LENGTH)}…` : flat;
 }
 
+// Errors raised before a connection exists: the request cannot have reached the server.
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+
 function networkFailure(error: unknown): ApiFailure {
 	const code = findErrorCode(error);
 	const timedOut = code === 'ECONNABORTED' || code === 'ETIMEDOUT' || /timeout/i.test(String(code));
@@ -257,12 +295,15 @@ function networkFailure(error: unknown): ApiFailure {
 		: code
 			? `the connection failed (${code})`
 			: 'the connection failed';
+	const notSent = code !== undefined && NOT_SENT_CODES.has(code);
 	return {
 		kind: 'network_error',
 		httpCode: null,
+		retry: notSent ? 'notSent' : 'maybeSent',
 		message: `${KIND_MESSAGES.network_error}: ${reason}`,
-		description:
-			'No answer came from BasicsEngage. Check the Base URL, the network and the Timeout in Request Options.',
+		description: notSent
+			? 'The request never reached BasicsEngage. Check the Base URL and the network.'
+			: 'No answer came from BasicsEngage, but the request may have reached it: check before sending it again. Check also the Timeout in Request Options.',
 	};
 }
 

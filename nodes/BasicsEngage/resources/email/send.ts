@@ -7,8 +7,14 @@ import type {
 
 import { failItem } from '../../shared/output';
 import { sendConcurrently } from '../../shared/queue';
-import type { ApiFailure, ApiRequest } from '../../shared/transport';
-import { getRequestSettings, invalidInput, RUN_STOPPING_KINDS } from '../../shared/transport';
+import { readRetryPolicy, retryOptions } from '../../shared/retry';
+import type { ApiFailure, ApiRequest, ApiResult } from '../../shared/transport';
+import {
+	getRequestSettings,
+	invalidInput,
+	RUN_STOPPING_KINDS,
+	toNodeError,
+} from '../../shared/transport';
 import type { Checked } from '../../shared/validation';
 import { readEmailAddress, readItem, readText } from '../../shared/validation';
 
@@ -171,6 +177,16 @@ export const sendEmailProperties: INodeProperties[] = [
 				default: 5,
 				description: 'How many emails to send at the same time',
 			},
+			...retryOptions,
+			{
+				displayName: 'Retry Send On Server Error',
+				name: 'retrySendOnServerError',
+				type: 'boolean',
+				default: false,
+				description:
+					'Whether to also retry after a server error (5xx), a dropped connection or a timeout. Without it, an email is retried only when it provably never reached BasicsEngage.',
+				hint: 'The first attempt may already have queued the email, so a recipient can get it twice',
+			},
 		],
 	},
 ];
@@ -184,8 +200,11 @@ const DEFAULT_CONCURRENCY = 5;
 export async function sendEmail(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
 	const settings = await getRequestSettings(this);
-	const { concurrency = DEFAULT_CONCURRENCY } = this.getNodeParameter('options', 0, {}) as {
+	const options = this.getNodeParameter('options', 0, {}) as {
 		concurrency?: number;
+		retries?: number;
+		retryWait?: number;
+		retrySendOnServerError?: boolean;
 	};
 
 	// Check every item first, so a bad item costs no quota and stops nothing already sent.
@@ -204,9 +223,13 @@ export async function sendEmail(this: IExecuteFunctions): Promise<INodeExecution
 
 	const continueOnFail = this.continueOnFail();
 	const results = await sendConcurrently(this, settings, requests, {
-		concurrency: Math.max(1, Math.floor(concurrency)),
+		concurrency: Math.max(1, Math.floor(options.concurrency ?? DEFAULT_CONCURRENCY)),
+		// A retried email may be queued twice, so only the user can allow that.
+		retryPolicy: readRetryPolicy(options, options.retrySendOnServerError === true),
 		stopAfter: (failure) => !continueOnFail || RUN_STOPPING_KINDS.has(failure.kind),
 	});
+
+	if (!continueOnFail) throwFirstFailure(this, results, requestItemIndexes);
 
 	let runStopper: ApiFailure | undefined;
 	results.forEach((result, requestIndex) => {
@@ -221,6 +244,30 @@ export async function sendEmail(this: IExecuteFunctions): Promise<INodeExecution
 		}
 	});
 	return [output];
+}
+
+/**
+ * Under "On Error: Stop Workflow" the run ends at the first failed email. Emails sent before
+ * it (or in flight beside it) did go out, and the error says which, so a re-run can skip them.
+ */
+function throwFirstFailure(
+	context: IExecuteFunctions,
+	results: Array<ApiResult | undefined>,
+	requestItemIndexes: number[],
+): void {
+	const failedAt = results.findIndex((result) => result !== undefined && !result.ok);
+	if (failedAt === -1) return;
+	const { failure } = results[failedAt] as { failure: ApiFailure };
+	const sentItems = requestItemIndexes.filter((_, requestIndex) => results[requestIndex]?.ok);
+	const sentNote =
+		sentItems.length > 0
+			? ` Already sent in this run (item indexes): ${sentItems.join(', ')}.`
+			: ' No email was sent in this run.';
+	throw toNodeError(
+		context,
+		{ ...failure, description: `${failure.description}${sentNote}` },
+		requestItemIndexes[failedAt],
+	);
 }
 
 function notSent(cause: ApiFailure | undefined): ApiFailure {

@@ -7,13 +7,9 @@ import type {
 
 import { errorItem, failItem } from '../../shared/output';
 import { paceRequest } from '../../shared/queue';
+import { readRetryPolicy, requestWithRetries, retryOptions } from '../../shared/retry';
 import type { ApiFailure } from '../../shared/transport';
-import {
-	apiRequest,
-	getRequestSettings,
-	invalidInput,
-	RUN_STOPPING_KINDS,
-} from '../../shared/transport';
+import { getRequestSettings, invalidInput, RUN_STOPPING_KINDS } from '../../shared/transport';
 import type { Checked } from '../../shared/validation';
 import { readEmailAddress, readItem, readText } from '../../shared/validation';
 
@@ -121,6 +117,7 @@ export const addProfilesProperties: INodeProperties[] = [
 				default: 100,
 				description: 'How many profiles to send in one request',
 			},
+			...retryOptions,
 		],
 	},
 ];
@@ -149,8 +146,10 @@ export async function addProfiles(this: IExecuteFunctions): Promise<INodeExecuti
 	const items = this.getInputData();
 	const settings = await getRequestSettings(this);
 	const listMode = this.getNodeParameter('listMode', 0) as 'existing' | 'new';
-	const { batchSize = DEFAULT_BATCH_SIZE } = this.getNodeParameter('options', 0, {}) as {
+	const options = this.getNodeParameter('options', 0, {}) as {
 		batchSize?: number;
+		retries?: number;
+		retryWait?: number;
 	};
 	const output: INodeExecutionData[] = [];
 
@@ -165,8 +164,8 @@ export async function addProfiles(this: IExecuteFunctions): Promise<INodeExecuti
 	}
 
 	let createdListId: string | undefined;
-	let runStopper: ApiFailure | undefined;
-	const batches = toBatches(profiles, clampBatchSize(batchSize));
+	let runStopper: (ApiFailure & { listMayExist?: boolean }) | undefined;
+	const batches = toBatches(profiles, clampBatchSize(options.batchSize ?? DEFAULT_BATCH_SIZE));
 	for (const [requestIndex, batch] of batches.entries()) {
 		const itemIndexes = batch.profiles.map((profile) => profile.itemIndex);
 		if (runStopper) {
@@ -179,9 +178,22 @@ export async function addProfiles(this: IExecuteFunctions): Promise<INodeExecuti
 			profiles: batch.profiles.map((profile) => profile.body),
 		};
 		await paceRequest(settings, requestIndex);
-		const result = await apiRequest(this, settings, { path: '/list/addProfiles', body });
+		// Adding to a list can be sent again; the request that creates the list is retried only
+		// when it provably never arrived, so a run never creates two lists.
+		const retryPolicy = readRetryPolicy(options, listId !== undefined);
+		const result = await requestWithRetries(
+			this,
+			settings,
+			{ path: '/list/addProfiles', body },
+			retryPolicy,
+		);
 		if (!result.ok) {
-			if (RUN_STOPPING_KINDS.has(result.failure.kind)) runStopper = result.failure;
+			// A lost answer to the creating request may hide a list that now exists; creating
+			// another would break "one list per run", so the rest of the run is not sent.
+			const listMayExist = listId === undefined && result.failure.retry === 'maybeSent';
+			if (RUN_STOPPING_KINDS.has(result.failure.kind) || listMayExist) {
+				runStopper = { ...result.failure, listMayExist };
+			}
 			output.push(...failItems(this, result.failure, itemIndexes));
 			continue;
 		}
@@ -210,12 +222,17 @@ function failItems(
 	return itemIndexes.map((item) => errorItem(failure, { item }));
 }
 
-function notSent(cause: ApiFailure): ApiFailure {
+function notSent(cause: ApiFailure & { listMayExist?: boolean }): ApiFailure {
+	const reason = cause.listMayExist
+		? 'the request creating the list got no clear answer, so the list may exist already'
+		: 'an earlier request of this run was refused';
 	return {
 		kind: cause.kind,
 		httpCode: null,
-		message: 'Not sent: an earlier request of this run was refused',
-		description: `These profiles were not sent, so they can be sent again later. First failure: ${cause.message}`,
+		message: `Not sent: ${reason}`,
+		description: `These profiles were not sent, so they can be sent again later${
+			cause.listMayExist ? ' (check the lists in BasicsEngage and add them by List ID)' : ''
+		}. First failure: ${cause.message}`,
 	};
 }
 

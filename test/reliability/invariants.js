@@ -1,0 +1,220 @@
+// @ts-check
+'use strict';
+
+/**
+ * Nothing lost, nothing sent twice: 10,000-item runs under mixes of faults, in both
+ * "On Error: Continue" modes. Every input item reaches exactly one output item (success or
+ * error), no item is requested more often than the retry policy allows, and the counts add up.
+ */
+
+const {
+	addProfilesParameters,
+	contacts,
+	expectEachInputExactlyOnce,
+	pairedIndexes,
+	runNode,
+	sendParameters,
+	startSandbox,
+} = require('../support');
+
+// `npm run soak` raises the count; `npm test` keeps 10,000.
+const ITEM_COUNT = Number(process.env.BASICSENGAGE_SOAK_ITEMS) || 10_000;
+// A 10,000-email run takes about 15 s on this machine's 2 cores; leave room for a loaded CI.
+jest.setTimeout(180_000);
+const RETRIES = 2;
+const KINDS = ['server_error', 'network_error', 'unexpected_response'];
+
+const FAULT_MIXES = {
+	'server errors and non-JSON answers': [
+		{ status: 500 },
+		{ status: 502 },
+		{
+			status: 503,
+			body: '<html><body>Service Unavailable</body></html>',
+			headers: { 'content-type': 'text/html' },
+		},
+		{ status: 200, body: 'OK but not JSON' },
+	],
+	'resets, dropped answers, hangs past the timeout and slow answers': [
+		{ action: 'reset' },
+		{ action: 'drop' },
+		{ action: 'hang' },
+		{ action: 'delay', delayMs: 40 },
+	],
+};
+
+// Required from a test file, so these hooks belong to that file.
+/** @type {Awaited<ReturnType<typeof startSandbox>>} */
+let sandbox;
+beforeAll(async () => {
+	sandbox = await startSandbox({
+		dailyLimit: 1_000_000,
+		lists: [{ listId: 'lst_sync', name: 'Sync' }],
+	});
+});
+afterEach(() => sandbox.reset());
+afterAll(() => sandbox.close());
+
+const RELIABLE_OPTIONS = { timeout: 150 };
+
+/** @param {string} name @param {number} rate @param {number} seed */
+function useFaultMix(name, rate, seed) {
+	sandbox.setOptions({
+		faultRate: rate,
+		faultSeed: seed,
+		randomFaults: FAULT_MIXES[/** @type {keyof typeof FAULT_MIXES} */ (name)],
+	});
+}
+
+/** @param {Array<{ body?: any }>} requests @param {(body: any) => string[]} keysOf */
+function countPerKey(requests, keysOf) {
+	/** @type {Map<string, number>} */
+	const counts = new Map();
+	for (const request of requests) {
+		for (const key of keysOf(request.body)) counts.set(key, (counts.get(key) ?? 0) + 1);
+	}
+	return counts;
+}
+
+/** Success and error items, whichever output n8n put them on. */
+function splitOutcomes(/** @type {{ success: any[], errors: any[] }} */ result) {
+	const all = [...result.success, ...result.errors];
+	return {
+		sent: all.filter((item) => !('error' in item.json)),
+		failed: all.filter((item) => 'error' in item.json),
+	};
+}
+
+const MODES = /** @type {const} */ (['continueErrorOutput', 'continueRegularOutput']);
+
+/**
+ * Registers the invariant tests for one fault mix (one test file per mix, so jest can run the
+ * mixes in parallel).
+ * @param {keyof typeof FAULT_MIXES} mixName
+ */
+function describeInvariants(mixName) {
+	describe(`under ${mixName}`, () => {
+		test.each(MODES)(
+			`Send Email, ${ITEM_COUNT} items, %s: each item once, each email requested once`,
+			async (onError) => {
+				useFaultMix(mixName, 0.03, 11);
+				const items = contacts(ITEM_COUNT);
+				const result = await runNode(sandbox, {
+					parameters: sendParameters({
+						options: { concurrency: 5, retries: RETRIES, retryWait: 1 },
+						requestOptions: RELIABLE_OPTIONS,
+					}),
+					items,
+					onError,
+				});
+
+				expect(result.error).toBeUndefined();
+				expectEachInputExactlyOnce(result, ITEM_COUNT);
+				const { sent, failed } = splitOutcomes(result);
+				expect(sent.length + failed.length).toBe(ITEM_COUNT);
+				expect(failed.length).toBeGreaterThan(0);
+				for (const item of failed) expect(KINDS).toContain(item.json.details.kind);
+
+				// Without "Retry Send On Server Error" no email is requested twice, whatever the fault.
+				const requestsPerRecipient = countPerKey(sandbox.requests, (body) => [body.to]);
+				expect(Math.max(...requestsPerRecipient.values())).toBe(1);
+				expect(requestsPerRecipient.size).toBe(ITEM_COUNT);
+
+				// Every reported success is an email the API queued, for that item's recipient.
+				const queued = new Map(sandbox.state.emails.map((email) => [email.messageId, email.to]));
+				for (const item of sent) {
+					expect(queued.get(item.json.messageId)).toBe(items[pairedIndexes(item)[0]].email);
+				}
+				// Emails queued but reported failed can only come from answers lost on the way back.
+				const lostAnswers = sandbox.state.emails.length - sent.length;
+				expect(lostAnswers).toBeGreaterThanOrEqual(0);
+				if (mixName.startsWith('server errors')) expect(lostAnswers).toBe(0);
+			},
+		);
+
+		test(`Send Email with "Retry Send On Server Error", ${ITEM_COUNT} items: at most ${1 + RETRIES} requests per email`, async () => {
+			useFaultMix(mixName, 0.03, 23);
+			const result = await runNode(sandbox, {
+				parameters: sendParameters({
+					options: { concurrency: 5, retries: RETRIES, retryWait: 1, retrySendOnServerError: true },
+					requestOptions: RELIABLE_OPTIONS,
+				}),
+				items: contacts(ITEM_COUNT),
+				onError: 'continueErrorOutput',
+			});
+
+			expectEachInputExactlyOnce(result, ITEM_COUNT);
+			const requestsPerRecipient = countPerKey(sandbox.requests, (body) => [body.to]);
+			expect(Math.max(...requestsPerRecipient.values())).toBeLessThanOrEqual(1 + RETRIES);
+			expect(Math.max(...requestsPerRecipient.values())).toBeGreaterThan(1);
+			// Retries recover most faults.
+			expect(result.errors.length).toBeLessThan(ITEM_COUNT * 0.01);
+		});
+
+		test.each(MODES)(
+			`Add Profiles, ${ITEM_COUNT} items in batches of 100, %s: each item once, each profile at most ${1 + RETRIES} times`,
+			async (onError) => {
+				useFaultMix(mixName, 0.1, 5);
+				const result = await runNode(sandbox, {
+					parameters: addProfilesParameters({
+						listMode: 'existing',
+						listId: 'lst_sync',
+						options: { retries: RETRIES, retryWait: 1 },
+						requestOptions: RELIABLE_OPTIONS,
+					}),
+					items: contacts(ITEM_COUNT),
+					onError,
+				});
+
+				expect(result.error).toBeUndefined();
+				expectEachInputExactlyOnce(result, ITEM_COUNT);
+				const requestsPerProfile = countPerKey(sandbox.requests, (body) =>
+					body.profiles.map((/** @type {any} */ p) => p.email),
+				);
+				expect(requestsPerProfile.size).toBe(ITEM_COUNT);
+				expect(Math.max(...requestsPerProfile.values())).toBeLessThanOrEqual(1 + RETRIES);
+
+				const { sent, failed } = splitOutcomes(result);
+				const submitted = sent.reduce((sum, item) => sum + item.json.submittedCount, 0);
+				expect(submitted + failed.length).toBe(ITEM_COUNT);
+				expect(sandbox.state.lists.get('lst_sync')?.profiles.size).toBeGreaterThanOrEqual(
+					submitted,
+				);
+			},
+		);
+	});
+}
+
+/** Stop mode: the error names the item and nothing starts after it. */
+function describeStopMode() {
+	describe('On Error: Stop Workflow under faults', () => {
+		test('the error names the failed item and no request starts after it', async () => {
+			useFaultMix('server errors and non-JSON answers', 0.01, 3);
+			const result = await runNode(sandbox, {
+				parameters: sendParameters({ options: { concurrency: 1, retries: 0 } }),
+				items: contacts(2_000),
+			});
+			const failedItem = result.error.context.itemIndex;
+			expect(failedItem).toEqual(expect.any(Number));
+			expect(result.error.message).toEqual(expect.any(String));
+			const requested = sandbox.requests.map((request) => Number(request.body.to.match(/\d+/)[0]));
+			expect(requested).toEqual(Array.from({ length: failedItem + 1 }, (_, index) => index));
+			expect(result.error.description).toContain('Already sent in this run');
+		});
+
+		test('with concurrency 5, only requests already in flight beside the failure complete', async () => {
+			useFaultMix('server errors and non-JSON answers', 0.01, 3);
+			const result = await runNode(sandbox, {
+				parameters: sendParameters({ options: { concurrency: 5, retries: 0 } }),
+				items: contacts(2_000),
+			});
+			const failedItem = result.error.context.itemIndex;
+			const highestRequested = Math.max(
+				...sandbox.requests.map((request) => Number(request.body.to.match(/\d+/)[0])),
+			);
+			expect(highestRequested).toBeLessThanOrEqual(failedItem + 4);
+		});
+	});
+}
+
+module.exports = { describeInvariants, describeStopMode };
