@@ -1,0 +1,202 @@
+// Puts the example workflows and a sandbox credential into a running n8n (started with
+// dev/start-n8n.mjs) and talks to its REST API. Shared by `npm run dev` (dev/dev.mjs) and the
+// end-to-end tests (test/e2e/). Plain Node ESM, no dependencies.
+
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+export const REPO_DIR = path.resolve(HERE, '..');
+export const EXAMPLES_DIR = path.join(REPO_DIR, 'examples');
+
+/** The credential the examples reference (by id and name). */
+export const SANDBOX_CREDENTIAL = Object.freeze({
+	id: 'beSandboxCred001',
+	name: 'BasicsEngage sandbox',
+	type: 'basicsEngageApi',
+});
+
+export const DEMO_API_KEY = 'be_sandbox_demo_key';
+
+/** The list the sign-up example adds people to; the dev sandbox creates it at start. */
+export const NEWSLETTER_LIST = Object.freeze({ listId: 'list_newsletter', name: 'Newsletter' });
+
+/** The owner `npm run dev` creates (documented in README.md). Local use only. */
+export const DEV_OWNER = Object.freeze({
+	email: 'dev@example.com',
+	password: 'Devpassw0rd!',
+	firstName: 'Dev',
+	lastName: 'User',
+});
+
+/** The example workflows, read from examples/*.json. */
+export function readExamples() {
+	return fs
+		.readdirSync(EXAMPLES_DIR)
+		.filter((f) => f.endsWith('.json'))
+		.sort()
+		.map((file) => {
+			const workflow = JSON.parse(fs.readFileSync(path.join(EXAMPLES_DIR, file), 'utf8'));
+			const form = workflow.nodes.find((n) => n.type === 'n8n-nodes-base.formTrigger');
+			return {
+				file: path.join(EXAMPLES_DIR, file),
+				id: workflow.id,
+				name: workflow.name,
+				workflow,
+				formPath: form ? form.parameters?.options?.path || form.webhookId : undefined,
+			};
+		});
+}
+
+async function cli(n8n, args) {
+	const res = await n8n.runCli(args);
+	if (res.code !== 0) {
+		throw new Error(
+			`n8n ${args.join(' ')} failed (exit ${res.code}):\n${res.stdout}\n${res.stderr}`,
+		);
+	}
+	return res;
+}
+
+/** `n8n import:credentials` of the sandbox credential (same id: overwrites it). */
+export async function importCredential(n8n, { apiKey = DEMO_API_KEY, baseUrl }) {
+	const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'n8n-cred-'));
+	try {
+		const file = path.join(dir, 'credential.json');
+		// plain data: n8n encrypts it with the instance's key on import
+		await fsp.writeFile(
+			file,
+			JSON.stringify([{ ...SANDBOX_CREDENTIAL, data: { apiKey, baseUrl } }]),
+			{ mode: 0o600 },
+		);
+		return await cli(n8n, ['import:credentials', `--input=${file}`]);
+	} finally {
+		await fsp.rm(dir, { recursive: true, force: true });
+	}
+}
+
+/** `n8n import:workflow` of every example (same ids: overwrites them, inactive). */
+export async function importExamples(n8n) {
+	const examples = readExamples();
+	for (const example of examples) await cli(n8n, ['import:workflow', `--input=${example.file}`]);
+	return examples;
+}
+
+/** A small REST client for n8n's internal API with a session cookie. */
+export function restClient(url, cookie) {
+	const call = async (method, p, body) => {
+		const res = await fetch(url + p, {
+			method,
+			headers: { cookie, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+			body: body === undefined ? undefined : JSON.stringify(body),
+		});
+		const text = await res.text();
+		let json;
+		try {
+			json = JSON.parse(text);
+		} catch {
+			json = undefined;
+		}
+		if (!res.ok) {
+			const error = new Error(`${method} ${p} -> ${res.status} ${text.slice(0, 500)}`);
+			error.status = res.status;
+			throw error;
+		}
+		return json?.data !== undefined && Object.keys(json).length === 1 ? json.data : json;
+	};
+	return {
+		get: (p) => call('GET', p),
+		post: (p, body = {}) => call('POST', p, body),
+		patch: (p, body = {}) => call('PATCH', p, body),
+	};
+}
+
+/** Publishes (activates) a workflow's current version, so its triggers (e.g. a form) go live. */
+export async function activateWorkflow(rest, workflowId) {
+	const workflow = await rest.get(`/rest/workflows/${workflowId}`);
+	if (workflow.activeVersionId && workflow.activeVersionId === workflow.versionId) return workflow;
+	return await rest.post(`/rest/workflows/${workflowId}/activate`, {
+		versionId: workflow.versionId,
+	});
+}
+
+/** Executions of a workflow, newest first: [{ id, status, finished, mode, ... }]. */
+export async function listExecutions(rest, workflowId) {
+	const filter = encodeURIComponent(JSON.stringify({ workflowId }));
+	const page = await rest.get(`/rest/executions?filter=${filter}&limit=50`);
+	return (page.results ?? page ?? []).slice().sort((a, b) => Number(b.id) - Number(a.id));
+}
+
+/**
+ * Waits for a new execution of `workflowId` (id greater than `afterId`) to end and returns it
+ * with its run data decoded: { id, status, runData: { [nodeName]: taskData[] }, lastNodeExecuted }.
+ */
+export async function waitForExecution(
+	rest,
+	workflowId,
+	{ afterId = 0, timeoutMs = 60_000, n8nDir } = {},
+) {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const done = (await listExecutions(rest, workflowId)).find(
+			(e) => Number(e.id) > Number(afterId) && !['new', 'running', 'waiting'].includes(e.status),
+		);
+		if (done) return await getExecution(rest, done.id, { n8nDir });
+		if (Date.now() > deadline)
+			throw new Error(`no finished execution of ${workflowId} after ${timeoutMs} ms`);
+		await new Promise((r) => setTimeout(r, 300));
+	}
+}
+
+/** One execution with its run data decoded (n8n stores it in the `flatted` format). */
+export async function getExecution(rest, executionId, { n8nDir }) {
+	const execution = await rest.get(`/rest/executions/${executionId}`);
+	const { parse } = flatted(n8nDir);
+	const data = typeof execution.data === 'string' ? parse(execution.data) : execution.data;
+	return {
+		id: execution.id,
+		status: execution.status,
+		mode: execution.mode,
+		runData: data?.resultData?.runData ?? {},
+		lastNodeExecuted: data?.resultData?.lastNodeExecuted,
+		error: data?.resultData?.error,
+	};
+}
+
+/** n8n's own copy of `flatted` (no dependency of ours). */
+function flatted(n8nDir) {
+	if (!n8nDir) throw new Error('n8nDir (from provisionN8n) is needed to decode execution data');
+	return createRequire(path.join(n8nDir, 'node_modules', 'n8n', 'package.json'))('flatted');
+}
+
+/** The json of every item a node output on `outputIndex` in its first run. */
+export function nodeOutput(execution, nodeName, outputIndex = 0) {
+	const run = execution.runData[nodeName]?.[0];
+	return (run?.data?.main?.[outputIndex] ?? []).map((item) => item.json);
+}
+
+/** Submits a form the way a browser does (multipart, fields `field-<n>` in form order). */
+export async function submitForm(formUrl, values) {
+	const body = new FormData();
+	values.forEach((value, index) => body.append(`field-${index}`, String(value)));
+	const res = await fetch(formUrl, { method: 'POST', body });
+	return { status: res.status, body: await res.text() };
+}
+
+/** Waits until a published form answers GET (n8n registers its webhooks just after activation). */
+export async function waitForForm(formUrl, { timeoutMs = 30_000 } = {}) {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const res = await fetch(formUrl).catch(() => undefined);
+		if (res?.status === 200) return await res.text();
+		if (Date.now() > deadline)
+			throw new Error(
+				`${formUrl} did not answer 200 within ${timeoutMs} ms (last: ${res?.status})`,
+			);
+		await new Promise((r) => setTimeout(r, 200));
+	}
+}

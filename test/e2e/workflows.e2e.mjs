@@ -1,0 +1,243 @@
+// The example workflows in a real n8n 2.40.7 with this package installed as a community package,
+// against the BasicsEngage sandbox: the scheduled sync through `n8n execute`, the sign-up form
+// through real submissions to its published form URL, and what n8n lists as node and credential.
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+
+import {
+	DEMO_API_KEY,
+	NEWSLETTER_LIST,
+	SANDBOX_CREDENTIAL,
+	importCredential,
+	listExecutions,
+	nodeOutput,
+	readExamples,
+	submitForm,
+	waitForExecution,
+	waitForForm,
+} from '../../dev/n8n-setup.mjs';
+import { parseCliJson, startTestEnvironment } from './helpers.mjs';
+
+const NODE_TYPE = 'n8n-nodes-basicsengage.basicsEngage';
+const SYNC = 'beExampleSync001';
+const SIGNUP = 'beExampleSignup1';
+const BEARER = `Bearer ${DEMO_API_KEY}`;
+const JANE = { firstName: 'Jane', email: 'jane@customer.test', company: 'Acme' };
+
+let env;
+let formUrl;
+
+beforeAll(async () => {
+	env = await startTestEnvironment();
+	const signup = readExamples().find((e) => e.id === SIGNUP);
+	formUrl = `${env.n8n.url}/form/${signup.formPath}`;
+}, 300_000);
+
+afterAll(async () => {
+	await env?.stop();
+}, 60_000);
+
+beforeEach(() => env.sandbox.reset());
+
+/** Submits the sign-up form like a browser and returns the execution it started. */
+async function signUp(person = JANE) {
+	const before = (await listExecutions(env.rest, SIGNUP))[0]?.id ?? 0;
+	const res = await submitForm(formUrl, [person.firstName, person.email, person.company]);
+	expect(res.status).toBe(200);
+	return await waitForExecution(env.rest, SIGNUP, { afterId: before, n8nDir: env.n8nDir });
+}
+
+const ran = (execution) => Object.keys(execution.runData).sort();
+const requestsTo = (p) => env.sandbox.requests.filter((r) => r.path === p);
+
+describe('n8n lists the package', () => {
+	test('n8n export:nodes has the node (and its AI tool variant)', async () => {
+		const file = path.join(env.tmp, 'nodes.json');
+		const res = await env.n8n.runCli(['export:nodes', `--output=${file}`]);
+		expect(res.code).toBe(0);
+		const names = JSON.parse(await fsp.readFile(file, 'utf8')).map((n) => n.name);
+		expect(names).toEqual(expect.arrayContaining([NODE_TYPE, `${NODE_TYPE}Tool`]));
+	});
+
+	test('/types/nodes.json has both resources and operations; /types/credentials.json the credential', async () => {
+		const cookie = { headers: { cookie: env.cookie } };
+		const nodes = await (await fetch(`${env.n8n.url}/types/nodes.json`, cookie)).json();
+		const node = nodes.find((n) => n.name === NODE_TYPE);
+		expect(node).toBeDefined();
+		expect(node.credentials).toEqual([
+			expect.objectContaining({ name: 'basicsEngageApi', required: true }),
+		]);
+		const resource = node.properties.find((p) => p.name === 'resource');
+		// (n8n itself appends "Custom API Call" to the resources of a declarative node)
+		expect(resource.options.map((o) => o.name)).toEqual(expect.arrayContaining(['Email', 'List']));
+		const operations = node.properties
+			.filter((p) => p.name === 'operation')
+			.flatMap((p) => p.options.map((o) => o.name));
+		expect(operations).toEqual(expect.arrayContaining(['Send Email', 'Add Profiles to List']));
+
+		const credentials = await (await fetch(`${env.n8n.url}/types/credentials.json`, cookie)).json();
+		const credential = credentials.find((c) => c.name === 'basicsEngageApi');
+		expect(credential).toBeDefined();
+		// (n8n adds its own allowed-domains fields to every credential type)
+		expect(credential.properties.map((p) => p.name)).toEqual(
+			expect.arrayContaining(['apiKey', 'baseUrl']),
+		);
+	});
+
+	test('the imported credential and examples are there, the form workflow is published', async () => {
+		const credentials = await env.rest.get('/rest/credentials');
+		expect(credentials).toEqual(
+			expect.arrayContaining([
+				expect.objectContaining({ id: SANDBOX_CREDENTIAL.id, type: 'basicsEngageApi' }),
+			]),
+		);
+		const signup = await env.rest.get(`/rest/workflows/${SIGNUP}`);
+		expect(signup.activeVersionId).toBe(signup.versionId);
+		expect(await waitForForm(formUrl)).toContain('Join Acme');
+	});
+});
+
+describe('scheduled contact sync (n8n execute --id)', () => {
+	test('5 contacts in batches of 2: 3 requests, one new list, both auth headers, summary adds up', async () => {
+		const res = await env.n8n.runCli(['execute', `--id=${SYNC}`, '--rawOutput']);
+		expect(res.code).toBe(0);
+		const run = parseCliJson(res.stdout);
+		expect(run.status).toBe('success');
+		const summary = run.data.resultData.runData.Summary[0].data.main[0].map((i) => i.json);
+
+		const requests = requestsTo('/list/addProfiles');
+		expect(requests.map((r) => r.body.profiles.length)).toEqual([2, 2, 1]);
+		for (const request of requests) {
+			// the published, misspelled header and the standard one, both with the key
+			expect(request.headers.authroization).toBe(BEARER);
+			expect(request.headers.authorization).toBe(BEARER);
+		}
+		const [first, ...rest] = requests.map((r) => r.body);
+		expect(first).toEqual({
+			name: expect.stringMatching(/^CRM sync \d{4}-\d{2}-\d{2}$/),
+			description: 'Contacts synced from the CRM by n8n',
+			profiles: [
+				{ email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace' },
+				{ email: 'grace@example.com', firstName: 'Grace', lastName: 'Hopper' },
+			],
+		});
+		const created = [...env.sandbox.state.lists.values()].filter(
+			(l) => l.listId !== NEWSLETTER_LIST.listId,
+		);
+		expect(created).toHaveLength(1);
+		const { listId } = created[0];
+		expect(rest.map((b) => b.listId)).toEqual([listId, listId]);
+		expect(rest.every((b) => b.name === undefined)).toBe(true);
+		expect(rest.flatMap((b) => b.profiles.map((p) => p.email))).toEqual([
+			'alan@example.com',
+			'katherine@example.com',
+			'edsger@example.com',
+		]);
+		expect(created[0].profiles.size).toBe(5);
+
+		expect(summary).toEqual([{ listId, requests: 3, submittedCount: 5, addedCount: 5 }]);
+	});
+});
+
+describe('sign-up form (published, real form submissions)', () => {
+	test('sends the welcome template with its variables, then adds the person to the list', async () => {
+		const execution = await signUp();
+		expect(execution.status).toBe('success');
+		expect(ran(execution)).toEqual([
+			'Add to newsletter list',
+			'Send welcome email',
+			'Sign-up form',
+		]);
+
+		const [send] = requestsTo('/email/send');
+		expect(send.headers.authorization).toBe(BEARER);
+		expect(send.body).toEqual({
+			to: 'jane@customer.test',
+			from: 'hello@example.com',
+			subject: 'Welcome to Acme, Jane!',
+			templateId: 'tmpl_welcome',
+			templateVariables: { firstName: 'Jane', company: 'Acme' },
+		});
+		const [add] = requestsTo('/list/addProfiles');
+		expect(add.headers.authroization).toBe(BEARER);
+		expect(add.headers.authorization).toBe(BEARER);
+		expect(add.body).toEqual({
+			listId: NEWSLETTER_LIST.listId,
+			profiles: [{ email: 'jane@customer.test', firstName: 'Jane' }],
+		});
+		expect([...env.sandbox.state.lists.get(NEWSLETTER_LIST.listId).profiles.keys()]).toEqual([
+			'jane@customer.test',
+		]);
+		expect(nodeOutput(execution, 'Add to newsletter list')).toEqual([
+			{ listId: NEWSLETTER_LIST.listId, addedCount: 1, submittedCount: 1, listCreated: false },
+		]);
+	});
+
+	test('daily quota used up (429): the error output takes the "Quota exceeded" branch', async () => {
+		env.sandbox.setOptions({ dailyLimit: 0 });
+		const execution = await signUp();
+		expect(execution.status).toBe('success');
+		expect(ran(execution)).toEqual([
+			'Retry tomorrow',
+			'Send welcome email',
+			'Sign-up form',
+			'Why did it fail?',
+		]);
+		expect(nodeOutput(execution, 'Send welcome email', 0)).toEqual([]);
+		expect(nodeOutput(execution, 'Send welcome email', 1)).toHaveLength(1);
+		expect(nodeOutput(execution, 'Retry tomorrow')).toEqual([
+			expect.objectContaining({
+				email: 'jane@customer.test',
+				firstName: 'Jane',
+				details: expect.objectContaining({ kind: 'quota_exceeded', httpCode: 429 }),
+				nextStep: expect.stringContaining('tomorrow'),
+			}),
+		]);
+		expect(requestsTo('/email/send').map((r) => r.body.to)).toEqual(['jane@customer.test']);
+		expect(requestsTo('/list/addProfiles')).toHaveLength(0);
+	});
+
+	test('bad API key (401): the "Invalid API key" branch', async () => {
+		await importCredential(env.n8n, { apiKey: 'be_not_a_valid_key', baseUrl: env.sandbox.baseUrl });
+		try {
+			const execution = await signUp();
+			expect(ran(execution)).toEqual([
+				'Fix the API key',
+				'Send welcome email',
+				'Sign-up form',
+				'Why did it fail?',
+			]);
+			expect(nodeOutput(execution, 'Fix the API key')).toEqual([
+				expect.objectContaining({
+					email: 'jane@customer.test',
+					details: expect.objectContaining({ kind: 'invalid_api_key', httpCode: 401 }),
+				}),
+			]);
+			expect(requestsTo('/email/send').map((r) => r.headers.authorization)).toEqual([
+				'Bearer be_not_a_valid_key',
+			]);
+			expect(requestsTo('/list/addProfiles')).toHaveLength(0);
+		} finally {
+			await importCredential(env.n8n, { apiKey: DEMO_API_KEY, baseUrl: env.sandbox.baseUrl });
+		}
+	});
+
+	test('any other failure (500) goes to the fallback branch', async () => {
+		env.sandbox.injectFaults({ path: '/email/send', status: 500 });
+		const execution = await signUp();
+		expect(ran(execution)).toEqual([
+			'Handle other errors',
+			'Send welcome email',
+			'Sign-up form',
+			'Why did it fail?',
+		]);
+		expect(nodeOutput(execution, 'Handle other errors')).toEqual([
+			expect.objectContaining({
+				details: expect.objectContaining({ kind: 'server_error', httpCode: 500 }),
+				nextStep: expect.stringMatching(/^Failed \(server_error\): /),
+			}),
+		]);
+		// Send Email does not retry a 5xx by default (the email may have been queued)
+		expect(requestsTo('/email/send')).toHaveLength(1);
+	});
+});
