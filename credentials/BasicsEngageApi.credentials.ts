@@ -110,6 +110,21 @@ export class BasicsEngageApi implements ICredentialType {
 						'The Base URL answered, but not like the BasicsEngage API (no "status" field); check the Base URL',
 				},
 			},
+			// n8n 1.x reads `{ ignore, except }` as "ignore every status", so there every answer
+			// arrives here: per the spec, only the key's 401 and a 5xx carry `message`, not `error`.
+			{
+				type: 'responseSuccessBody',
+				properties: { key: 'message', value: 'Invalid API key', message: 'Invalid API key' },
+			},
+			{
+				type: 'responseSuccessBody',
+				properties: {
+					key: 'error',
+					value: undefined,
+					message:
+						'BasicsEngage did not accept the test request (no "error" text in its answer); check the API key and the Base URL',
+				},
+			},
 		] as unknown as CredentialTestRules,
 	};
 }

@@ -4,10 +4,15 @@
 /**
  * Test harness that runs a community node package inside n8n-core's real
  * execution engine (WorkflowExecute, ExecuteContext, RoutingNode, the real
- * HTTP stack from @n8n/backend-network), the way an n8n server does it.
+ * HTTP stack: @n8n/backend-network on 2.x, n8n-core's axios helpers on 1.x),
+ * the way an n8n server does it.
  * Nothing about the execution context is mocked: only the pieces the CLI
  * would fetch from its database (credentials, logging sinks) are replaced by
  * small in-memory implementations.
+ *
+ * The engine (n8n 2.x or the last 1.x) is chosen in ./engines.js; ./resolve.js
+ * loads that engine's packages, and the few API differences are in the
+ * "Engine API differences" section below.
  *
  * Exported API (see the JSDoc on each function):
  *   loadPackage(packageDir)                     -> LoadedPackage
@@ -15,6 +20,7 @@
  *                                               -> { success, errors, runData, error, logs, ... }
  *   testCredential({ credentialType, data })    -> { status: 'OK' | 'Error', message }
  *   getLogs() / clearLogs()                     -> every log line n8n emitted in this module registry
+ *   shutdown()                                  -> stop services the engine started (jest-setup.js calls it)
  *
  * Everything n8n-core needs is resolved from n8n-core's own location, because
  * npm installs a second, older copy of several @n8n/* packages at the top of
@@ -33,14 +39,18 @@ const { randomUUID } = require('node:crypto');
 
 const { createCredentialsHelper } = require('./credentials-helper');
 
-const { coreRequire } = require('./resolve');
+const { coreRequire, coreHas, coreInternal, engine } = require('./resolve');
 
 const core = coreRequire('n8n-core');
 /** @type {typeof import('n8n-workflow')} */
 const workflowLib = coreRequire('n8n-workflow');
 const { Container } = coreRequire('@n8n/di');
 const { Logger } = coreRequire('@n8n/backend-common');
-const { OutboundHttp } = coreRequire('@n8n/backend-network');
+// n8n 2.x sends requests through @n8n/backend-network's OutboundHttp (a DI
+// service with SSRF protection); n8n 1.x's request helpers use axios directly.
+const { OutboundHttp } = coreHas('@n8n/backend-network')
+	? coreRequire('@n8n/backend-network')
+	: { OutboundHttp: undefined };
 
 const { Workflow, NodeHelpers, NodeConnectionTypes } = workflowLib;
 
@@ -182,15 +192,30 @@ function ensureServices() {
 	);
 	Container.set(core.InstanceSettings, instanceSettings);
 
-	// Build the real outbound HTTP client (SsrfProtectionService + env-driven
-	// SsrfProtectionConfig, disabled by default as on a stock n8n) and the real
-	// ErrorReporter (which, un-initialised, just logs through our Logger).
-	Container.get(OutboundHttp);
+	// Build the real outbound HTTP client (2.x: SsrfProtectionService + env-driven
+	// SsrfProtectionConfig, disabled by default as on a stock n8n; 1.x: nothing to
+	// build) and the real ErrorReporter (which, un-initialised, just logs through
+	// our Logger).
+	if (OutboundHttp) Container.get(OutboundHttp);
 	Container.get(core.ErrorReporter);
 
 	services = { logger, instanceSettings, tmpDir };
 	return services;
 }
+
+/**
+ * What the CLI's shutdown does for the services the engine starts on first
+ * use. n8n 1.x's SSHClientsManager (created with the first ExecuteContext)
+ * starts a ref'd 60 s cleanup interval that only its onShutdown() clears
+ * (n8n-core-v1/dist/execution-engine/ssh-clients-manager.js:57-58; 2.x unrefs
+ * it), so without this jest never exits. test/harness/jest-setup.js calls it
+ * after every test file that loaded the harness; safe to call more than once.
+ */
+function shutdown() {
+	const { SSHClientsManager } = coreInternal('dist/execution-engine/ssh-clients-manager');
+	if (Container.has(SSHClientsManager)) Container.get(SSHClientsManager).onShutdown();
+}
+/** @type {any} */ (globalThis)[Symbol.for('n8n-harness.shutdown')] = shutdown;
 
 // ---------------------------------------------------------------------------
 // Node / credential registry (what LoadNodesAndCredentials does in the CLI).
@@ -431,6 +456,26 @@ function createAdditionalData({ credentialsHelper, executionId, workflowId, hook
 }
 
 // ---------------------------------------------------------------------------
+// Engine API differences: the only places where the harness follows the
+// engine chosen in ./engines.js (everything else is the same API on 1.x and 2.x).
+// ---------------------------------------------------------------------------
+
+/**
+ * WorkflowExecute.run for a full manual run: 2.x takes an options object
+ * (ManualExecutionService: `run({ workflow, startNode, ... })`), 1.x positional
+ * arguments (n8n 1.123 ManualExecutionService: `run(workflow, startNode, ...)`).
+ * @param {any} workflowExecute
+ * @param {import('n8n-workflow').Workflow} workflow
+ * @param {INode | undefined} startNode
+ * @returns {Promise<IRun>}
+ */
+function startRun(workflowExecute, workflow, startNode) {
+	return engine.major === 1
+		? workflowExecute.run(workflow, startNode)
+		: workflowExecute.run({ workflow, startNode });
+}
+
+// ---------------------------------------------------------------------------
 // runWorkflow
 // ---------------------------------------------------------------------------
 
@@ -618,7 +663,7 @@ async function runWorkflow(options) {
 	const workflowExecute = new core.WorkflowExecute(additionalData, mode);
 	const startNode = workflow.getNode(sourceNode.name) ?? undefined;
 	/** @type {IRun} */
-	const run = await workflowExecute.run({ workflow, startNode });
+	const run = await startRun(workflowExecute, workflow, startNode);
 
 	const runData = run.data.resultData.runData;
 	const taskData = runData[testedNode.name]?.at(-1);
@@ -872,9 +917,11 @@ module.exports = {
 	testCredential,
 	getLogs,
 	clearLogs,
+	shutdown,
 	/** exposed for advanced tests */
 	internals: {
 		coreRequire,
+		engine,
 		core,
 		workflowLib,
 		Container,

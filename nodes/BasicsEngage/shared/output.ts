@@ -4,15 +4,21 @@ import type { ApiFailure } from './transport';
 import { toNodeError } from './transport';
 
 /**
- * The item a failed input becomes under "On Error: Continue". Its json holds only `error` and
- * `details`, the shape n8n moves to the error output and merges with the input item's fields.
- * No `item.error`: n8n would replace the json with the bare message and lose `details`.
+ * The item a failed input becomes under "On Error: Continue": `{ error, details }`, paired.
+ *
+ * n8n 2.x moves such json to the error output by its keys alone; n8n 1.x only moves items that
+ * carry `item.error`, and both later replace the json of any item still carrying `item.error`
+ * with the bare message. So for the error output the item carries `error` as a non-enumerable
+ * property: both engines see it when routing, and the copy they route (built with object
+ * spread, merged with the input's fields) no longer has it, so `details` survives.
  */
 export function errorItem(
+	context: IExecuteFunctions,
 	failure: ApiFailure,
 	pairedItem: IPairedItemData | IPairedItemData[],
+	itemIndex: number,
 ): INodeExecutionData {
-	return {
+	const item: INodeExecutionData = {
 		json: {
 			error: failure.message,
 			details: {
@@ -23,6 +29,13 @@ export function errorItem(
 		},
 		pairedItem,
 	};
+	if (context.getNode().onError === 'continueErrorOutput') {
+		Object.defineProperty(item, 'error', {
+			value: toNodeError(context, failure, itemIndex),
+			enumerable: false,
+		});
+	}
+	return item;
 }
 
 /**
@@ -35,5 +48,5 @@ export function failItem(
 	itemIndex: number,
 ): INodeExecutionData {
 	if (!context.continueOnFail()) throw toNodeError(context, failure, itemIndex);
-	return errorItem(failure, { item: itemIndex });
+	return errorItem(context, failure, { item: itemIndex }, itemIndex);
 }

@@ -1,4 +1,4 @@
-import type { IDataObject, IExecuteFunctions, IHttpRequestOptions, JsonObject } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, IHttpRequestOptions } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 export const CREDENTIAL_TYPE = 'basicsEngageApi';
@@ -307,13 +307,24 @@ function networkFailure(error: unknown): ApiFailure {
 	};
 }
 
-/** n8n wraps transport errors in NodeApiError; the socket's code sits on the wrapped cause. */
+/**
+ * n8n wraps transport errors in NodeApiError; the socket's code sits on the wrapped cause. n8n 1.x
+ * drops that cause and keeps only the original messages ("connect ECONNREFUSED …", "timeout of
+ * 300ms exceeded"), so the code is read from them there.
+ */
 function findErrorCode(error: unknown): string | undefined {
 	let current: unknown = error;
 	for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
 		const { code, cause } = current as { code?: unknown; cause?: unknown };
 		if (typeof code === 'string' && code !== '') return code;
 		current = cause;
+	}
+	const { message, messages } = (error ?? {}) as { message?: unknown; messages?: unknown };
+	for (const text of [...(Array.isArray(messages) ? messages : []), message]) {
+		if (typeof text !== 'string') continue;
+		if (/timeout of \d+ms exceeded/.test(text)) return 'ETIMEDOUT';
+		const code = /\b(E[A-Z]{4,}(?:_[A-Z]+)*)\b/.exec(text)?.[1];
+		if (code) return code;
 	}
 	return undefined;
 }
@@ -328,23 +339,26 @@ export function toNodeError(
 	failure: ApiFailure,
 	itemIndex: number,
 ): NodeApiError | NodeOperationError {
-	const cause = FAILURE_CAUSES[failure.kind];
 	const options = {
 		message: failure.message,
 		description: `${failure.description} (kind: ${failure.kind})`,
 		itemIndex,
-		...(cause ? { failure: { cause } as NodeApiError['failure'] } : {}),
 	};
-	if (failure.httpCode === null) {
-		return new NodeOperationError(context.getNode(), failure.message, options);
-	}
-	const errorResponse: JsonObject = {
-		message: failure.message,
-		description: failure.description,
-		httpCode: failure.httpCode,
-	};
-	return new NodeApiError(context.getNode(), errorResponse, {
-		...options,
-		httpCode: failure.httpCode,
-	});
+	const error =
+		failure.httpCode === null
+			? new NodeOperationError(context.getNode(), failure.message, options)
+			: new NodeApiError(
+					context.getNode(),
+					{
+						message: failure.message,
+						description: failure.description,
+						httpCode: failure.httpCode,
+					},
+					{ ...options, httpCode: failure.httpCode },
+				);
+	// Assigned rather than passed as an option: n8n-workflow 1.x ignores the option, and a
+	// plain field reaches n8n either way.
+	const cause = FAILURE_CAUSES[failure.kind];
+	if (cause) error.failure = { cause } as NodeApiError['failure'];
+	return error;
 }

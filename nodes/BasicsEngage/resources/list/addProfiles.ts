@@ -219,7 +219,7 @@ function failItems(
 	itemIndexes: number[],
 ): INodeExecutionData[] {
 	if (!context.continueOnFail()) return [failItem(context, failure, itemIndexes[0])];
-	return itemIndexes.map((item) => errorItem(failure, { item }));
+	return itemIndexes.map((item) => errorItem(context, failure, { item }, item));
 }
 
 function notSent(cause: ApiFailure & { listMayExist?: boolean }): ApiFailure {
