@@ -1,0 +1,148 @@
+// @ts-check
+'use strict';
+
+/**
+ * What every runner of `npm run bench` sends: the input items, the node's parameters, the
+ * floor's parameters, the raw client's request bodies and the HTTP Request node's parameters.
+ * One place, so the four runners of a scenario carry the same data.
+ */
+
+const API_KEY = 'be_sandbox_demo_key';
+const LIST_ID = 'lst_bench';
+const FROM = 'hello@example.com';
+const SUBJECT = 'Welcome';
+
+const NODE_TYPE = 'n8n-nodes-basicsengage.basicsEngage';
+const FLOOR_ADD_PROFILES_TYPE = 'n8n-nodes-bench-floor.benchFloorAddProfiles';
+const FLOOR_SEND_EMAIL_TYPE = 'n8n-nodes-bench-floor.benchFloorSendEmail';
+const FLOOR_SEND_EMAIL_HTTP_TYPE = 'n8n-nodes-bench-floor.benchFloorSendEmailHttp';
+const HTTP_REQUEST_TYPE = 'n8n-nodes-base.httpRequest';
+
+/**
+ * `count` contacts with distinct addresses (the shape test/support.js uses).
+ * @param {number} count
+ */
+function contacts(count) {
+	const items = new Array(count);
+	for (let index = 0; index < count; index++) {
+		items[index] = {
+			email: `contact${index}@customer.test`,
+			firstName: `First${index}`,
+			lastName: `Last${index}`,
+		};
+	}
+	return items;
+}
+
+// ------------------------------------------------------------------ Add Profiles
+
+/** Per-item parameters of Add Profiles; the floor reads exactly these. */
+const profileParameters = () => ({
+	email: '={{ $json.email }}',
+	additionalFields: { firstName: '={{ $json.firstName }}', lastName: '={{ $json.lastName }}' },
+});
+
+/** @param {number} batchSize */
+const addProfilesNodeParameters = (batchSize) => ({
+	resource: 'list',
+	operation: 'addProfiles',
+	listMode: 'existing',
+	listId: LIST_ID,
+	...profileParameters(),
+	options: { batchSize },
+});
+
+/** The body the node sends for a batch of contacts (fields are already trimmed). */
+const addProfilesBody = (/** @type {Array<Record<string, string>>} */ batch) => ({
+	listId: LIST_ID,
+	profiles: batch.map(({ email, firstName, lastName }) => ({ email, firstName, lastName })),
+});
+
+const ADD_PROFILES_HEADERS = {
+	'Content-Type': 'application/json',
+	Accept: 'application/json',
+	Authorization: `Bearer ${API_KEY}`,
+	Authroization: `Bearer ${API_KEY}`,
+};
+
+/** HTTP Request node, one request per item, default options; JSON body from an expression. */
+const addProfilesHttpParameters = (/** @type {string} */ baseUrl) => ({
+	method: 'POST',
+	url: `${baseUrl}/list/addProfiles`,
+	sendHeaders: true,
+	headerParameters: {
+		parameters: [
+			{ name: 'Authorization', value: `Bearer ${API_KEY}` },
+			{ name: 'Authroization', value: `Bearer ${API_KEY}` },
+		],
+	},
+	sendBody: true,
+	specifyBody: 'json',
+	jsonBody: `={{ JSON.stringify({ listId: "${LIST_ID}", profiles: [{ email: $json.email, firstName: $json.firstName, lastName: $json.lastName }] }) }}`,
+	options: {},
+});
+
+// ------------------------------------------------------------------ Send Email
+
+/** Per-item parameters of Send Email with HTML content; the floor reads exactly these. */
+const emailParameters = () => ({
+	to: '={{ $json.email }}',
+	from: FROM,
+	subject: SUBJECT,
+	content: 'html',
+	html: '=<p>Hello {{ $json.firstName }}!</p>',
+});
+
+/** @param {number} concurrency */
+const sendEmailNodeParameters = (concurrency) => ({
+	resource: 'email',
+	operation: 'send',
+	...emailParameters(),
+	options: { concurrency },
+});
+
+/** The body the node sends for one contact. */
+const sendEmailBody = (/** @type {Record<string, string>} */ contact) => ({
+	to: contact.email,
+	from: FROM,
+	subject: SUBJECT,
+	html: `<p>Hello ${contact.firstName}!</p>`,
+});
+
+const SEND_EMAIL_HEADERS = {
+	'Content-Type': 'application/json',
+	Accept: 'application/json',
+	Authorization: `Bearer ${API_KEY}`,
+};
+
+const sendEmailHttpParameters = (/** @type {string} */ baseUrl) => ({
+	method: 'POST',
+	url: `${baseUrl}/email/send`,
+	sendHeaders: true,
+	headerParameters: { parameters: [{ name: 'Authorization', value: `Bearer ${API_KEY}` }] },
+	sendBody: true,
+	specifyBody: 'json',
+	jsonBody: `={{ JSON.stringify({ to: $json.email, from: "${FROM}", subject: "${SUBJECT}", html: "<p>Hello " + $json.firstName + "!</p>" }) }}`,
+	options: {},
+});
+
+module.exports = {
+	API_KEY,
+	LIST_ID,
+	NODE_TYPE,
+	FLOOR_ADD_PROFILES_TYPE,
+	FLOOR_SEND_EMAIL_TYPE,
+	FLOOR_SEND_EMAIL_HTTP_TYPE,
+	HTTP_REQUEST_TYPE,
+	contacts,
+	profileParameters,
+	addProfilesNodeParameters,
+	addProfilesBody,
+	ADD_PROFILES_HEADERS,
+	addProfilesHttpParameters,
+	emailParameters,
+	sendEmailNodeParameters,
+	sendEmailBody,
+	SEND_EMAIL_HEADERS,
+	sendEmailHttpParameters,
+};

@@ -1,0 +1,243 @@
+// @ts-check
+'use strict';
+
+/**
+ * One measurement of `npm run bench`, in a fresh process (forked by bench/run.js), so each
+ * peak RSS belongs to one run alone.
+ *
+ *   1. load what the runner needs and run a small warm-up (same parameters, few items);
+ *   2. tell the parent `ready`; the parent resets the sandbox and answers `go`;
+ *   3. build the input items, time the run, check its output, report and exit.
+ *
+ * Runners: `node` (the BasicsEngage node in n8n-core's WorkflowExecute, via test/harness),
+ * `floor` (bench/floor: only reads the same per-item parameters, same engine), `raw` (axios with
+ * a keep-alive agent, same request bodies), `http` (n8n-nodes-base's HTTP Request node, same
+ * engine, one request per item, default options), `helper` (Send Email only, informational: the
+ * floor plus one this.helpers.httpRequest per item at the same concurrency).
+ */
+
+const http = require('node:http');
+const scenarios = require('./scenarios');
+
+/**
+ * @typedef {object} WorkerSpec
+ * @property {'addProfiles' | 'sendEmail'} op
+ * @property {'node' | 'floor' | 'raw' | 'http' | 'helper'} runner
+ * @property {number} items
+ * @property {number} [batchSize]      addProfiles
+ * @property {number} [concurrency]    sendEmail
+ * @property {string} baseUrl          the sandbox
+ * @property {string} packageDir       snapshot of the built package
+ * @property {string} floorDir         bench/floor
+ * @property {string} [httpPackageDir] package directory holding n8n-nodes-base's HTTP Request node
+ * @property {number} warmupItems
+ */
+
+/** @type {WorkerSpec} */
+const spec = JSON.parse(process.argv[2]);
+
+const nowUs = () => Number(process.hrtime.bigint() / 1000n);
+
+/** @param {any} message */
+const send = (message) =>
+	new Promise((resolve) => {
+		if (!process.send) throw new Error('bench/worker.js must be forked with an IPC channel');
+		process.send(message, () => resolve(undefined));
+	});
+
+const waitForGo = () =>
+	new Promise((resolve) => {
+		process.once('message', (message) => resolve(message));
+	});
+
+// ------------------------------------------------------------------ engine runners
+
+/** @returns {Promise<(items: any[]) => Promise<{ outputs: number, check: string | undefined }>>} */
+async function engineRunner() {
+	const { runWorkflow, loadPackage } = require('../test/harness/n8n');
+	const credentials = {
+		basicsEngageApi: { apiKey: scenarios.API_KEY, baseUrl: spec.baseUrl },
+	};
+
+	/** @type {{ nodeType: string, parameters: any, credentials?: any }} */
+	let workflow;
+	/** @type {(result: any, items: any[]) => string | undefined} */
+	let check;
+	if (spec.runner === 'node') {
+		await loadPackage(spec.packageDir);
+		if (spec.op === 'addProfiles') {
+			const batchSize = /** @type {number} */ (spec.batchSize);
+			workflow = {
+				nodeType: scenarios.NODE_TYPE,
+				parameters: scenarios.addProfilesNodeParameters(batchSize),
+				credentials,
+			};
+			check = (result, items) => {
+				const expected = Math.ceil(items.length / batchSize);
+				const submitted = result.success.reduce(
+					(/** @type {number} */ sum, /** @type {any} */ item) =>
+						sum + Number(item.json.submittedCount),
+					0,
+				);
+				if (result.success.length !== expected)
+					return `${result.success.length} output items, expected ${expected}`;
+				if (submitted !== items.length)
+					return `${submitted} profiles submitted, expected ${items.length}`;
+				return undefined;
+			};
+		} else {
+			workflow = {
+				nodeType: scenarios.NODE_TYPE,
+				parameters: scenarios.sendEmailNodeParameters(/** @type {number} */ (spec.concurrency)),
+				credentials,
+			};
+			check = (result, items) => {
+				const sent = result.success.filter(
+					(/** @type {any} */ item) => item.json.status === 'success',
+				).length;
+				return sent === items.length ? undefined : `${sent} emails sent of ${items.length}`;
+			};
+		}
+	} else if (spec.runner === 'floor') {
+		await loadPackage(spec.floorDir);
+		workflow =
+			spec.op === 'addProfiles'
+				? {
+						nodeType: scenarios.FLOOR_ADD_PROFILES_TYPE,
+						parameters: scenarios.profileParameters(),
+					}
+				: {
+						nodeType: scenarios.FLOOR_SEND_EMAIL_TYPE,
+						parameters: scenarios.emailParameters(),
+					};
+		check = (result, items) =>
+			result.success.length === items.length
+				? undefined
+				: `${result.success.length} output items, expected ${items.length}`;
+	} else if (spec.runner === 'helper') {
+		await loadPackage(spec.floorDir);
+		workflow = {
+			nodeType: scenarios.FLOOR_SEND_EMAIL_HTTP_TYPE,
+			parameters: {
+				...scenarios.emailParameters(),
+				url: `${spec.baseUrl}/email/send`,
+				apiKey: scenarios.API_KEY,
+				concurrency: spec.concurrency,
+			},
+		};
+		check = (result, items) =>
+			result.success.length === items.length
+				? undefined
+				: `${result.success.length} output items, expected ${items.length}`;
+	} else {
+		if (!spec.httpPackageDir) throw new Error('No n8n-nodes-base HTTP Request node to run');
+		await loadPackage(spec.httpPackageDir);
+		workflow = {
+			nodeType: scenarios.HTTP_REQUEST_TYPE,
+			parameters:
+				spec.op === 'addProfiles'
+					? scenarios.addProfilesHttpParameters(spec.baseUrl)
+					: scenarios.sendEmailHttpParameters(spec.baseUrl),
+		};
+		check = (result, items) => {
+			const ok = result.success.filter(
+				(/** @type {any} */ item) => item.json.status === 'success',
+			).length;
+			return ok === items.length ? undefined : `${ok} successful answers of ${items.length}`;
+		};
+	}
+
+	return async (items) => {
+		const result = await runWorkflow({ ...workflow, items });
+		const failure = result.error ?? result.nodeError;
+		if (failure) return { outputs: result.success.length, check: `run failed: ${failure.message}` };
+		return { outputs: result.success.length, check: check(result, items) };
+	};
+}
+
+// ------------------------------------------------------------------ raw client
+
+/** @returns {Promise<(items: any[]) => Promise<{ outputs: number, check: string | undefined }>>} */
+async function rawRunner() {
+	const axios = require('axios').default;
+	const concurrency = spec.op === 'sendEmail' ? /** @type {number} */ (spec.concurrency) : 1;
+	const client = axios.create({
+		baseURL: spec.baseUrl,
+		httpAgent: new http.Agent({ keepAlive: true, maxSockets: concurrency }),
+		validateStatus: () => true,
+		// What the node's requests ask for too: plain JSON, no compression negotiation surprises.
+		headers:
+			spec.op === 'addProfiles' ? scenarios.ADD_PROFILES_HEADERS : scenarios.SEND_EMAIL_HEADERS,
+	});
+
+	if (spec.op === 'addProfiles') {
+		const batchSize = /** @type {number} */ (spec.batchSize);
+		return async (items) => {
+			let failed = 0;
+			let requests = 0;
+			for (let start = 0; start < items.length; start += batchSize) {
+				const body = scenarios.addProfilesBody(items.slice(start, start + batchSize));
+				const response = await client.post('/list/addProfiles', body);
+				requests += 1;
+				if (response.status !== 200) failed += 1;
+			}
+			return { outputs: requests, check: failed ? `${failed} requests failed` : undefined };
+		};
+	}
+	return async (items) => {
+		let next = 0;
+		let failed = 0;
+		const lane = async () => {
+			while (next < items.length) {
+				const index = next++;
+				const response = await client.post('/email/send', scenarios.sendEmailBody(items[index]));
+				if (response.status !== 200) failed += 1;
+			}
+		};
+		await Promise.all(Array.from({ length: concurrency }, lane));
+		return { outputs: items.length, check: failed ? `${failed} requests failed` : undefined };
+	};
+}
+
+// ------------------------------------------------------------------ main
+
+async function main() {
+	const run = spec.runner === 'raw' ? await rawRunner() : await engineRunner();
+
+	// Warm-up: loads the lazily required modules and lets the JIT see the hot paths once.
+	const warmup = await run(scenarios.contacts(Math.min(spec.warmupItems, spec.items)));
+	if (warmup.check) throw new Error(`warm-up failed: ${warmup.check}`);
+
+	await send({ type: 'ready' });
+	await waitForGo();
+
+	const rssBefore = process.memoryUsage().rss;
+	const items = scenarios.contacts(spec.items);
+	const startUs = nowUs();
+	const started = performance.now();
+	const result = await run(items);
+	const wallMs = performance.now() - started;
+	const endUs = nowUs();
+	const peakRss = process.resourceUsage().maxRSS * 1024;
+
+	await send({
+		type: 'result',
+		wallMs,
+		outputs: result.outputs,
+		check: result.check,
+		rssBefore,
+		peakRss,
+		// For bench/profile-summary.js: the measured window on the clock --cpu-prof samples use.
+		windowUs: [startUs, endUs],
+	});
+	// Keep-alive sockets would keep the process alive; --cpu-prof still writes its profile.
+	process.exit(0);
+}
+
+main().catch(async (error) => {
+	try {
+		await send({ type: 'error', message: error instanceof Error ? error.stack : String(error) });
+	} finally {
+		process.exit(1);
+	}
+});
