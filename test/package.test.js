@@ -138,9 +138,11 @@ describe('the package as n8n loads it', () => {
 			['apiKey', true, ''],
 			['baseUrl', false, 'https://api.basicsengage.com/api/v0/dev'],
 		]);
-		expect(type.authenticate.properties.headers.Authorization).toMatch(
-			/^=Bearer \{\{\$credentials\.apiKey/,
+		const signed = await type.authenticate(
+			{ apiKey: ' key_1 ', baseUrl: '' },
+			{ url: '/x', headers: { A: '1' } },
 		);
+		expect(signed.headers).toEqual({ A: '1', Authorization: 'Bearer key_1' });
 	});
 
 	test('index.js exports the node and credential classes from dist/', () => {

@@ -1,4 +1,9 @@
-import type { IDataObject, IExecuteFunctions, IHttpRequestOptions } from 'n8n-workflow';
+import type {
+	ICredentialsDecrypted,
+	IDataObject,
+	IExecuteFunctions,
+	IHttpRequestOptions,
+} from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 export const CREDENTIAL_TYPE = 'basicsEngageApi';
@@ -60,6 +65,8 @@ const MAX_EXCERPT_LENGTH = 300;
 
 export interface RequestSettings {
 	baseUrl: string;
+	/** Read once per run and handed to n8n, which would otherwise fetch them for every request. */
+	credentials: ICredentialsDecrypted;
 	/** The published spelling the list endpoint reads; n8n's credential adds `Authorization`. */
 	listAuthHeaderValue: string;
 	timeout: number;
@@ -125,6 +132,7 @@ export async function getRequestSettings(context: IExecuteFunctions): Promise<Re
 	const requestsPerBatch = batch?.batchSize ?? -1;
 	return {
 		baseUrl,
+		credentials: { id: '', name: '', type: CREDENTIAL_TYPE, data: credentials },
 		listAuthHeaderValue: `Bearer ${apiKey}`,
 		timeout: options.timeout || DEFAULT_TIMEOUT_MS,
 		proxy: options.proxy ? parseProxy(context, options.proxy) : undefined,
@@ -203,6 +211,7 @@ export async function apiRequest(
 			context,
 			CREDENTIAL_TYPE,
 			options,
+			{ credentialsDecrypted: settings.credentials },
 		);
 	} catch (error) {
 		return { ok: false, failure: networkFailure(error) };
