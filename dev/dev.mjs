@@ -1,14 +1,15 @@
 #!/usr/bin/env node
-// `npm run dev`: the BasicsEngage sandbox and a real n8n 2.x with this package installed, the
-// sandbox credential and the example workflows, in one command. Ctrl-C stops everything.
+// `npm run dev`: the BasicsEngage sandbox and a real n8n (2.x; 1.x with N8N_DEV_RUNTIME=v1, as
+// `npm run dev:v1` sets it) with this package installed, the sandbox credential and the example
+// workflows, in one command. Ctrl-C stops everything.
 //
 //   1. builds the package (`npm run build`),
 //   2. starts the sandbox (test/sandbox) on port 4010 with its demo key and a list
 //      `list_newsletter` for the sign-up example,
-//   3. provisions n8n (dev/provision.mjs: Node 24 + the pinned n8n, cached; the first time
+//   3. provisions n8n (dev/provision.mjs: a fitting Node + the pinned n8n, cached; the first time
 //      takes several minutes, with progress lines),
 //   4. starts n8n on port 5678 with the package installed as a community package
-//      (dev/start-n8n.mjs), its data in .n8n-dev/ (kept between runs),
+//      (dev/start-n8n.mjs), its data in .n8n-dev/ (.n8n-dev-v1/ for 1.x; kept between runs),
 //   5. creates the owner account (or logs in), imports the credential "BasicsEngage sandbox"
 //      and the example workflows (examples/*.json) when they are missing, and publishes the
 //      sign-up form workflow,
@@ -18,7 +19,7 @@
 //   --reset            delete the n8n data folder first (owner, workflows, executions)
 //   --port N           n8n port (default 5678; 0 = any free port)
 //   --sandbox-port N   sandbox port (default 4010; 0 = any free port)
-//   --user-folder DIR  n8n data folder (default .n8n-dev in the repository)
+//   --user-folder DIR  n8n data folder (default .n8n-dev, or .n8n-dev-v1, in the repository)
 //   --no-build         use the existing dist/
 //
 // Module: import { startEnvironment } from './dev/dev.mjs' (used by test/e2e).
@@ -30,7 +31,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { provisionN8n } from './provision.mjs';
+import { provisionN8n, selectRuntime } from './provision.mjs';
 import { login, setupOwner, startN8n } from './start-n8n.mjs';
 import {
 	DEMO_API_KEY,
@@ -40,6 +41,7 @@ import {
 	SANDBOX_CREDENTIAL,
 	activateWorkflow,
 	importCredential,
+	isPublished,
 	readExamples,
 	restClient,
 	waitForForm,
@@ -49,7 +51,11 @@ const require = createRequire(import.meta.url);
 
 export const DEFAULT_N8N_PORT = 5678;
 export const DEFAULT_SANDBOX_PORT = 4010;
-export const DEFAULT_USER_FOLDER = path.join(REPO_DIR, '.n8n-dev');
+// n8n 1.x cannot open a database n8n 2.x has migrated, so each line keeps its own data folder
+export const DEFAULT_USER_FOLDER = path.join(
+	REPO_DIR,
+	selectRuntime().name === 'v1' ? '.n8n-dev-v1' : '.n8n-dev',
+);
 
 const say = (message) => console.log(`[dev] ${message}`);
 
@@ -179,7 +185,7 @@ export async function startEnvironment({
 		}
 		for (const example of examples.filter((e) => e.formPath && rest)) {
 			const workflow = await rest.get(`/rest/workflows/${example.id}`);
-			example.published = Boolean(workflow.activeVersionId);
+			example.published = isPublished(workflow);
 		}
 
 		return { sandbox, n8n, info, cookie: session?.cookie, rest, examples, stop };

@@ -115,11 +115,29 @@ export function restClient(url, cookie) {
 	};
 }
 
+/**
+ * True when the workflow's current version is live. n8n 2.x publishes a version (activeVersionId);
+ * n8n 1.x has no versions to publish, only the `active` flag. Told apart by the field, not the
+ * version number.
+ */
+export function isPublished(workflow) {
+	if ('activeVersionId' in workflow)
+		return Boolean(workflow.activeVersionId) && workflow.activeVersionId === workflow.versionId;
+	return workflow.active === true;
+}
+
 /** Publishes (activates) a workflow's current version, so its triggers (e.g. a form) go live. */
 export async function activateWorkflow(rest, workflowId) {
 	const workflow = await rest.get(`/rest/workflows/${workflowId}`);
-	if (workflow.activeVersionId && workflow.activeVersionId === workflow.versionId) return workflow;
-	return await rest.post(`/rest/workflows/${workflowId}/activate`, {
+	if (isPublished(workflow)) return workflow;
+	if ('activeVersionId' in workflow) {
+		return await rest.post(`/rest/workflows/${workflowId}/activate`, {
+			versionId: workflow.versionId,
+		});
+	}
+	// n8n 1.x: activating is an update of the `active` flag
+	return await rest.patch(`/rest/workflows/${workflowId}`, {
+		active: true,
 		versionId: workflow.versionId,
 	});
 }

