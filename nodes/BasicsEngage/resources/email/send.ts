@@ -5,7 +5,7 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
-import { failItem } from '../../shared/output';
+import { failItem, notSentFailure } from '../../shared/output';
 import { sendConcurrently } from '../../shared/queue';
 import { readRetryPolicy, retryOptions } from '../../shared/retry';
 import type { ApiFailure, ApiRequest, ApiResult } from '../../shared/transport';
@@ -271,17 +271,11 @@ function throwFirstFailure(
 }
 
 function notSent(cause: ApiFailure | undefined): ApiFailure {
-	const kind = cause?.kind ?? 'unexpected_response';
 	const reason =
-		kind === 'quota_exceeded'
+		cause?.kind === 'quota_exceeded'
 			? 'the daily email quota was exceeded earlier in this run'
 			: 'an earlier request of this run failed';
-	return {
-		kind,
-		httpCode: null,
-		message: `Not sent: ${reason}`,
-		description: `This email was not sent, so it can be sent again later. First failure: ${cause?.message ?? 'unknown'}`,
-	};
+	return notSentFailure(cause, reason, 'This email was not sent, so it can be sent again later');
 }
 
 function toSentEmail(body: IDataObject): IDataObject {

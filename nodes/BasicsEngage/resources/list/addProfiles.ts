@@ -5,7 +5,7 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
-import { errorItem, failItem } from '../../shared/output';
+import { errorItem, failItem, notSentFailure } from '../../shared/output';
 import { paceRequest } from '../../shared/queue';
 import { readRetryPolicy, requestWithRetries, retryOptions } from '../../shared/retry';
 import type { ApiFailure } from '../../shared/transport';
@@ -226,14 +226,10 @@ function notSent(cause: ApiFailure & { listMayExist?: boolean }): ApiFailure {
 	const reason = cause.listMayExist
 		? 'the request creating the list got no clear answer, so the list may exist already'
 		: 'an earlier request of this run was refused';
-	return {
-		kind: cause.kind,
-		httpCode: null,
-		message: `Not sent: ${reason}`,
-		description: `These profiles were not sent, so they can be sent again later${
-			cause.listMayExist ? ' (check the lists in BasicsEngage and add them by List ID)' : ''
-		}. First failure: ${cause.message}`,
-	};
+	const whatNow = `These profiles were not sent, so they can be sent again later${
+		cause.listMayExist ? ' (check the lists in BasicsEngage and add them by List ID)' : ''
+	}`;
+	return notSentFailure(cause, reason, whatNow);
 }
 
 function clampBatchSize(batchSize: number): number {
