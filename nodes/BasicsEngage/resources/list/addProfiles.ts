@@ -163,6 +163,10 @@ export async function addProfiles(this: IExecuteFunctions): Promise<INodeExecuti
 		else output.push(failItem(this, profile.failure, itemIndex));
 	}
 
+	// Adding to a list can be sent again; the request that creates the list is retried only
+	// when it provably never arrived, so a run never creates two lists.
+	const retryAdding = readRetryPolicy(options, true);
+	const retryCreating = readRetryPolicy(options, false);
 	let createdListId: string | undefined;
 	let runStopper: (ApiFailure & { listMayExist?: boolean }) | undefined;
 	const batches = toBatches(profiles, clampBatchSize(options.batchSize ?? DEFAULT_BATCH_SIZE));
@@ -178,14 +182,11 @@ export async function addProfiles(this: IExecuteFunctions): Promise<INodeExecuti
 			profiles: batch.profiles.map((profile) => profile.body),
 		};
 		await paceRequest(settings, requestIndex);
-		// Adding to a list can be sent again; the request that creates the list is retried only
-		// when it provably never arrived, so a run never creates two lists.
-		const retryPolicy = readRetryPolicy(options, listId !== undefined);
 		const result = await requestWithRetries(
 			this,
 			settings,
 			{ path: '/list/addProfiles', body },
-			retryPolicy,
+			listId === undefined ? retryCreating : retryAdding,
 		);
 		if (!result.ok) {
 			// A lost answer to the creating request may hide a list that now exists; creating
