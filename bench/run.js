@@ -316,6 +316,19 @@ function measure(spec, context) {
 
 // ------------------------------------------------------------------ plan
 
+const OP_PREFIX = { addProfiles: 'add', sendEmail: 'send' };
+
+/**
+ * The one spelling of a measurement's key, e.g. "add node 20000 b100" or "send floor 2000": the
+ * plan names measurements with it and the table, memory figures and goals look them up by it.
+ * @param {'addProfiles' | 'sendEmail'} op @param {Spec['runner']} runner @param {number} items
+ * @param {{ batchSize?: number, concurrency?: number }} [variant]
+ */
+function measurementKey(op, runner, items, { batchSize, concurrency } = {}) {
+	const suffix = batchSize ? ` b${batchSize}` : concurrency ? ` c${concurrency}` : '';
+	return `${OP_PREFIX[op]} ${runner} ${items}${suffix}`;
+}
+
 /**
  * @param {typeof FULL} config
  * @param {Set<string>} only
@@ -326,8 +339,9 @@ function measure(spec, context) {
 function plan(config, only, withHttp, withCandidate) {
 	/** @type {Spec[]} */
 	const specs = [];
-	/** @param {Spec} spec @param {boolean} [twin] */
-	const add = (spec, twin = true) => {
+	/** @param {Omit<Spec, 'key'>} fields @param {boolean} [twin] */
+	const add = (fields, twin = true) => {
+		const spec = { ...fields, key: measurementKey(fields.op, fields.runner, fields.items, fields) };
 		if (specs.some((existing) => existing.key === spec.key)) return;
 		specs.push(spec);
 		// The candidate build runs right after the node, in the same rounds.
@@ -338,73 +352,32 @@ function plan(config, only, withHttp, withCandidate) {
 
 	if (only.has('add')) {
 		for (const items of config.addProfiles.items) {
-			add({ key: `add floor ${items}`, op: 'addProfiles', runner: 'floor', items });
+			add({ op: 'addProfiles', runner: 'floor', items });
 			for (const batchSize of config.addProfiles.batchSizes) {
-				add({
-					key: `add node ${items} b${batchSize}`,
-					op: 'addProfiles',
-					runner: 'node',
-					items,
-					batchSize,
-				});
-				add({
-					key: `add raw ${items} b${batchSize}`,
-					op: 'addProfiles',
-					runner: 'raw',
-					items,
-					batchSize,
-				});
+				add({ op: 'addProfiles', runner: 'node', items, batchSize });
+				add({ op: 'addProfiles', runner: 'raw', items, batchSize });
 			}
 			if (withHttp) {
-				const httpItems = Math.min(items, config.httpItems);
-				add({ key: `add http ${httpItems}`, op: 'addProfiles', runner: 'http', items: httpItems });
+				add({ op: 'addProfiles', runner: 'http', items: Math.min(items, config.httpItems) });
 			}
 		}
 	}
 	if (only.has('memory')) {
 		const batchSize = config.memory.batchSize;
 		for (const items of config.memory.items) {
-			add(
-				{
-					key: `add node ${items} b${batchSize}`,
-					op: 'addProfiles',
-					runner: 'node',
-					items,
-					batchSize,
-				},
-				false,
-			);
+			add({ op: 'addProfiles', runner: 'node', items, batchSize }, false);
 		}
 	}
 	if (only.has('send')) {
 		for (const items of config.sendEmail.items) {
-			add({ key: `send floor ${items}`, op: 'sendEmail', runner: 'floor', items });
+			add({ op: 'sendEmail', runner: 'floor', items });
 			for (const concurrency of config.sendEmail.concurrencies) {
-				add({
-					key: `send node ${items} c${concurrency}`,
-					op: 'sendEmail',
-					runner: 'node',
-					items,
-					concurrency,
-				});
-				add({
-					key: `send raw ${items} c${concurrency}`,
-					op: 'sendEmail',
-					runner: 'raw',
-					items,
-					concurrency,
-				});
-				add({
-					key: `send helper ${items} c${concurrency}`,
-					op: 'sendEmail',
-					runner: 'helper',
-					items,
-					concurrency,
-				});
+				add({ op: 'sendEmail', runner: 'node', items, concurrency });
+				add({ op: 'sendEmail', runner: 'raw', items, concurrency });
+				add({ op: 'sendEmail', runner: 'helper', items, concurrency });
 			}
 			if (withHttp) {
-				const httpItems = Math.min(items, config.httpItems);
-				add({ key: `send http ${httpItems}`, op: 'sendEmail', runner: 'http', items: httpItems });
+				add({ op: 'sendEmail', runner: 'http', items: Math.min(items, config.httpItems) });
 			}
 		}
 	}
@@ -486,23 +459,19 @@ function tableRows(config, only, s) {
 	};
 
 	/**
-	 * One scenario's rows. `op` and `variant` name its measurements (`add … b100`, `send … c5`);
-	 * `references` adds informational rows between floor + raw and the HTTP Request node.
-	 * @param {'add' | 'send'} op @param {string} scenario @param {number} items @param {string} variant
-	 * @param {{ httpRunner: string, references?: Array<[string, string]> }} options
+	 * One scenario's rows: node (and candidate), floor, raw, floor + raw, `references` (more
+	 * runners of the same variant, informational) and the HTTP Request node scaled per item.
+	 * @param {'addProfiles' | 'sendEmail'} op @param {string} scenario @param {number} items
+	 * @param {{ batchSize?: number, concurrency?: number }} variant
+	 * @param {{ httpRunner: string, references?: Array<[string, Spec['runner']]> }} options
 	 */
 	const scenarioRows = (op, scenario, items, variant, { httpRunner, references = [] }) => {
-		const floor = s.get(`${op} floor ${items}`);
-		const raw = s.get(`${op} raw ${items} ${variant}`);
+		const floor = s.get(measurementKey(op, 'floor', items));
+		const raw = s.get(measurementKey(op, 'raw', items, variant));
+		const nodeKey = measurementKey(op, 'node', items, variant);
 		const base = floor && raw ? floor.wallMs + raw.wallMs : undefined;
-		row(scenario, 'node', s.get(`${op} node ${items} ${variant}`), items, base);
-		row(
-			scenario,
-			'node, candidate build',
-			s.get(`${op} node ${items} ${variant} candidate`),
-			items,
-			base,
-		);
+		row(scenario, 'node', s.get(nodeKey), items, base);
+		row(scenario, 'node, candidate build', s.get(`${nodeKey} candidate`), items, base);
 		row(scenario, 'n8n floor', floor, items, base);
 		row(scenario, 'raw axios', raw, items, base);
 		if (base !== undefined) {
@@ -511,9 +480,11 @@ function tableRows(config, only, s) {
 				requests: raw ? median(raw.requests) : undefined,
 			});
 		}
-		for (const [runner, key] of references) row(scenario, runner, s.get(key), items, base);
+		for (const [label, runner] of references) {
+			row(scenario, label, s.get(measurementKey(op, runner, items, variant)), items, base);
+		}
 		const httpItems = Math.min(items, config.httpItems);
-		row(scenario, httpRunner, s.get(`${op} http ${httpItems}`), items, base, {
+		row(scenario, httpRunner, s.get(measurementKey(op, 'http', httpItems)), items, base, {
 			scaledFrom: httpItems < items ? httpItems : undefined,
 		});
 	};
@@ -521,19 +492,31 @@ function tableRows(config, only, s) {
 	if (only.has('add')) {
 		for (const items of config.addProfiles.items) {
 			for (const batchSize of config.addProfiles.batchSizes) {
-				scenarioRows('add', `Add Profiles, batch ${batchSize}`, items, `b${batchSize}`, {
-					httpRunner: 'HTTP Request node',
-				});
+				scenarioRows(
+					'addProfiles',
+					`Add Profiles, batch ${batchSize}`,
+					items,
+					{ batchSize },
+					{
+						httpRunner: 'HTTP Request node',
+					},
+				);
 			}
 		}
 	}
 	if (only.has('send')) {
 		for (const items of config.sendEmail.items) {
 			for (const concurrency of config.sendEmail.concurrencies) {
-				scenarioRows('send', `Send Email, concurrency ${concurrency}`, items, `c${concurrency}`, {
-					httpRunner: 'HTTP Request node (unbounded)',
-					references: [['n8n floor + helpers.httpRequest', `send helper ${items} c${concurrency}`]],
-				});
+				scenarioRows(
+					'sendEmail',
+					`Send Email, concurrency ${concurrency}`,
+					items,
+					{ concurrency },
+					{
+						httpRunner: 'HTTP Request node (unbounded)',
+						references: [['n8n floor + helpers.httpRequest', 'helper']],
+					},
+				);
 			}
 		}
 	}
@@ -591,7 +574,7 @@ function memoryFigures(config, s) {
 	const batchSize = config.memory.batchSize;
 	const points = config.memory.items
 		.map((items) => {
-			const m = s.get(`add node ${items} b${batchSize}`);
+			const m = s.get(measurementKey('addProfiles', 'node', items, { batchSize }));
 			if (!m) return undefined;
 			const growth = m.peakRss - m.rssBefore;
 			return {
@@ -637,13 +620,12 @@ function evaluateGoals(config, only, s, memory) {
 
 	if (only.has('add')) {
 		for (const items of config.addProfiles.items) {
-			const floor = s.get(`add floor ${items}`);
-			const httpItems = Math.min(items, config.httpItems);
-			const http = s.get(`add http ${httpItems}`);
+			const floor = s.get(measurementKey('addProfiles', 'floor', items));
+			const http = s.get(measurementKey('addProfiles', 'http', Math.min(items, config.httpItems)));
 			for (const batchSize of config.addProfiles.batchSizes) {
 				const label = `Add Profiles ${fmtInt(items)} items, batch ${batchSize}`;
-				const node = s.get(`add node ${items} b${batchSize}`);
-				const raw = s.get(`add raw ${items} b${batchSize}`);
+				const node = s.get(measurementKey('addProfiles', 'node', items, { batchSize }));
+				const raw = s.get(measurementKey('addProfiles', 'raw', items, { batchSize }));
 				if (!node) continue;
 				if (floor && raw) {
 					const ratio = node.wallMs / (floor.wallMs + raw.wallMs);
@@ -690,10 +672,10 @@ function evaluateGoals(config, only, s, memory) {
 	}
 	if (only.has('send')) {
 		for (const items of config.sendEmail.items) {
-			const floor = s.get(`send floor ${items}`);
+			const floor = s.get(measurementKey('sendEmail', 'floor', items));
 			for (const concurrency of config.sendEmail.concurrencies) {
-				const node = s.get(`send node ${items} c${concurrency}`);
-				const raw = s.get(`send raw ${items} c${concurrency}`);
+				const node = s.get(measurementKey('sendEmail', 'node', items, { concurrency }));
+				const raw = s.get(measurementKey('sendEmail', 'raw', items, { concurrency }));
 				if (!node || !floor || !raw) continue;
 				const label = `Send Email ${fmtInt(items)} items, concurrency ${concurrency}`;
 				const ratio = node.wallMs / (floor.wallMs + raw.wallMs);
@@ -704,7 +686,7 @@ function evaluateGoals(config, only, s, memory) {
 				);
 				// A community node may only send through n8n's helper, which opens a new connection
 				// per request (no keep-alive). This measures our overhead over that unavoidable cost.
-				const helper = s.get(`send helper ${items} c${concurrency}`);
+				const helper = s.get(measurementKey('sendEmail', 'helper', items, { concurrency }));
 				if (helper) {
 					const overHelper = node.wallMs / helper.wallMs;
 					record(
