@@ -21,10 +21,15 @@ const API_KEY = 'be_sandbox_demo_key';
  * @param {{ baseUrl: string }} sandbox
  * @param {{ parameters: Record<string, unknown>, items?: Array<Record<string, unknown>>,
  *   onError?: 'stopWorkflow' | 'continueRegularOutput' | 'continueErrorOutput',
- *   apiKey?: string, baseUrl?: string }} run
+ *   apiKey?: string, baseUrl?: string } & Partial<import('./harness/n8n').RunWorkflowOptions>} run
+ *   further options (toolCalls, retryOnFail, ...) go to runWorkflow as they are
  */
-async function runNode(sandbox, { parameters, items = [{}], onError, apiKey = API_KEY, baseUrl }) {
+async function runNode(
+	sandbox,
+	{ parameters, items = [{}], onError, apiKey = API_KEY, baseUrl, ...settings },
+) {
 	return runWorkflow({
+		...settings,
 		packageDir: PACKAGE_DIR,
 		nodeType: NODE_TYPE,
 		parameters,

@@ -1,7 +1,15 @@
-import { NodeConnectionTypes, type INodeType, type INodeTypeDescription } from 'n8n-workflow';
+import type {
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeType,
+	INodeTypeDescription,
+} from 'n8n-workflow';
+import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { emailCustomOperations, emailOperations } from './resources/email';
-import { listCustomOperations, listOperations } from './resources/list';
+import { emailOperations } from './resources/email';
+import { listOperations } from './resources/list';
+import { router } from './router';
+import { requestOptionsProperty } from './shared/requestOptions';
 
 export class BasicsEngage implements INodeType {
 	description: INodeTypeDescription = {
@@ -18,8 +26,8 @@ export class BasicsEngage implements INodeType {
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [{ name: 'basicsEngageApi', required: true }],
-		// Declarative form: n8n shows its "Request Options" for such nodes, and each operation
-		// below honours them. The operations run as customOperations (see their files for why).
+		// Declarative form, kept for the base URL and headers it documents; the requests are built
+		// by the operations (see router.ts for why the node has `execute`).
 		requestDefaults: {
 			baseURL: '={{ $credentials.baseUrl.trim().replace(/\\/+$/, "") }}',
 			headers: { Accept: 'application/json', 'Content-Type': 'application/json' },
@@ -38,11 +46,11 @@ export class BasicsEngage implements INodeType {
 			},
 			...emailOperations,
 			...listOperations,
+			requestOptionsProperty,
 		],
 	};
 
-	customOperations = {
-		email: emailCustomOperations,
-		list: listCustomOperations,
-	};
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		return await router.call(this);
+	}
 }

@@ -385,6 +385,71 @@ const sinkNodeType = {
 	},
 };
 
+const AGENT_TYPE = `${HARNESS_PACKAGE}.agent`;
+
+/**
+ * Stands in for an AI Agent or n8n's MCP Server Trigger: asks n8n-core for its connected
+ * tools (getInputConnectionData, which wraps a `usableAsTool` node with createNodeAsTool and
+ * makeHandleToolInvocation, exactly as for a real agent) and invokes the one tool once per call,
+ * in order. Each call becomes one output item: `{ answer }` (the string the tool returned to
+ * the model) or `{ thrown }` (the message of the error the tool threw, which an MCP client sees
+ * as an `isError` result).
+ * @param {Array<Record<string, unknown>>} calls
+ * @returns {INodeType}
+ */
+function createAgentNodeType(calls) {
+	return {
+		description: {
+			displayName: 'Harness Agent',
+			name: 'agent',
+			group: ['transform'],
+			version: 1,
+			description: 'Calls the connected tool like an agent',
+			defaults: { name: 'Harness Agent' },
+			inputs: [
+				NodeConnectionTypes.Main,
+				{ type: NodeConnectionTypes.AiTool, displayName: 'Tools' },
+			],
+			outputs: [NodeConnectionTypes.Main],
+			properties: [],
+		},
+		async execute() {
+			const tools = /** @type {any[]} */ (
+				await this.getInputConnectionData(NodeConnectionTypes.AiTool, 0)
+			);
+			const tool = tools[0];
+			/** @type {INodeExecutionData[]} */
+			const answers = [];
+			for (const args of calls) {
+				try {
+					answers.push({ json: { toolName: tool.name, answer: await tool.invoke(args) } });
+				} catch (error) {
+					answers.push({ json: { toolName: tool.name, thrown: String(error?.message ?? error) } });
+				}
+			}
+			return [answers];
+		},
+	};
+}
+
+/**
+ * The "<name>Tool" variant the n8n server derives from a `usableAsTool` node (the CLI's
+ * convertNodeToAiTool): the same node class, with only an ai_tool output.
+ * @param {INodeType} type
+ * @returns {INodeType}
+ */
+function toToolNodeType(type) {
+	const description = structuredClone(latestDescription(type));
+	description.name += 'Tool';
+	description.displayName += ' Tool';
+	description.inputs = [];
+	description.outputs = [NodeConnectionTypes.AiTool];
+	delete description.usableAsTool;
+	const tool = Object.create(type);
+	tool.description = description;
+	return tool;
+}
+
 /**
  * INodeTypes for one workflow: the loaded packages plus the harness nodes.
  * @param {Record<string, INodeType>} extra
@@ -490,6 +555,9 @@ function startRun(workflowExecute, workflow, startNode) {
  *           credential data keyed by credential type name; each is attached to the node
  *           as `{ id, name }` and served by the credentials helper.
  * @property {'stopWorkflow' | 'continueRegularOutput' | 'continueErrorOutput'} [onError]
+ * @property {Array<Record<string, unknown>>} [toolCalls] run the node as an AI tool instead: an
+ *   agent calls it once per entry with these arguments (see createAgentNodeType); `toolAnswers`
+ *   then holds one `{ answer } | { thrown }` per call and `toolRuns` the node's runData.
  * @property {boolean} [retryOnFail]
  * @property {number} [maxTries]
  * @property {number} [waitBetweenTries]
@@ -514,6 +582,7 @@ function startRun(workflowExecute, workflow, startNode) {
  * @property {IRun} run                      the full IRun
  * @property {import('n8n-workflow').Workflow} workflow
  * @property {INode} node                    the tested node as placed in the workflow
+ * @property {Array<Record<string, any>>} toolAnswers  with `toolCalls`: what each call returned or threw
  */
 
 /**
@@ -530,6 +599,8 @@ async function runWorkflow(options) {
 
 	const tested = resolveNodeType(options.nodeType);
 	const description = tested.description;
+	const asTool = options.toolCalls !== undefined;
+	const testedTypeName = asTool ? `${tested.name}Tool` : tested.name;
 	const typeVersion =
 		options.typeVersion ??
 		(Array.isArray(description.version) ? Math.max(...description.version) : description.version);
@@ -568,7 +639,7 @@ async function runWorkflow(options) {
 	const testedNode = {
 		id: randomUUID(),
 		name: nodeName,
-		type: tested.name,
+		type: testedTypeName,
 		typeVersion,
 		position: [220, 0],
 		parameters: structuredClone(options.parameters ?? {}),
@@ -600,22 +671,45 @@ async function runWorkflow(options) {
 		parameters: {},
 	};
 
+	/** @type {INode} */
+	const agentNode = {
+		id: randomUUID(),
+		name: 'Harness Agent',
+		type: AGENT_TYPE,
+		typeVersion: 1,
+		position: [440, 0],
+		parameters: {},
+	};
+
 	const withErrorOutput = onError === 'continueErrorOutput';
-	const nodes = [sourceNode, testedNode, successSink, ...(withErrorOutput ? [errorSink] : [])];
+	const nodes = asTool
+		? [sourceNode, agentNode, testedNode]
+		: [sourceNode, testedNode, successSink, ...(withErrorOutput ? [errorSink] : [])];
 	/** @type {import('n8n-workflow').IConnections} */
-	const connections = {
+	const toolConnections = {
 		[sourceNode.name]: {
-			main: [[{ node: testedNode.name, type: NodeConnectionTypes.Main, index: 0 }]],
+			main: [[{ node: agentNode.name, type: NodeConnectionTypes.Main, index: 0 }]],
 		},
 		[testedNode.name]: {
-			main: [
-				[{ node: successSink.name, type: NodeConnectionTypes.Main, index: 0 }],
-				...(withErrorOutput
-					? [[{ node: errorSink.name, type: NodeConnectionTypes.Main, index: 0 }]]
-					: []),
-			],
+			ai_tool: [[{ node: agentNode.name, type: NodeConnectionTypes.AiTool, index: 0 }]],
 		},
 	};
+	/** @type {import('n8n-workflow').IConnections} */
+	const connections = asTool
+		? toolConnections
+		: {
+				[sourceNode.name]: {
+					main: [[{ node: testedNode.name, type: NodeConnectionTypes.Main, index: 0 }]],
+				},
+				[testedNode.name]: {
+					main: [
+						[{ node: successSink.name, type: NodeConnectionTypes.Main, index: 0 }],
+						...(withErrorOutput
+							? [[{ node: errorSink.name, type: NodeConnectionTypes.Main, index: 0 }]]
+							: []),
+					],
+				},
+			};
 
 	const workflowId = `harness-wf-${randomUUID().slice(0, 8)}`;
 	const settings = options.settings ?? { executionOrder: 'v1' };
@@ -628,6 +722,10 @@ async function runWorkflow(options) {
 		nodeTypes: createNodeTypes({
 			[SOURCE_TYPE]: createSourceNodeType(items),
 			[SINK_TYPE]: sinkNodeType,
+			...(asTool && {
+				[AGENT_TYPE]: createAgentNodeType(options.toolCalls ?? []),
+				[testedTypeName]: toToolNodeType(tested.type),
+			}),
 		}),
 		settings,
 	});
@@ -668,8 +766,10 @@ async function runWorkflow(options) {
 	const runData = run.data.resultData.runData;
 	const taskData = runData[testedNode.name]?.at(-1);
 	const outputs = taskData?.data?.main ?? [];
+	const agentOutput = runData[agentNode.name]?.at(-1)?.data?.main?.[0] ?? [];
 
 	return {
+		toolAnswers: agentOutput.map((item) => item.json),
 		success: outputs[0] ?? [],
 		errors: outputs[1] ?? [],
 		runData,

@@ -12,7 +12,15 @@ const http = require('node:http');
 const https = require('node:https');
 const os = require('node:os');
 const path = require('node:path');
-const { contacts, runNode, sendParameters, startSandbox } = require('../support');
+const {
+	NODE_TYPE,
+	PACKAGE_DIR,
+	contacts,
+	loadPackage,
+	runNode,
+	sendParameters,
+	startSandbox,
+} = require('../support');
 
 /** @type {Awaited<ReturnType<typeof startSandbox>>} */
 let sandbox;
@@ -155,4 +163,33 @@ describe('Ignore SSL Issues (Insecure)', () => {
 		});
 		expect(result.success[0].json.messageId).toBe('msg_tls');
 	});
+});
+
+test("Request Options: the node declares n8n's collection once, with n8n's field names and defaults", async () => {
+	// n8n adds its collection only to declarative nodes without `execute`; this node has one
+	// (for the AI-tool path), so it declares the same fields and saved workflows keep them.
+	const { coreInternal } = require('../harness/resolve');
+	const { commonDeclarativeNodeOptionParameters: n8nOwn } = coreInternal(
+		'dist/nodes-loader/constants.js',
+	);
+	const { nodes } = await loadPackage(PACKAGE_DIR);
+	const { properties } = nodes[NODE_TYPE].description;
+	const declared = properties.filter((property) => property.name === 'requestOptions');
+	expect(declared).toHaveLength(1);
+	/** @param {any} collection */
+	const shape = (collection) =>
+		collection.options
+			.map((/** @type {any} */ option) => ({
+				name: option.name,
+				type: option.type,
+				default: option.default,
+				values: option.options?.[0]?.values?.map((/** @type {any} */ value) => [
+					value.name,
+					value.type,
+					value.default,
+				]),
+			}))
+			.sort((/** @type {any} */ a, /** @type {any} */ b) => a.name.localeCompare(b.name));
+	expect(shape(declared[0])).toEqual(shape(n8nOwn));
+	expect(declared[0].isNodeSetting).toBe(true);
 });

@@ -61,6 +61,15 @@ const KIND_MESSAGES: Record<ErrorKind, string> = {
 	unexpected_response: 'BasicsEngage answered unexpectedly',
 };
 
+// Said to the user and to an AI agent alike, so a model does not loop on a refusal that every
+// further call would get too.
+const STOP_TRYING: Partial<Record<ErrorKind, string>> = {
+	quota_exceeded:
+		'Do not try again today: BasicsEngage refuses every further email until the daily quota resets.',
+	invalid_api_key:
+		'Do not try again: every request fails until the API key in the credential is fixed.',
+};
+
 const MAX_EXCERPT_LENGTH = 300;
 
 export interface RequestSettings {
@@ -261,9 +270,14 @@ function toApiResult(statusCode: number, body: unknown): ApiResult {
 			message: apiText
 				? `${KIND_MESSAGES[kind]}: ${apiText}`
 				: `${KIND_MESSAGES[kind]} (HTTP ${statusCode})`,
-			description: apiText
-				? `HTTP ${statusCode}: ${apiText}`
-				: `HTTP ${statusCode}. Body starts with: ${excerpt(body)}`,
+			description: [
+				apiText
+					? `HTTP ${statusCode}: ${apiText}.`
+					: `HTTP ${statusCode}. Body starts with: ${excerpt(body)}`,
+				STOP_TRYING[kind],
+			]
+				.filter(Boolean)
+				.join(' '),
 		},
 	};
 }

@@ -1,6 +1,6 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import { sendEmail, sendEmailProperties } from './send';
+import { sendEmailProperties } from './send';
 
 export const emailOperations: INodeProperties[] = [
 	{
@@ -21,5 +21,3 @@ export const emailOperations: INodeProperties[] = [
 	},
 	...sendEmailProperties,
 ];
-
-export const emailCustomOperations = { send: sendEmail };

@@ -194,7 +194,7 @@ export const sendEmailProperties: INodeProperties[] = [
 const DEFAULT_CONCURRENCY = 5;
 
 /**
- * Runs as a custom operation of the declarative node: n8n's routing would drop `pairedItem`,
+ * Built by hand rather than by n8n's declarative routing, which would drop `pairedItem`,
  * could not check every item before spending quota, and could not stop the run after a 429.
  */
 export async function sendEmail(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {

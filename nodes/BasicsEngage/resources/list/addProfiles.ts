@@ -138,8 +138,8 @@ interface Batch {
 }
 
 /**
- * Runs as a custom operation of the declarative node: n8n's routing sends one request per item
- * and drops `pairedItem`, while this operation batches profiles across items, creates at most
+ * Built by hand rather than by n8n's declarative routing, which sends one request per item and
+ * drops `pairedItem`: this operation batches profiles across items, creates at most
  * one list per run and pairs each output with every input item it covers.
  */
 export async function addProfiles(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {

@@ -1,6 +1,6 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import { addProfiles, addProfilesProperties } from './addProfiles';
+import { addProfilesProperties } from './addProfiles';
 
 export const listOperations: INodeProperties[] = [
 	{
@@ -21,5 +21,3 @@ export const listOperations: INodeProperties[] = [
 	},
 	...addProfilesProperties,
 ];
-
-export const listCustomOperations = { addProfiles };

@@ -1,0 +1,162 @@
+// @ts-check
+'use strict';
+
+/**
+ * The node as an AI tool (AI Agent, MCP Server Trigger, a queue-mode worker's tool call): n8n
+ * calls `nodeType.execute` with the model's arguments as the one input item (n8n-core's
+ * makeHandleToolInvocation). A harness agent node asks n8n-core for its tools exactly as an AI
+ * Agent does, and invokes them. Each operation must behave as in a normal run: same requests,
+ * same output, same errors.
+ */
+
+const {
+	API_KEY,
+	addProfilesParameters,
+	runNode,
+	sendParameters,
+	startSandbox,
+} = require('../support');
+
+/** @type {Awaited<ReturnType<typeof startSandbox>>} */
+let sandbox;
+beforeAll(async () => {
+	sandbox = await startSandbox({ lists: [{ listId: 'lst_vip', name: 'VIP' }] });
+});
+afterEach(() => sandbox.reset());
+afterAll(() => sandbox.close());
+
+/** Send Email with the fields a model fills through $fromAI. */
+const sendByModel = sendParameters({
+	to: "={{ $fromAI('to', 'Email address of the recipient', 'string') }}",
+	subject: "={{ $fromAI('subject', 'Subject line', 'string') }}",
+	text: "={{ $fromAI('body', 'Plain text body of the email', 'string') }}",
+});
+const modelArgs = { to: 'jane@customer.test', subject: 'Your order shipped', body: 'Hi Jane!' };
+
+/** @param {any} result */
+function requestsOf(result) {
+	return sandbox.requests.map((request) => ({ path: request.path, body: request.body }));
+}
+
+test('AI tool: Send Email queues exactly one email with the values the model passed', async () => {
+	const result = await runNode(sandbox, { parameters: sendByModel, toolCalls: [modelArgs] });
+	expect(result.error).toBeUndefined();
+	expect(result.toolAnswers).toHaveLength(1);
+	expect(result.toolAnswers[0].thrown).toBeUndefined();
+	expect(sandbox.state.emails).toHaveLength(1);
+	expect(sandbox.state.emails[0]).toMatchObject({
+		to: 'jane@customer.test',
+		subject: 'Your order shipped',
+		text: 'Hi Jane!',
+	});
+	// The model gets the operation's normal output: the messageId and the quota left.
+	const [answer] = JSON.parse(result.toolAnswers[0].answer);
+	expect(answer).toEqual(
+		expect.objectContaining({
+			messageId: sandbox.state.emails[0].messageId,
+			dailyEmailsRemaining: expect.any(Number),
+		}),
+	);
+	expect(JSON.stringify(result.toolAnswers)).not.toContain(API_KEY);
+});
+
+test('AI tool: a tool call sends the same request and returns the same output as a normal run', async () => {
+	const asTool = await runNode(sandbox, { parameters: sendByModel, toolCalls: [modelArgs] });
+	const toolRequests = requestsOf(asTool);
+	sandbox.reset();
+	const normal = await runNode(sandbox, {
+		parameters: sendParameters({
+			to: '={{ $json.to }}',
+			subject: '={{ $json.subject }}',
+			text: '={{ $json.body }}',
+		}),
+		items: [modelArgs],
+	});
+	expect(requestsOf(normal)).toEqual(toolRequests);
+	const strip = (/** @type {any} */ output) => ({ ...output, messageId: 'id' });
+	expect(JSON.parse(asTool.toolAnswers[0].answer).map(strip)).toEqual(
+		normal.success.map((item) => strip(item.json)),
+	);
+});
+
+test('AI tool: Add Profiles adds the profile the model passed and answers with listId and counts', async () => {
+	const result = await runNode(sandbox, {
+		parameters: addProfilesParameters({
+			listMode: 'existing',
+			listId: 'lst_vip',
+			email: "={{ $fromAI('email', 'Email address of the contact', 'string') }}",
+			additionalFields: { firstName: "={{ $fromAI('firstName', 'First name', 'string') }}" },
+		}),
+		toolCalls: [{ email: 'sam@customer.test', firstName: 'Sam' }],
+	});
+	expect(result.toolAnswers[0].thrown).toBeUndefined();
+	expect(JSON.parse(result.toolAnswers[0].answer)).toEqual([
+		{ listId: 'lst_vip', addedCount: 1, submittedCount: 1, listCreated: false },
+	]);
+	expect(sandbox.requests.map((request) => request.body)).toEqual([
+		{ listId: 'lst_vip', profiles: [{ email: 'sam@customer.test', firstName: 'Sam' }] },
+	]);
+});
+
+test('AI tool, On Error = Stop: an invalid recipient is a tool error with its kind, nothing sent', async () => {
+	const result = await runNode(sandbox, {
+		parameters: sendByModel,
+		toolCalls: [{ ...modelArgs, to: 'not-an-address' }],
+	});
+	expect(result.toolAnswers[0].answer).toBeUndefined();
+	expect(result.toolAnswers[0].thrown).toMatch(/To is not a valid email address/);
+	expect(result.toolAnswers[0].thrown).toMatch(/kind: invalid_input/);
+	expect(sandbox.requests).toHaveLength(0);
+});
+
+test('AI tool, On Error = Stop: a 429 tells the model to stop trying, with its kind and no key', async () => {
+	sandbox.setOptions({ dailyLimit: 0 });
+	const result = await runNode(sandbox, { parameters: sendByModel, toolCalls: [modelArgs] });
+	const { thrown } = result.toolAnswers[0];
+	expect(thrown).toMatch(/quota/i);
+	expect(thrown).toMatch(/kind: quota_exceeded/);
+	expect(thrown).toMatch(/do not try again/i);
+	expect(thrown).not.toContain(API_KEY);
+	expect(sandbox.requests).toHaveLength(1);
+});
+
+test('AI tool, On Error = Stop: an invalid API key tells the model to stop trying', async () => {
+	const result = await runNode(sandbox, {
+		parameters: sendByModel,
+		toolCalls: [modelArgs],
+		apiKey: 'be_wrong_key',
+	});
+	const { thrown } = result.toolAnswers[0];
+	expect(thrown).toMatch(/kind: invalid_api_key/);
+	expect(thrown).toMatch(/do not try again/i);
+	expect(thrown).not.toContain('be_wrong_key');
+});
+
+test.each(['continueRegularOutput', 'continueErrorOutput'])(
+	'AI tool, On Error = %s: the failure is the answer JSON, with its kind',
+	async (onError) => {
+		sandbox.setOptions({ dailyLimit: 0 });
+		const result = await runNode(sandbox, {
+			parameters: sendByModel,
+			toolCalls: [modelArgs],
+			onError: /** @type {any} */ (onError),
+		});
+		expect(result.toolAnswers[0].thrown).toBeUndefined();
+		const [answer] = JSON.parse(result.toolAnswers[0].answer);
+		expect(answer.details.kind).toBe('quota_exceeded');
+		expect(answer.error).toMatch(/quota/i);
+		expect(JSON.stringify(answer)).not.toContain(API_KEY);
+	},
+);
+
+test('AI tool: two calls are two emails, each sent once', async () => {
+	const result = await runNode(sandbox, {
+		parameters: sendByModel,
+		toolCalls: [modelArgs, { ...modelArgs, to: 'sam@customer.test' }],
+	});
+	expect(result.toolAnswers.map((answer) => answer.thrown)).toEqual([undefined, undefined]);
+	expect(sandbox.state.emails.map((email) => email.to)).toEqual([
+		'jane@customer.test',
+		'sam@customer.test',
+	]);
+});
