@@ -83,6 +83,8 @@ export class BasicsEngageApi implements ICredentialType {
 				text: 'n8n credential test',
 			},
 			json: true,
+			// A redirect would carry the key to another host: never followed, a 3xx fails the test.
+			disableFollowRedirect: true,
 			ignoreHttpStatusErrors: { ignore: true, except: FAILING_STATUSES },
 		},
 		// Response-code rules run on failures, body rules on the 2xx/400 answers that get through.
@@ -127,7 +129,7 @@ export class BasicsEngageApi implements ICredentialType {
 					key: 'error',
 					value: undefined,
 					message:
-						'BasicsEngage did not accept the test request (no "error" text in its answer); check the API key and the Base URL',
+						'BasicsEngage did not accept the test request: its server may have failed, or the API key or the Base URL is wrong (no "error" text in its answer)',
 				},
 			},
 		] as unknown as CredentialTestRules,

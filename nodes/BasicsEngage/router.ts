@@ -1,9 +1,10 @@
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData, JsonObject } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { sendEmail } from './resources/email/send';
 import { addProfiles } from './resources/list/addProfiles';
+import { FailureError, invalidInput } from './shared/errors';
 import { failItem } from './shared/output';
-import { invalidInput } from './shared/transport';
 
 type Operation = (this: IExecuteFunctions) => Promise<INodeExecutionData[][]>;
 
@@ -21,12 +22,27 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	const resource = this.getNodeParameter('resource', 0) as string;
 	const operation = this.getNodeParameter('operation', 0) as string;
 	const execute = operations[resource]?.[operation];
-	if (execute) return await execute.call(this);
-
-	// A workflow saved by a newer version of this node, say: fail the items, send nothing.
-	const failure = invalidInput(
-		`The operation "${operation}" of resource "${resource}" is not supported`,
-		'Pick the resource and operation again in the node, or update the BasicsEngage package.',
-	);
-	return [this.getInputData().map((_, itemIndex) => failItem(this, failure, itemIndex))];
+	try {
+		if (!execute) {
+			// A workflow saved by a newer version of this node, say: fail the items, send nothing.
+			throw new FailureError(
+				invalidInput(
+					`The operation "${operation}" of resource "${resource}" is not supported`,
+					'Pick the resource and operation again in the node, or update the BasicsEngage package.',
+				),
+			);
+		}
+		return await execute.call(this);
+	} catch (error) {
+		// A setting that cannot work, found before any request: under On Error = Continue every
+		// item fails with it (n8n would otherwise pass the unsent items on as if sent).
+		if (error instanceof FailureError) {
+			return [this.getInputData().map((_, itemIndex) => failItem(this, error.failure, itemIndex))];
+		}
+		// Both constructors hand back an error that already is theirs unchanged.
+		if (error instanceof NodeApiError) {
+			throw new NodeApiError(this.getNode(), error as unknown as JsonObject);
+		}
+		throw new NodeOperationError(this.getNode(), error as Error);
+	}
 }

@@ -217,7 +217,7 @@ function describeStopMode() {
 			expect(result.error.message).toEqual(expect.any(String));
 			const requested = sandbox.requests.map((request) => Number(request.body.to.match(/\d+/)[0]));
 			expect(requested).toEqual(Array.from({ length: failedItem + 1 }, (_, index) => index));
-			expect(result.error.description).toContain('Already sent in this run');
+			expect(result.error.description).toContain('Queued in this run');
 		});
 
 		test('with concurrency 5, only requests already in flight beside the failure complete', async () => {

@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData, IPairedItemData } from 'n8n-workflow';
 
-import type { ApiFailure } from './transport';
-import { toNodeError } from './transport';
+import type { ApiFailure } from './errors';
+import { toNodeError } from './errors';
 
 /**
  * The item a failed input becomes under "On Error: Continue": `{ error, details }`, paired.
@@ -64,6 +64,7 @@ export function notSentFailure(
 	return {
 		kind: cause?.kind ?? 'unexpected_response',
 		httpCode: null,
+		mayHaveTakenEffect: false,
 		message: `Not sent: ${reason}`,
 		description: `${whatNow}. First failure: ${cause?.message ?? 'unknown'}`,
 	};

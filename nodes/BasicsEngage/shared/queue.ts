@@ -3,7 +3,10 @@ import { sleep } from 'n8n-workflow';
 
 import type { RetryPolicy } from './retry';
 import { requestWithRetries } from './retry';
-import type { ApiFailure, ApiRequest, ApiResult, RequestSettings } from './transport';
+import type { ApiResult } from './answers';
+import type { ApiFailure } from './errors';
+import type { RequestSettings } from './settings';
+import type { ApiRequest } from './transport';
 
 /**
  * n8n's "Request Options > Batching", as its routing node applies it: before every

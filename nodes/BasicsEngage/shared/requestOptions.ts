@@ -1,5 +1,37 @@
 import type { INodeProperties } from 'n8n-workflow';
 
+/** The two values of Request Options > Batching: requests per batch, and the wait between. */
+export const requestBatchingValues: [INodeProperties, INodeProperties] = [
+	{
+		displayName: 'Items per Batch',
+		name: 'batchSize',
+		type: 'number',
+		typeOptions: { minValue: -1, numberPrecision: 0 },
+		default: 50,
+		description:
+			'Input will be split in batches to throttle requests. -1 for disabled. 0 will be treated as 1.',
+	},
+	{
+		displayName: 'Batch Interval (Ms)',
+		name: 'batchInterval',
+		type: 'number',
+		typeOptions: { minValue: 0 },
+		default: 1000,
+		description: 'Time (in milliseconds) between each batch of requests. 0 for disabled.',
+	},
+];
+
+export const requestTimeout: INodeProperties = {
+	displayName: 'Timeout',
+	name: 'timeout',
+	type: 'number',
+	// An hour at most: an answer later than that is lost anyway, and timers cannot wait for ever.
+	typeOptions: { minValue: 1, maxValue: 3_600_000 },
+	default: 10000,
+	description:
+		'Time in ms to wait for the whole answer of BasicsEngage (headers and body) before giving up on a request',
+};
+
 /**
  * n8n's own "Request Options" collection, with its field names and defaults (n8n-core's
  * `commonDeclarativeNodeOptionParameters`). n8n adds it only to declarative nodes without an
@@ -21,31 +53,7 @@ export const requestOptionsProperty: INodeProperties = {
 			type: 'fixedCollection',
 			typeOptions: { multipleValues: false },
 			default: { batch: {} },
-			options: [
-				{
-					displayName: 'Batching',
-					name: 'batch',
-					values: [
-						{
-							displayName: 'Items per Batch',
-							name: 'batchSize',
-							type: 'number',
-							typeOptions: { minValue: -1 },
-							default: 50,
-							description:
-								'Input will be split in batches to throttle requests. -1 for disabled. 0 will be treated as 1.',
-						},
-						{
-							displayName: 'Batch Interval (Ms)',
-							name: 'batchInterval',
-							type: 'number',
-							typeOptions: { minValue: 0 },
-							default: 1000,
-							description: 'Time (in milliseconds) between each batch of requests. 0 for disabled.',
-						},
-					],
-				},
-			],
+			options: [{ displayName: 'Batching', name: 'batch', values: requestBatchingValues }],
 		},
 		{
 			displayName: 'Ignore SSL Issues (Insecure)',
@@ -64,14 +72,6 @@ export const requestOptionsProperty: INodeProperties = {
 			description:
 				'HTTP proxy to use. If authentication is required it can be defined as follow: http://username:password@myproxy:3128.',
 		},
-		{
-			displayName: 'Timeout',
-			name: 'timeout',
-			type: 'number',
-			typeOptions: { minValue: 1 },
-			default: 10000,
-			description:
-				'Time in ms to wait for the server to send response headers (and start the response body) before aborting the request',
-		},
+		requestTimeout,
 	],
 };

@@ -1,7 +1,11 @@
-import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
-import type { ApiFailure, ApiRequest, ApiResult, RequestSettings } from './transport';
+import type { ApiResult } from './answers';
+import type { ApiFailure } from './errors';
+import type { RequestSettings } from './settings';
+import { readNumberOption } from './settings';
+import type { ApiRequest } from './transport';
 import { apiRequest } from './transport';
 
 export interface RetryPolicy {
@@ -11,39 +15,36 @@ export interface RetryPolicy {
 	retryMaybeSent: boolean;
 }
 
-const DEFAULT_RETRIES = 2;
-const DEFAULT_WAIT_MS = 1000;
-const MAX_WAIT_MS = 30_000;
+/** The backoff never grows past this between two tries. */
+const MAX_BACKOFF_MS = 30_000;
 /** A longer Retry-After than this is not waited for inside a workflow run. */
 const MAX_RETRY_AFTER_MS = 60_000;
 
-export const retryOptions: INodeProperties[] = [
-	{
-		displayName: 'Retries',
-		name: 'retries',
-		type: 'number',
-		typeOptions: { minValue: 0, maxValue: 10 },
-		default: DEFAULT_RETRIES,
-		description: 'How many times to send a failed request again. 0 turns retries off.',
-	},
-	{
-		displayName: 'Retry Wait',
-		name: 'retryWait',
-		type: 'number',
-		typeOptions: { minValue: 0 },
-		default: DEFAULT_WAIT_MS,
-		description:
-			'Milliseconds to wait before the first retry; the wait doubles for each further retry, with some randomness. A Retry-After answer from BasicsEngage takes precedence.',
-	},
-];
+const retriesOption: INodeProperties = {
+	displayName: 'Retries',
+	name: 'retries',
+	type: 'number',
+	typeOptions: { minValue: 0, maxValue: 10, numberPrecision: 0 },
+	default: 2,
+	description: 'How many times to send a failed request again. 0 turns retries off.',
+};
 
-export function readRetryPolicy(
-	options: { retries?: number; retryWait?: number },
-	retryMaybeSent: boolean,
-): RetryPolicy {
+const retryWaitOption: INodeProperties = {
+	displayName: 'Retry Wait',
+	name: 'retryWait',
+	type: 'number',
+	typeOptions: { minValue: 0, maxValue: 60_000 },
+	default: 1000,
+	description:
+		'Milliseconds to wait before the first retry (at most 60,000); the wait doubles for each further retry, with some randomness. A Retry-After answer from BasicsEngage takes precedence.',
+};
+
+export const retryOptions: INodeProperties[] = [retriesOption, retryWaitOption];
+
+export function readRetryPolicy(options: IDataObject, retryMaybeSent: boolean): RetryPolicy {
 	return {
-		retries: Math.max(0, Math.floor(options.retries ?? DEFAULT_RETRIES)),
-		waitMs: Math.max(0, options.retryWait ?? DEFAULT_WAIT_MS),
+		retries: readNumberOption(options, retriesOption),
+		waitMs: readNumberOption(options, retryWaitOption),
 		retryMaybeSent,
 	};
 }
@@ -57,11 +58,14 @@ function shouldRetry(failure: ApiFailure, policy: RetryPolicy): boolean {
 /** Exponential backoff with equal jitter, unless the server said how long to wait. */
 function waitBeforeRetry(failure: ApiFailure, attempt: number, policy: RetryPolicy): number {
 	if (failure.retryAfterMs !== undefined) return failure.retryAfterMs;
-	const backoff = Math.min(MAX_WAIT_MS, policy.waitMs * 2 ** attempt);
+	const backoff = Math.min(MAX_BACKOFF_MS, policy.waitMs * 2 ** attempt);
 	return backoff / 2 + Math.random() * (backoff / 2);
 }
 
-/** Sends one request, retrying as the policy allows; never retries 4xx answers such as 400, 401 or 429. */
+/**
+ * Sends one request, retrying as the policy allows; never retries a refusal (400, 401, 429),
+ * a redirect or an answer that breaks the contract.
+ */
 export async function requestWithRetries(
 	context: IExecuteFunctions,
 	settings: RequestSettings,

@@ -1,5 +1,5 @@
-import type { ApiFailure } from './transport';
-import { invalidInput } from './transport';
+import type { ApiFailure } from './errors';
+import { invalidInput } from './errors';
 
 // Deliberately simple: one @, no spaces, brackets or control characters, a dot in the domain.
 // The API has the final word; this only catches what can never be an address, before any

@@ -5,20 +5,36 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
+import type { ApiResult, SuccessContract } from '../../shared/answers';
+import type { ApiFailure } from '../../shared/errors';
+import { invalidInput, RUN_STOPPING_KINDS, toNodeError } from '../../shared/errors';
 import { failItem, notSentFailure } from '../../shared/output';
 import { sendConcurrently } from '../../shared/queue';
 import { readRetryPolicy, retryOptions } from '../../shared/retry';
-import type { ApiFailure, ApiRequest, ApiResult } from '../../shared/transport';
-import {
-	getRequestSettings,
-	invalidInput,
-	RUN_STOPPING_KINDS,
-	toNodeError,
-} from '../../shared/transport';
+import { getRequestSettings, readNumberOption, readOptions } from '../../shared/settings';
+import type { ApiRequest } from '../../shared/transport';
 import type { Checked } from '../../shared/validation';
 import { readEmailAddress, readItem, readText } from '../../shared/validation';
 
 const showForSend = { resource: ['email'], operation: ['send'] };
+
+const concurrencyOption: INodeProperties = {
+	displayName: 'Concurrency',
+	name: 'concurrency',
+	type: 'number',
+	typeOptions: { minValue: 1, maxValue: 50, numberPrecision: 0 },
+	default: 5,
+	description: 'How many emails to send at the same time',
+};
+
+/** The documented success of /email/send: a queued message with its ID. */
+const queuedEmail: SuccessContract = {
+	check: (data) =>
+		typeof data.messageId === 'string' && data.messageId.trim() !== ''
+			? undefined
+			: 'it has no "messageId"',
+	effect: 'the email may have been queued',
+};
 
 export const sendEmailProperties: INodeProperties[] = [
 	{
@@ -169,14 +185,7 @@ export const sendEmailProperties: INodeProperties[] = [
 		default: {},
 		displayOptions: { show: showForSend },
 		options: [
-			{
-				displayName: 'Concurrency',
-				name: 'concurrency',
-				type: 'number',
-				typeOptions: { minValue: 1, maxValue: 50 },
-				default: 5,
-				description: 'How many emails to send at the same time',
-			},
+			concurrencyOption,
 			...retryOptions,
 			{
 				displayName: 'Retry Send On Server Error',
@@ -191,8 +200,6 @@ export const sendEmailProperties: INodeProperties[] = [
 	},
 ];
 
-const DEFAULT_CONCURRENCY = 5;
-
 /**
  * Built by hand rather than by n8n's declarative routing, which would drop `pairedItem`,
  * could not check every item before spending quota, and could not stop the run after a 429.
@@ -200,12 +207,10 @@ const DEFAULT_CONCURRENCY = 5;
 export async function sendEmail(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
 	const settings = await getRequestSettings(this);
-	const options = this.getNodeParameter('options', 0, {}) as {
-		concurrency?: number;
-		retries?: number;
-		retryWait?: number;
-		retrySendOnServerError?: boolean;
-	};
+	const options = readOptions(this, 'options');
+	const concurrency = readNumberOption(options, concurrencyOption);
+	// A retried email may be queued twice, so only the user can allow that.
+	const retryPolicy = readRetryPolicy(options, options.retrySendOnServerError === true);
 
 	// Check every item first, so a bad item costs no quota and stops nothing already sent.
 	const output: INodeExecutionData[] = new Array(items.length);
@@ -214,7 +219,7 @@ export async function sendEmail(this: IExecuteFunctions): Promise<INodeExecution
 	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
 		const email = readItem(() => readEmailRequest(this, itemIndex));
 		if (email.ok) {
-			requests.push({ path: '/email/send', body: email.value });
+			requests.push({ path: '/email/send', body: email.value, contract: queuedEmail });
 			requestItemIndexes.push(itemIndex);
 		} else {
 			output[itemIndex] = failItem(this, email.failure, itemIndex);
@@ -223,9 +228,8 @@ export async function sendEmail(this: IExecuteFunctions): Promise<INodeExecution
 
 	const continueOnFail = this.continueOnFail();
 	const results = await sendConcurrently(this, settings, requests, {
-		concurrency: Math.max(1, Math.floor(options.concurrency ?? DEFAULT_CONCURRENCY)),
-		// A retried email may be queued twice, so only the user can allow that.
-		retryPolicy: readRetryPolicy(options, options.retrySendOnServerError === true),
+		concurrency,
+		retryPolicy,
 		stopAfter: (failure) => !continueOnFail || RUN_STOPPING_KINDS.has(failure.kind),
 	});
 
@@ -258,14 +262,22 @@ function throwFirstFailure(
 	const failedAt = results.findIndex((result) => result !== undefined && !result.ok);
 	if (failedAt === -1) return;
 	const { failure } = results[failedAt] as { failure: ApiFailure };
-	const sentItems = requestItemIndexes.filter((_, requestIndex) => results[requestIndex]?.ok);
-	const sentNote =
-		sentItems.length > 0
-			? ` Already sent in this run (item indexes): ${sentItems.join(', ')}.`
-			: ' No email was sent in this run.';
+	const itemsWhere = (test: (result: ApiResult | undefined, requestIndex: number) => boolean) =>
+		requestItemIndexes.filter((_, requestIndex) => test(results[requestIndex], requestIndex));
+	const queued = itemsWhere((result) => result?.ok === true);
+	const unknown = itemsWhere(
+		(result, requestIndex) =>
+			requestIndex !== failedAt && result?.ok === false && result.failure.mayHaveTakenEffect,
+	);
+	const notes = [
+		queued.length > 0
+			? `Queued in this run (item indexes): ${queued.join(', ')}.`
+			: 'No other email of this run was queued.',
+		unknown.length > 0 ? `May have been queued (item indexes): ${unknown.join(', ')}.` : '',
+	];
 	throw toNodeError(
 		context,
-		{ ...failure, description: `${failure.description}${sentNote}` },
+		{ ...failure, description: [failure.description, ...notes].filter(Boolean).join(' ') },
 		requestItemIndexes[failedAt],
 	);
 }

@@ -5,15 +5,39 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
+import type { SuccessContract } from '../../shared/answers';
+import type { ApiFailure } from '../../shared/errors';
+import { invalidInput, RUN_STOPPING_KINDS } from '../../shared/errors';
 import { errorItem, failItem, notSentFailure } from '../../shared/output';
 import { paceRequest } from '../../shared/queue';
 import { readRetryPolicy, requestWithRetries, retryOptions } from '../../shared/retry';
-import type { ApiFailure } from '../../shared/transport';
-import { getRequestSettings, invalidInput, RUN_STOPPING_KINDS } from '../../shared/transport';
+import { getRequestSettings, readNumberOption, readOptions } from '../../shared/settings';
 import type { Checked } from '../../shared/validation';
 import { readEmailAddress, readItem, readText } from '../../shared/validation';
 
 const showForAddProfiles = { resource: ['list'], operation: ['addProfiles'] };
+
+const batchSizeOption: INodeProperties = {
+	displayName: 'Batch Size',
+	name: 'batchSize',
+	type: 'number',
+	typeOptions: { minValue: 1, maxValue: 1000, numberPrecision: 0 },
+	default: 100,
+	description: 'How many profiles to send in one request',
+};
+
+/** The documented success of /list/addProfiles: the list's ID and how many were added. */
+function profilesAdded(createsList: boolean): SuccessContract {
+	return {
+		check: (data) => {
+			if (typeof data.listId !== 'string' || data.listId.trim() === '') return 'it has no "listId"';
+			return Number.isFinite(data.addedCount) ? undefined : 'it has no "addedCount"';
+		},
+		effect: createsList
+			? 'the list may have been created and the profiles added'
+			: 'the profiles may have been added',
+	};
+}
 
 export const addProfilesProperties: INodeProperties[] = [
 	{
@@ -108,22 +132,9 @@ export const addProfilesProperties: INodeProperties[] = [
 		placeholder: 'Add Option',
 		default: {},
 		displayOptions: { show: showForAddProfiles },
-		options: [
-			{
-				displayName: 'Batch Size',
-				name: 'batchSize',
-				type: 'number',
-				typeOptions: { minValue: 1, maxValue: 1000 },
-				default: 100,
-				description: 'How many profiles to send in one request',
-			},
-			...retryOptions,
-		],
+		options: [batchSizeOption, ...retryOptions],
 	},
 ];
-
-const DEFAULT_BATCH_SIZE = 100;
-const MAX_BATCH_SIZE = 1000;
 
 interface Profile {
 	itemIndex: number;
@@ -146,11 +157,12 @@ export async function addProfiles(this: IExecuteFunctions): Promise<INodeExecuti
 	const items = this.getInputData();
 	const settings = await getRequestSettings(this);
 	const listMode = this.getNodeParameter('listMode', 0) as 'existing' | 'new';
-	const options = this.getNodeParameter('options', 0, {}) as {
-		batchSize?: number;
-		retries?: number;
-		retryWait?: number;
-	};
+	const options = readOptions(this, 'options');
+	const batchSize = readNumberOption(options, batchSizeOption);
+	// Adding to a list can be sent again; the request that creates the list is retried only
+	// when it provably never arrived, so a run never creates two lists.
+	const retryAdding = readRetryPolicy(options, true);
+	const retryCreating = readRetryPolicy(options, false);
 	const output: INodeExecutionData[] = [];
 
 	const newList = listMode === 'new' ? readItem(() => readNewList(this)) : undefined;
@@ -163,13 +175,9 @@ export async function addProfiles(this: IExecuteFunctions): Promise<INodeExecuti
 		else output.push(failItem(this, profile.failure, itemIndex));
 	}
 
-	// Adding to a list can be sent again; the request that creates the list is retried only
-	// when it provably never arrived, so a run never creates two lists.
-	const retryAdding = readRetryPolicy(options, true);
-	const retryCreating = readRetryPolicy(options, false);
 	let createdListId: string | undefined;
 	let runStopper: (ApiFailure & { listMayExist?: boolean }) | undefined;
-	const batches = toBatches(profiles, clampBatchSize(options.batchSize ?? DEFAULT_BATCH_SIZE));
+	const batches = toBatches(profiles, batchSize);
 	for (const [requestIndex, batch] of batches.entries()) {
 		const itemIndexes = batch.profiles.map((profile) => profile.itemIndex);
 		if (runStopper) {
@@ -185,13 +193,13 @@ export async function addProfiles(this: IExecuteFunctions): Promise<INodeExecuti
 		const result = await requestWithRetries(
 			this,
 			settings,
-			{ path: '/list/addProfiles', body },
+			{ path: '/list/addProfiles', body, contract: profilesAdded(listId === undefined) },
 			listId === undefined ? retryCreating : retryAdding,
 		);
 		if (!result.ok) {
 			// A lost answer to the creating request may hide a list that now exists; creating
 			// another would break "one list per run", so the rest of the run is not sent.
-			const listMayExist = listId === undefined && result.failure.retry === 'maybeSent';
+			const listMayExist = listId === undefined && result.failure.mayHaveTakenEffect;
 			if (RUN_STOPPING_KINDS.has(result.failure.kind) || listMayExist) {
 				runStopper = { ...result.failure, listMayExist };
 			}
@@ -200,7 +208,7 @@ export async function addProfiles(this: IExecuteFunctions): Promise<INodeExecuti
 		}
 		const data = (result.body.data ?? {}) as IDataObject;
 		const listCreated = listId === undefined;
-		if (listCreated) createdListId = String(data.listId);
+		if (listCreated) createdListId = data.listId as string;
 		output.push({
 			json: {
 				listId: data.listId,
@@ -231,10 +239,6 @@ function notSent(cause: ApiFailure & { listMayExist?: boolean }): ApiFailure {
 		cause.listMayExist ? ' (check the lists in BasicsEngage and add them by List ID)' : ''
 	}`;
 	return notSentFailure(cause, reason, whatNow);
-}
-
-function clampBatchSize(batchSize: number): number {
-	return Math.min(MAX_BATCH_SIZE, Math.max(1, Math.floor(Number(batchSize) || DEFAULT_BATCH_SIZE)));
 }
 
 /** Consecutive chunks per target list, lists in order of first appearance. */

@@ -1,0 +1,177 @@
+import type { IDataObject } from 'n8n-workflow';
+
+import type { ApiFailure, ErrorKind } from './errors';
+import { KIND_MESSAGES, STOP_TRYING } from './errors';
+import { apiErrorText, MAX_ERROR_TEXT, MAX_EXCERPT, showServerText } from './serverText';
+
+export type ApiResult = { ok: true; body: IDataObject } | { ok: false; failure: ApiFailure };
+
+/** What one endpoint's documented success must hold, and what may have happened otherwise. */
+export interface SuccessContract {
+	/** Returns what the success body lacks, or undefined when `data` is as documented. */
+	check: (data: IDataObject) => string | undefined;
+	/** What a request that reached BasicsEngage may have done, e.g. "the email may have been queued". */
+	effect: string;
+}
+
+export interface HttpAnswer {
+	statusCode: number;
+	body: unknown;
+	headers?: IDataObject;
+}
+
+function isObject(value: unknown): value is IDataObject {
+	return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function mayHaveTakenEffect(contract: SuccessContract): string {
+	return `The request reached BasicsEngage, so ${contract.effect}: check before sending it again.`;
+}
+
+/** Maps one HTTP answer to a result; only the contract's own success body is a success. */
+export function toApiResult(
+	answer: HttpAnswer,
+	contract: SuccessContract,
+	secrets: readonly string[],
+): ApiResult {
+	const { statusCode, body } = answer;
+	const httpCode = String(statusCode);
+	if (statusCode >= 200 && statusCode < 300) {
+		const lacks =
+			!isObject(body) || body.status !== 'success'
+				? 'it is not the documented success answer (status "success")'
+				: !isObject(body.data)
+					? 'it has no "data" object'
+					: contract.check(body.data);
+		if (lacks === undefined) return { ok: true, body: body as IDataObject };
+		return failed({
+			kind: 'unexpected_response',
+			httpCode,
+			mayHaveTakenEffect: true,
+			message: `${KIND_MESSAGES.unexpected_response}: HTTP ${statusCode}, but ${lacks}`,
+			description: `${mayHaveTakenEffect(contract)} Answer starts with: ${showServerText(body, secrets, MAX_EXCERPT)}`,
+		});
+	}
+	if (statusCode >= 300 && statusCode < 400) {
+		// Never followed (the API does not redirect, and n8n would send the key along): the
+		// first host answered, so the request may have taken effect and is never sent again.
+		const target = redirectHost(answer.headers?.location, secrets);
+		return failed({
+			kind: 'unexpected_response',
+			httpCode,
+			mayHaveTakenEffect: true,
+			message: `${KIND_MESSAGES.unexpected_response}: a redirect (HTTP ${statusCode}) to ${target}`,
+			description: `The BasicsEngage API never redirects, so the redirect was not followed and the API key was not sent to ${target}. Check the Base URL. ${mayHaveTakenEffect(contract)}`,
+		});
+	}
+	const kind = kindForStatus(statusCode);
+	const apiText = apiErrorText(body);
+	const serverSays = apiText
+		? `HTTP ${statusCode}: ${asSentence(showServerText(apiText, secrets, MAX_ERROR_TEXT))}`
+		: `HTTP ${statusCode}. Answer starts with: ${asSentence(showServerText(body, secrets, MAX_EXCERPT))}`;
+	return failed({
+		kind,
+		httpCode,
+		// A 4xx is a refusal; a 5xx may come after the work was done.
+		mayHaveTakenEffect: statusCode >= 500,
+		...(kind === 'server_error' ? { retry: 'maybeSent' as const } : {}),
+		message: apiText
+			? `${KIND_MESSAGES[kind]}: ${showServerText(apiText, secrets, MAX_EXCERPT)}`
+			: `${KIND_MESSAGES[kind]} (HTTP ${statusCode})`,
+		description: [
+			serverSays,
+			statusCode >= 500 ? mayHaveTakenEffect(contract) : undefined,
+			STOP_TRYING[kind],
+		]
+			.filter(Boolean)
+			.join(' '),
+	});
+}
+
+/** Server text ends with its own full stop, or gets one, before the node's next sentence. */
+function asSentence(text: string): string {
+	return /[.!?…)]$/.test(text) ? text : `${text}.`;
+}
+
+function failed(failure: ApiFailure): ApiResult {
+	return { ok: false, failure };
+}
+
+/** The redirect's host only: its path and query may carry tokens that are not ours to show. */
+function redirectHost(location: unknown, secrets: readonly string[]): string {
+	if (typeof location !== 'string' || location.trim() === '') return 'an unnamed address';
+	try {
+		return showServerText(new URL(location).host || 'an unnamed address', secrets, 200);
+	} catch {
+		return 'a relative or invalid address';
+	}
+}
+
+function kindForStatus(statusCode: number): ErrorKind {
+	if (statusCode === 400) return 'invalid_request';
+	if (statusCode === 401) return 'invalid_api_key';
+	if (statusCode === 429) return 'quota_exceeded';
+	if (statusCode >= 500 && statusCode < 600) return 'server_error';
+	return 'unexpected_response';
+}
+
+/** Retry-After is either seconds or an HTTP date. */
+export function parseRetryAfter(header: unknown): number | undefined {
+	if (typeof header !== 'string' || header.trim() === '') return undefined;
+	const seconds = Number(header);
+	if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+	const date = Date.parse(header);
+	return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+// Errors raised before a connection exists: the request cannot have reached the server.
+// Redirects are never followed, so such an error always concerns the Base URL (or the proxy).
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+
+export function networkFailure(error: unknown, contract: SuccessContract): ApiFailure {
+	const code = findErrorCode(error);
+	const timedOut = code === 'ECONNABORTED' || code === 'ETIMEDOUT' || /timeout/i.test(String(code));
+	const reason = timedOut
+		? 'the request timed out'
+		: code
+			? `the connection failed (${code})`
+			: 'the connection failed';
+	const notSent = code !== undefined && NOT_SENT_CODES.has(code);
+	return {
+		kind: 'network_error',
+		httpCode: null,
+		retry: notSent ? 'notSent' : 'maybeSent',
+		mayHaveTakenEffect: !notSent,
+		message: `${KIND_MESSAGES.network_error}: ${reason}`,
+		description: notSent
+			? 'The request never reached BasicsEngage, so nothing was sent. Check the Base URL and the network.'
+			: `No full answer came from BasicsEngage, but the request may have reached it, so ${contract.effect}: check before sending it again. Check also the Timeout in Request Options.`,
+	};
+}
+
+/** The failure of a request that got no full answer within the Timeout of Request Options. */
+export function timeoutError(timeoutMs: number): Error & { code: string } {
+	return Object.assign(new Error(`timeout of ${timeoutMs}ms exceeded`), { code: 'ETIMEDOUT' });
+}
+
+/**
+ * n8n wraps transport errors in NodeApiError; the socket's code sits on the wrapped cause. n8n 1.x
+ * drops that cause and keeps only the original messages ("connect ECONNREFUSED …", "timeout of
+ * 300ms exceeded"), so the code is read from them there.
+ */
+function findErrorCode(error: unknown): string | undefined {
+	let current: unknown = error;
+	for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
+		const { code, cause } = current as { code?: unknown; cause?: unknown };
+		if (typeof code === 'string' && code !== '') return code;
+		current = cause;
+	}
+	const { message, messages } = (error ?? {}) as { message?: unknown; messages?: unknown };
+	for (const text of [...(Array.isArray(messages) ? messages : []), message]) {
+		if (typeof text !== 'string') continue;
+		if (/timeout of \d+ms exceeded/.test(text)) return 'ETIMEDOUT';
+		const code = /\b(E[A-Z]{4,}(?:_[A-Z]+)*)\b/.exec(text)?.[1];
+		if (code) return code;
+	}
+	return undefined;
+}

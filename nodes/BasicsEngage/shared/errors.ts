@@ -1,0 +1,108 @@
+import type { IExecuteFunctions } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+
+/** Machine-readable failure kinds that users branch on (IF/Switch on `details.kind`). */
+export type ErrorKind =
+	| 'invalid_input'
+	| 'invalid_request'
+	| 'invalid_api_key'
+	| 'quota_exceeded'
+	| 'server_error'
+	| 'network_error'
+	| 'unexpected_response';
+
+export interface ApiFailure {
+	kind: ErrorKind;
+	message: string;
+	description: string;
+	/** HTTP status as a string (n8n's convention for `httpCode`), null when no answer came. */
+	httpCode: string | null;
+	/**
+	 * Whether sending again can help: `notSent` when the request provably never left for
+	 * BasicsEngage (connection refused, DNS failure), `maybeSent` when it may have taken effect
+	 * but a retry is reasonable (5xx, dropped connection, timeout). Absent: never retried.
+	 */
+	retry?: 'notSent' | 'maybeSent';
+	/** The request reached BasicsEngage and may have taken effect (queued, created, started). */
+	mayHaveTakenEffect: boolean;
+	/** What the server's Retry-After header asked for, in ms. */
+	retryAfterMs?: number;
+}
+
+/**
+ * A failure found before any request was sent (a setting or an option that cannot work). The
+ * router turns it into every item's failure, so it never stops a run under On Error = Continue.
+ */
+export class FailureError extends Error {
+	constructor(readonly failure: ApiFailure) {
+		super(failure.message);
+	}
+}
+
+/** Failures that make every later request of the run fail the same way, so none is sent. */
+export const RUN_STOPPING_KINDS: ReadonlySet<ErrorKind> = new Set([
+	'quota_exceeded',
+	'invalid_api_key',
+]);
+
+// n8n-workflow's `failure.cause` tells n8n (and AI agents) why a node failed.
+const FAILURE_CAUSES: Partial<Record<ErrorKind, string>> = {
+	quota_exceeded: 'quota-exhausted',
+	invalid_api_key: 'credential-invalid',
+	invalid_request: 'configuration-invalid',
+	invalid_input: 'configuration-invalid',
+	server_error: 'temporarily-unavailable',
+};
+
+export const KIND_MESSAGES: Record<ErrorKind, string> = {
+	invalid_input: 'Invalid input',
+	invalid_request: 'BasicsEngage rejected the request',
+	invalid_api_key: 'BasicsEngage rejected the API key',
+	quota_exceeded: 'The daily email quota of BasicsEngage is used up',
+	server_error: 'BasicsEngage had a server error',
+	network_error: 'BasicsEngage could not be reached',
+	unexpected_response: 'BasicsEngage answered unexpectedly',
+};
+
+// Said to the user and to an AI agent alike, so a model does not loop on a refusal that every
+// further call would get too.
+export const STOP_TRYING: Partial<Record<ErrorKind, string>> = {
+	quota_exceeded:
+		'Do not try again today: BasicsEngage refuses every further email until the daily quota resets.',
+	invalid_api_key:
+		'Do not try again: every request fails until the API key in the credential is fixed.',
+};
+
+export function invalidInput(message: string, description: string): ApiFailure {
+	return { kind: 'invalid_input', httpCode: null, message, description, mayHaveTakenEffect: false };
+}
+
+/** The error n8n shows when the user chose On Error = Stop Workflow. */
+export function toNodeError(
+	context: IExecuteFunctions,
+	failure: ApiFailure,
+	itemIndex: number,
+): NodeApiError | NodeOperationError {
+	const options = {
+		message: failure.message,
+		description: `${failure.description} (kind: ${failure.kind})`,
+		itemIndex,
+	};
+	const error =
+		failure.httpCode === null
+			? new NodeOperationError(context.getNode(), failure.message, options)
+			: new NodeApiError(
+					context.getNode(),
+					{
+						message: failure.message,
+						description: failure.description,
+						httpCode: failure.httpCode,
+					},
+					{ ...options, httpCode: failure.httpCode },
+				);
+	// Assigned rather than passed as an option: n8n-workflow 1.x ignores the option, and a
+	// plain field reaches n8n either way.
+	const cause = FAILURE_CAUSES[failure.kind];
+	if (cause) error.failure = { cause } as NodeApiError['failure'];
+	return error;
+}

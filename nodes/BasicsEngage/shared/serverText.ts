@@ -1,0 +1,59 @@
+import type { IDataObject } from 'n8n-workflow';
+
+/**
+ * Everything BasicsEngage (or a proxy in front of it) answers is untrusted: it may echo the API
+ * key, be megabytes long or nested thousands of levels deep. What the node shows of it passes
+ * through here: secrets redacted first, then cut, and nothing here ever throws.
+ */
+
+/** Long enough for any real error text, short enough for an error item and a log line. */
+export const MAX_ERROR_TEXT = 2000;
+/** An answer that is not the API's (an HTML page, a debug dump) only needs its start shown. */
+export const MAX_EXCERPT = 300;
+const REDACTED = '[redacted]';
+
+/** The key as sent and as it reads inside a JSON string, where `"` and `\` are escaped. */
+export function secretsOf(apiKey: string): string[] {
+	return [...new Set([apiKey, JSON.stringify(apiKey).slice(1, -1)])].filter(
+		(secret) => secret.length > 0,
+	);
+}
+
+export function redact(text: string, secrets: readonly string[]): string {
+	return secrets.reduce((redacted, secret) => redacted.split(secret).join(REDACTED), text);
+}
+
+function cut(text: string, maxLength: number): string {
+	if (text.length <= maxLength) return text;
+	return `${text.slice(0, maxLength)}… (cut: ${text.length - maxLength} more characters)`;
+}
+
+function serialize(body: unknown): string {
+	if (typeof body === 'string') return body;
+	try {
+		return JSON.stringify(body ?? '') ?? String(body);
+	} catch {
+		// Too deeply nested (or otherwise unserializable): say so rather than throw.
+		return '(an answer that cannot be shown: too deeply nested)';
+	}
+}
+
+/** One line of server text, redacted and cut. */
+export function showServerText(
+	body: unknown,
+	secrets: readonly string[],
+	maxLength: number,
+): string {
+	const flat = redact(serialize(body), secrets).replace(/\s+/g, ' ').trim();
+	return flat === '' ? '(empty)' : cut(flat, maxLength);
+}
+
+/** The spec's error bodies carry their text in `error` or `message`, depending on the case. */
+export function apiErrorText(body: unknown): string | undefined {
+	if (typeof body !== 'object' || body === null) return undefined;
+	const { error, message } = body as IDataObject;
+	for (const text of [error, message]) {
+		if (typeof text === 'string' && text.trim() !== '') return text.trim();
+	}
+	return undefined;
+}

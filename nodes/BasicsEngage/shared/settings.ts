@@ -1,0 +1,172 @@
+import type {
+	ICredentialsDecrypted,
+	IDataObject,
+	IExecuteFunctions,
+	IHttpRequestOptions,
+	INodeProperties,
+} from 'n8n-workflow';
+
+import { FailureError, invalidInput } from './errors';
+import { requestBatchingValues, requestTimeout } from './requestOptions';
+import { secretsOf } from './serverText';
+
+export const CREDENTIAL_TYPE = 'basicsEngageApi';
+
+export interface RequestSettings {
+	baseUrl: string;
+	/** Read once per run and handed to n8n, which would otherwise fetch them for every request. */
+	credentials: ICredentialsDecrypted;
+	/** The published spelling the list endpoint reads; n8n's credential adds `Authorization`. */
+	listAuthHeaderValue: string;
+	/** What must never be shown: the key, as sent and as JSON escapes it. */
+	secrets: string[];
+	timeout: number;
+	proxy?: IHttpRequestOptions['proxy'];
+	skipSslCertificateValidation: boolean;
+	throttle: { requestsPerBatch: number; intervalMs: number } | undefined;
+}
+
+// n8n's routing node waits this long when the user sets no timeout; keep the same default.
+const DEFAULT_TIMEOUT_MS = 300_000;
+
+/** Visible ASCII only: what an API key can be while staying one HTTP header value. */
+const HEADER_SAFE = /^[!-~]+$/;
+
+/** An http(s) address with a host, or undefined. */
+function parseHttpUrl(address: string): URL | undefined {
+	try {
+		const url = new URL(address);
+		return /^https?:$/.test(url.protocol) && url.hostname !== '' ? url : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+export function normalizeBaseUrl(baseUrl: unknown): string {
+	return String(baseUrl ?? '')
+		.trim()
+		.replace(/\/+$/, '');
+}
+
+/** A setting that cannot work: every item fails with it, naming the setting, never its value. */
+function badSetting(message: string, description: string): FailureError {
+	return new FailureError(invalidInput(message, `${description} Nothing was sent.`));
+}
+
+/**
+ * Reads, once per run, everything a request needs that is the same for every item: the
+ * credential and the node's "Request Options". Throws a FailureError before any request.
+ */
+export async function getRequestSettings(context: IExecuteFunctions): Promise<RequestSettings> {
+	let credentials;
+	try {
+		credentials = await context.getCredentials(CREDENTIAL_TYPE);
+	} catch (error) {
+		throw badSetting(
+			'The BasicsEngage credential could not be read',
+			`Select a BasicsEngage API credential in the node. n8n said: ${(error as Error).message}.`,
+		);
+	}
+	const baseUrl = normalizeBaseUrl(credentials.baseUrl);
+	if (!/^https?:\/\/[!-~]+$/i.test(baseUrl) || !parseHttpUrl(baseUrl)) {
+		throw badSetting(
+			'The Base URL in the credential is not valid',
+			'It must be an http:// or https:// address without spaces, for example https://api.basicsengage.com/api/v0/dev.',
+		);
+	}
+	const apiKey = String(credentials.apiKey ?? '').trim();
+	if (!HEADER_SAFE.test(apiKey)) {
+		// Refuse rather than let a line break split the header or Node reject it mid-run.
+		throw badSetting(
+			'The API key in the credential is empty or contains spaces, line breaks or non-ASCII characters',
+			'Paste the key again, exactly as the BasicsEngage dashboard shows it.',
+		);
+	}
+
+	const options = readOptions(context, 'requestOptions');
+	const batch = ((options.batching as IDataObject | undefined)?.batch ?? {}) as IDataObject;
+	const [batchSizeProperty, batchIntervalProperty] = requestBatchingValues;
+	// As n8n's routing node reads them: no interval means no batching, no size means 1.
+	const requestsPerBatch = readNumberOption(batch, batchSizeProperty, 1);
+	const intervalMs = readNumberOption(batch, batchIntervalProperty, 0);
+	return {
+		baseUrl,
+		credentials: { id: '', name: '', type: CREDENTIAL_TYPE, data: credentials },
+		listAuthHeaderValue: `Bearer ${apiKey}`,
+		secrets: secretsOf(apiKey),
+		timeout: readNumberOption(options, requestTimeout, DEFAULT_TIMEOUT_MS),
+		proxy: options.proxy ? parseProxy(String(options.proxy)) : undefined,
+		skipSslCertificateValidation: options.allowUnauthorizedCerts === true,
+		// n8n's batching: -1 disables it, 0 counts as 1.
+		throttle:
+			requestsPerBatch >= 0 && intervalMs > 0
+				? { requestsPerBatch: Math.max(1, requestsPerBatch), intervalMs }
+				: undefined,
+	};
+}
+
+function parseProxy(proxy: string): IHttpRequestOptions['proxy'] {
+	const parsed = parseHttpUrl(proxy.trim());
+	if (!parsed) {
+		throw badSetting(
+			'The Proxy in Request Options is not valid',
+			'Use the form http://host:port or http://user:password@host:port.',
+		);
+	}
+	const protocol = parsed.protocol.replace(/:$/, '');
+	const port = parsed.port ? Number(parsed.port) : protocol === 'https' ? 443 : 80;
+	return {
+		host: parsed.hostname,
+		port,
+		protocol,
+		...(parsed.username
+			? {
+					auth: {
+						username: decodeURIComponent(parsed.username),
+						password: decodeURIComponent(parsed.password),
+					},
+				}
+			: {}),
+	};
+}
+
+/** A collection parameter read once per run; an expression that fails there fails every item. */
+export function readOptions(context: IExecuteFunctions, name: string): IDataObject {
+	try {
+		return context.getNodeParameter(name, 0, {}) as IDataObject;
+	} catch (error) {
+		throw badSetting(`An option could not be read`, `n8n said: ${(error as Error).message}.`);
+	}
+}
+
+/**
+ * Reads a number option as its editor field declares it (default, minValue, maxValue, and
+ * numberPrecision 0 for whole numbers). An expression may hand over anything: text that is not
+ * a number, NaN or Infinity would mean endless retries or unlimited concurrency, so it is
+ * refused with the range the field shows rather than silently changed.
+ */
+export function readNumberOption(
+	options: IDataObject,
+	property: INodeProperties,
+	whenAbsent = property.default as number,
+): number {
+	const raw = options[property.name];
+	if (raw === undefined || raw === null || raw === '') return whenAbsent;
+	const value = typeof raw === 'string' ? Number(raw.trim()) : raw;
+	const { minValue = -Infinity, maxValue = Infinity, numberPrecision } = property.typeOptions ?? {};
+	const wholeNumber = numberPrecision === 0;
+	const fits =
+		typeof value === 'number' &&
+		Number.isFinite(value) &&
+		value >= minValue &&
+		value <= maxValue &&
+		(!wholeNumber || Number.isInteger(value));
+	if (fits) return value;
+	const range = Number.isFinite(maxValue)
+		? `from ${minValue} to ${maxValue}`
+		: `of at least ${minValue}`;
+	throw badSetting(
+		`${property.displayName} must be a ${wholeNumber ? 'whole number' : 'number'} ${range}`,
+		`The option ${property.displayName} is ${JSON.stringify(String(raw).slice(0, 40))}. If it is an expression, make it return such a number.`,
+	);
+}
