@@ -4,9 +4,10 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { sendEmail } from './resources/email/send';
 import { addProfiles } from './resources/list/addProfiles';
 import { FailureError, invalidInput } from './shared/errors';
+import { RunMemory } from './shared/once';
 import { failItem } from './shared/output';
 
-type Operation = (this: IExecuteFunctions) => Promise<INodeExecutionData[][]>;
+type Operation = (this: IExecuteFunctions, memory: RunMemory) => Promise<INodeExecutionData[][]>;
 
 const operations: Record<string, Record<string, Operation>> = {
 	email: { send: sendEmail },
@@ -32,7 +33,12 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 				),
 			);
 		}
-		return await execute.call(this);
+		const memory = RunMemory.open(this);
+		const output = await execute.call(this, memory);
+		if (output.every((items) => items.every((item) => item.json.error === undefined))) {
+			memory.forget();
+		}
+		return output;
 	} catch (error) {
 		// A setting that cannot work, found before any request: under On Error = Continue every
 		// item fails with it (n8n would otherwise pass the unsent items on as if sent).

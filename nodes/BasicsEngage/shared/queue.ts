@@ -1,8 +1,9 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
+import type { RunMemory } from './once';
+import { requestOnce } from './once';
 import type { RetryPolicy } from './retry';
-import { requestWithRetries } from './retry';
 import type { ApiResult } from './answers';
 import type { ApiFailure } from './errors';
 import type { RequestSettings } from './settings';
@@ -32,10 +33,15 @@ export async function sendConcurrently(
 		concurrency,
 		retryPolicy,
 		stopAfter,
+		memory,
+		itemKeys,
 	}: {
 		concurrency: number;
 		retryPolicy: RetryPolicy;
 		stopAfter: (failure: ApiFailure) => boolean;
+		memory: RunMemory;
+		/** Each request's key in the run's memory (its item index). */
+		itemKeys: string[];
 	},
 ): Promise<Array<ApiResult | undefined>> {
 	const results: Array<ApiResult | undefined> = new Array(requests.length).fill(undefined);
@@ -46,11 +52,13 @@ export async function sendConcurrently(
 		await paceRequest(settings, index);
 		while (inFlight.size >= concurrency) await Promise.race(inFlight);
 		if (stopped) break;
-		const sending: Promise<void> = requestWithRetries(
+		const sending: Promise<void> = requestOnce(
 			context,
 			settings,
 			requests[index],
 			retryPolicy,
+			memory,
+			itemKeys[index],
 		).then((result) => {
 			results[index] = result;
 			if (!result.ok && stopAfter(result.failure)) stopped = true;

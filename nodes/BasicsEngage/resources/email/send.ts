@@ -8,6 +8,7 @@ import type {
 import type { ApiResult, SuccessContract } from '../../shared/answers';
 import type { ApiFailure } from '../../shared/errors';
 import { invalidInput, RUN_STOPPING_KINDS, toNodeError } from '../../shared/errors';
+import type { RunMemory } from '../../shared/once';
 import { failItem, notSentFailure } from '../../shared/output';
 import { sendConcurrently } from '../../shared/queue';
 import { readRetryPolicy, retryOptions } from '../../shared/retry';
@@ -204,7 +205,10 @@ export const sendEmailProperties: INodeProperties[] = [
  * Built by hand rather than by n8n's declarative routing, which would drop `pairedItem`,
  * could not check every item before spending quota, and could not stop the run after a 429.
  */
-export async function sendEmail(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+export async function sendEmail(
+	this: IExecuteFunctions,
+	memory: RunMemory,
+): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
 	const settings = await getRequestSettings(this);
 	const options = readOptions(this, 'options');
@@ -231,6 +235,8 @@ export async function sendEmail(this: IExecuteFunctions): Promise<INodeExecution
 		concurrency,
 		retryPolicy,
 		stopAfter: (failure) => !continueOnFail || RUN_STOPPING_KINDS.has(failure.kind),
+		memory,
+		itemKeys: requestItemIndexes.map(String),
 	});
 
 	if (!continueOnFail) throwFirstFailure(this, results, requestItemIndexes);

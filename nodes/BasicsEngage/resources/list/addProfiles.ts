@@ -10,7 +10,9 @@ import type { ApiFailure } from '../../shared/errors';
 import { invalidInput, RUN_STOPPING_KINDS } from '../../shared/errors';
 import { errorItem, failItem, notSentFailure } from '../../shared/output';
 import { paceRequest } from '../../shared/queue';
-import { readRetryPolicy, requestWithRetries, retryOptions } from '../../shared/retry';
+import type { RunMemory } from '../../shared/once';
+import { requestOnce } from '../../shared/once';
+import { readRetryPolicy, retryOptions } from '../../shared/retry';
 import { getRequestSettings, readNumberOption, readOptions } from '../../shared/settings';
 import type { Checked } from '../../shared/validation';
 import { readEmailAddress, readItem, readText } from '../../shared/validation';
@@ -153,7 +155,10 @@ interface Batch {
  * drops `pairedItem`: this operation batches profiles across items, creates at most
  * one list per run and pairs each output with every input item it covers.
  */
-export async function addProfiles(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+export async function addProfiles(
+	this: IExecuteFunctions,
+	memory: RunMemory,
+): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
 	const settings = await getRequestSettings(this);
 	const listMode = this.getNodeParameter('listMode', 0) as 'existing' | 'new';
@@ -190,11 +195,14 @@ export async function addProfiles(this: IExecuteFunctions): Promise<INodeExecuti
 			profiles: batch.profiles.map((profile) => profile.body),
 		};
 		await paceRequest(settings, requestIndex);
-		const result = await requestWithRetries(
+		// Batches are cut the same way on every try of the run, so their items name them.
+		const result = await requestOnce(
 			this,
 			settings,
 			{ path: '/list/addProfiles', body, contract: profilesAdded(listId === undefined) },
 			listId === undefined ? retryCreating : retryAdding,
+			memory,
+			`batch:${itemIndexes.join(',')}`,
 		);
 		if (!result.ok) {
 			// A lost answer to the creating request may hide a list that now exists; creating

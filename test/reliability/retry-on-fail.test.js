@@ -1,0 +1,199 @@
+// @ts-check
+'use strict';
+
+/**
+ * n8n's node setting "Retry On Fail" runs the whole node again, with the same input, after it
+ * throws, and also when its first output item carries `json.error`, in every On Error mode
+ * (n8n-core's workflow-execute). The node remembers in its per-execution context what each
+ * request did, so such a retry never sends an email twice and never creates a second list:
+ * what was done is answered again as it was, and only what was not tried is sent.
+ */
+
+const {
+	addProfilesParameters,
+	contacts,
+	expectEachInputExactlyOnce,
+	runNode,
+	sendParameters,
+	startSandbox,
+} = require('../support');
+
+/** @type {Awaited<ReturnType<typeof startSandbox>>} */
+let sandbox;
+beforeAll(async () => {
+	sandbox = await startSandbox({ dailyLimit: 1000 });
+});
+afterEach(() => sandbox.reset());
+afterAll(() => sandbox.close());
+
+const retryOnFail = { retryOnFail: true, maxTries: 3, waitBetweenTries: 0 };
+/** Lets a request through untouched, so the next scripted fault hits a later request. */
+const pass = { action: /** @type {const} */ ('delay'), delayMs: 0 };
+const MODES = /** @type {const} */ ([
+	'stopWorkflow',
+	'continueRegularOutput',
+	'continueErrorOutput',
+]);
+
+/** @param {any[]} requests */
+const recipients = (requests) => requests.map((request) => request.body.to);
+
+/** Every email queued at most once, whatever n8n re-ran. */
+function expectNoEmailTwice() {
+	const queued = sandbox.state.emails.map((email) => email.to);
+	expect(new Set(queued).size).toBe(queued.length);
+}
+
+describe('Send Email under Retry On Fail (max tries 3)', () => {
+	test('Stop: a 500 on the 6th of 10 emails sends each of the first five once, never retries the 6th, and stops there', async () => {
+		sandbox.injectFaults([pass, pass, pass, pass, pass, { status: 500 }]);
+		const result = await runNode(sandbox, {
+			// One at a time, so no email is in flight beside the failure.
+			parameters: sendParameters({ options: { concurrency: 1 } }),
+			items: contacts(10),
+			...retryOnFail,
+		});
+		expect(result.error).toBeDefined();
+		expect(recipients(sandbox.requests)).toEqual(contacts(6).map((contact) => contact.email));
+		expect(sandbox.state.emails).toHaveLength(5);
+		expect(result.error.description).toMatch(/may have been queued/);
+		expectNoEmailTwice();
+	});
+
+	test.each(['continueRegularOutput', 'continueErrorOutput'])(
+		'%s: a 500 on the first email makes n8n retry; the nine sent emails are answered again, not resent',
+		async (onError) => {
+			sandbox.injectFaults([{ status: 500 }]);
+			const result = await runNode(sandbox, {
+				parameters: sendParameters(),
+				items: contacts(10),
+				onError: /** @type {any} */ (onError),
+				...retryOnFail,
+			});
+			// Try 1 sends all ten; tries 2 and 3 send nothing.
+			expect(sandbox.requests).toHaveLength(10);
+			expect(sandbox.state.emails).toHaveLength(9);
+			expectEachInputExactlyOnce(result, 10);
+			const failed = [...result.success, ...result.errors].filter((item) => item.json.error);
+			expect(failed).toHaveLength(1);
+			expect(failed[0].json.details.kind).toBe('server_error');
+			// The replayed successes keep their messageIds and pairing.
+			const sent = [...result.success, ...result.errors].filter((item) => item.json.messageId);
+			expect(sent.map((item) => item.json.messageId).sort()).toEqual(
+				sandbox.state.emails.map((email) => email.messageId).sort(),
+			);
+		},
+	);
+
+	test('Retry Send On Server Error allows the unknown email exactly one more attempt across n8n tries', async () => {
+		sandbox.injectFaults([pass, { status: 500 }, { status: 500 }, { status: 500 }]);
+		const result = await runNode(sandbox, {
+			parameters: sendParameters({
+				options: { concurrency: 1, retries: 0, retrySendOnServerError: true },
+			}),
+			items: contacts(3),
+			...retryOnFail,
+		});
+		expect(result.error).toBeDefined();
+		// Item 1 is tried in try 1 and once more in try 2, then answered from memory.
+		expect(recipients(sandbox.requests)).toEqual([
+			'contact0@customer.test',
+			'contact1@customer.test',
+			'contact1@customer.test',
+		]);
+	});
+
+	test.each(MODES)('%s: a 429 mid-run sends no email twice', async (onError) => {
+		sandbox.setOptions({ dailyLimit: 4 });
+		const result = await runNode(sandbox, {
+			parameters: sendParameters({ options: { concurrency: 1 } }),
+			items: contacts(8),
+			onError,
+			...retryOnFail,
+		});
+		expect(sandbox.state.emails).toHaveLength(4);
+		expectNoEmailTwice();
+		if (onError !== 'stopWorkflow') expectEachInputExactlyOnce(result, 8);
+	});
+
+	test.each(MODES)(
+		'%s: a dropped connection (email queued, answer lost) is never sent again',
+		async (onError) => {
+			sandbox.injectFaults([{ action: 'drop' }]);
+			const result = await runNode(sandbox, {
+				parameters: sendParameters({ options: { concurrency: 1 } }),
+				items: contacts(4),
+				onError,
+				...retryOnFail,
+			});
+			// Stop ends the run at the unknown email, on every try; Continue sends the rest once.
+			expect(sandbox.state.emails).toHaveLength(onError === 'stopWorkflow' ? 1 : 4);
+			expectNoEmailTwice();
+			expect(recipients(sandbox.requests)).toHaveLength(onError === 'stopWorkflow' ? 1 : 4);
+			if (onError !== 'stopWorkflow') expectEachInputExactlyOnce(result, 4);
+		},
+	);
+
+	test('as an AI tool: n8n retries the call with a new run index; the same request is not sent again', async () => {
+		sandbox.injectFaults([{ status: 502 }, { status: 502 }, { status: 502 }]);
+		const result = await runNode(sandbox, {
+			parameters: sendParameters({ to: "={{ $fromAI('to', 'recipient', 'string') }}" }),
+			toolCalls: [{ to: 'jane@customer.test' }],
+			...retryOnFail,
+		});
+		expect(result.toolAnswers[0].thrown).toMatch(/may have been queued/);
+		expect(sandbox.requests).toHaveLength(1);
+	});
+
+	test('a run that succeeds forgets what it did: a later, separate run sends again', async () => {
+		const first = await runNode(sandbox, {
+			parameters: sendParameters(),
+			items: contacts(2),
+			...retryOnFail,
+		});
+		const second = await runNode(sandbox, {
+			parameters: sendParameters(),
+			items: contacts(2),
+			...retryOnFail,
+		});
+		expect(first.success).toHaveLength(2);
+		expect(second.success).toHaveLength(2);
+		expect(sandbox.state.emails).toHaveLength(4);
+	});
+});
+
+describe('Add Profiles under Retry On Fail (max tries 3)', () => {
+	test.each(MODES)(
+		'%s: a 401 on the third batch of Create New List creates one list, sends no batch twice',
+		async (onError) => {
+			sandbox.injectFaults([pass, pass, { path: '/list/addProfiles', status: 401 }]);
+			const result = await runNode(sandbox, {
+				parameters: addProfilesParameters({ options: { batchSize: 2 } }),
+				items: contacts(8),
+				onError,
+				...retryOnFail,
+			});
+			expect(sandbox.state.lists.size).toBe(1);
+			const creating = sandbox.requests.filter((request) => request.body.listId === undefined);
+			expect(creating).toHaveLength(1);
+			const batches = sandbox.requests.map((request) => request.body.profiles[0].email);
+			// Batches 1 and 2 once each; batch 3 once per try (a refusal did nothing); batch 4 only when not stopped.
+			expect(batches.filter((email) => email === 'contact0@customer.test')).toHaveLength(1);
+			expect(batches.filter((email) => email === 'contact2@customer.test')).toHaveLength(1);
+			if (onError !== 'stopWorkflow') expectEachInputExactlyOnce(result, 8);
+		},
+	);
+
+	test('Create New List whose creating request got no answer is never created again by a retry', async () => {
+		sandbox.injectFaults([{ action: 'drop' }]);
+		const result = await runNode(sandbox, {
+			parameters: addProfilesParameters({ options: { batchSize: 2 } }),
+			items: contacts(4),
+			onError: 'continueErrorOutput',
+			...retryOnFail,
+		});
+		expect(sandbox.state.lists.size).toBe(1);
+		expect(sandbox.requests).toHaveLength(1);
+		expectEachInputExactlyOnce(result, 4);
+	});
+});
