@@ -199,8 +199,64 @@ function ensureServices() {
 	if (OutboundHttp) Container.get(OutboundHttp);
 	Container.get(core.ErrorReporter);
 
+	// The server's deduplication store (checkProcessedAndRecord & co.) lives in its database;
+	// here an in-memory one, per worker, with the same semantics for the "entries" mode.
+	void core.DataDeduplicationService.init(createMemoryDeduplicator());
+
 	services = { logger, instanceSettings, tmpDir };
 	return services;
+}
+
+/**
+ * What the n8n server's database-backed deduplicator does in "entries" mode: per workflow and
+ * scope ('node' scope: per node id) a list of values; `checkProcessedAndRecord` splits the
+ * given values into those already recorded and new ones (recording the new ones, even when the
+ * same value appears twice in one call, as the server does), keeping at most `maxEntries`
+ * newest; `removeProcessed` deletes values.
+ */
+function createMemoryDeduplicator() {
+	/** @type {Map<string, string[]>} */
+	const store = new Map();
+	/** @param {string} scope @param {{ workflow: { id: string }, node?: { id: string } }} context */
+	const keyOf = (scope, context) =>
+		`${context.workflow.id}|${scope === 'node' ? `n:${context.node?.id}` : ''}`;
+	return {
+		/** @param {string[]} items @param {string} scope @param {any} context @param {{ mode: string, maxEntries?: number }} options */
+		async checkProcessedAndRecord(items, scope, context, options) {
+			if (options.mode !== 'entries') throw new Error('harness deduplicator: entries mode only');
+			const key = keyOf(scope, context);
+			const recorded = store.get(key) ?? [];
+			const known = new Set(recorded);
+			/** @type {{ new: string[], processed: string[] }} */
+			const result = { new: [], processed: [] };
+			for (const item of items) {
+				if (known.has(String(item))) result.processed.push(item);
+				else {
+					result.new.push(item);
+					recorded.push(String(item));
+				}
+			}
+			if (options.maxEntries) recorded.splice(0, Math.max(0, recorded.length - options.maxEntries));
+			store.set(key, recorded);
+			return result;
+		},
+		/** @param {string[]} items @param {string} scope @param {any} context */
+		async removeProcessed(items, scope, context) {
+			const recorded = store.get(keyOf(scope, context)) ?? [];
+			for (const item of items) {
+				const index = recorded.indexOf(String(item));
+				if (index !== -1) recorded.splice(index, 1);
+			}
+		},
+		/** @param {string} scope @param {any} context */
+		async clearAllProcessedItems(scope, context) {
+			store.delete(keyOf(scope, context));
+		},
+		/** @param {string} scope @param {any} context */
+		async getProcessedDataCount(scope, context) {
+			return (store.get(keyOf(scope, context)) ?? []).length;
+		},
+	};
 }
 
 /**
@@ -558,6 +614,8 @@ function startRun(workflowExecute, workflow, startNode) {
  * @property {Array<Record<string, unknown>>} [toolCalls] run the node as an AI tool instead: an
  *   agent calls it once per entry with these arguments (see createAgentNodeType); `toolAnswers`
  *   then holds one `{ answer } | { thrown }` per call and `toolRuns` the node's runData.
+ * @property {string} [workflowId] default: a new id per run (give one to share n8n's deduplication
+ *   store between runs, as one saved workflow does)
  * @property {boolean} [retryOnFail]
  * @property {number} [maxTries]
  * @property {number} [waitBetweenTries]
@@ -711,7 +769,7 @@ async function runWorkflow(options) {
 				},
 			};
 
-	const workflowId = `harness-wf-${randomUUID().slice(0, 8)}`;
+	const workflowId = options.workflowId ?? `harness-wf-${randomUUID().slice(0, 8)}`;
 	const settings = options.settings ?? { executionOrder: 'v1' };
 	const workflow = new Workflow({
 		id: workflowId,

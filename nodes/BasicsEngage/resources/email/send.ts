@@ -9,6 +9,8 @@ import type { ApiResult, SuccessContract } from '../../shared/answers';
 import type { ApiFailure } from '../../shared/errors';
 import { invalidInput, RUN_STOPPING_KINDS, toNodeError } from '../../shared/errors';
 import type { RunMemory } from '../../shared/once';
+import type { SentKeys } from './sentKeys';
+import { claimKeys, readSentKeys, releaseUnsentKeys, skipAlreadySentOption } from './sentKeys';
 import { failItem, notSentFailure } from '../../shared/output';
 import { sendConcurrently } from '../../shared/queue';
 import { readRetryPolicy, retryOptions } from '../../shared/retry';
@@ -188,6 +190,7 @@ export const sendEmailProperties: INodeProperties[] = [
 		options: [
 			concurrencyOption,
 			...retryOptions,
+			skipAlreadySentOption,
 			{
 				displayName: 'Retry Send On Server Error',
 				name: 'retrySendOnServerError',
@@ -216,19 +219,52 @@ export async function sendEmail(
 	// A retried email may be queued twice, so only the user can allow that.
 	const retryPolicy = readRetryPolicy(options, options.retrySendOnServerError === true);
 
+	const sentKeys = readSentKeys(this, options);
+
 	// Check every item first, so a bad item costs no quota and stops nothing already sent.
 	const output: INodeExecutionData[] = new Array(items.length);
-	const requests: ApiRequest[] = [];
-	const requestItemIndexes: number[] = [];
+	const emails: Array<{ itemIndex: number; body: IDataObject; key?: string }> = [];
 	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
 		const email = readItem(() => readEmailRequest(this, itemIndex));
-		if (email.ok) {
-			requests.push({ path: '/email/send', body: email.value, contract: queuedEmail });
-			requestItemIndexes.push(itemIndex);
-		} else {
-			output[itemIndex] = failItem(this, email.failure, itemIndex);
-		}
+		const key = email.ok ? readItem(() => readKey(sentKeys, itemIndex, email.value)) : email;
+		if (key.ok && email.ok) emails.push({ itemIndex, body: email.value, key: key.value });
+		else if (!key.ok) output[itemIndex] = failItem(this, key.failure, itemIndex);
 	}
+
+	// Skip Emails Already Sent: claim every key before sending; what an earlier try of this run
+	// did is answered from its memory instead, so it is not claimed (nor skipped) again.
+	const toClaim = emails.filter(
+		(email) => email.key !== undefined && !memory.recall(String(email.itemIndex), email.body),
+	);
+	const claimed = sentKeys
+		? await claimKeys(this, sentKeys, [...new Set(toClaim.map((email) => email.key as string))])
+		: new Set<string>();
+	const firstWithKey = new Map<string, number>();
+	const toSend = emails.filter(({ itemIndex, key }) => {
+		if (key === undefined || !toClaim.some((email) => email.itemIndex === itemIndex)) return true;
+		const earlier = firstWithKey.get(key);
+		if (!claimed.has(key) && earlier === undefined) {
+			firstWithKey.set(key, itemIndex);
+			return true;
+		}
+		output[itemIndex] = {
+			json: {
+				skipped: true,
+				reason:
+					earlier === undefined
+						? 'Not sent: an email with the same key was sent before (Skip Emails Already Sent)'
+						: `Not sent: item ${earlier} of this run has the same key (Skip Emails Already Sent)`,
+			},
+			pairedItem: { item: itemIndex },
+		};
+		return false;
+	});
+	const requests: ApiRequest[] = toSend.map(({ body }) => ({
+		path: '/email/send',
+		body,
+		contract: queuedEmail,
+	}));
+	const requestItemIndexes = toSend.map(({ itemIndex }) => itemIndex);
 
 	const continueOnFail = this.continueOnFail();
 	const results = await sendConcurrently(this, settings, requests, {
@@ -238,6 +274,10 @@ export async function sendEmail(
 		memory,
 		itemKeys: requestItemIndexes.map(String),
 	});
+	if (sentKeys) {
+		const keys = toSend.map(({ key }) => key as string);
+		await releaseUnsentKeys(this, sentKeys, keys, results);
+	}
 
 	if (!continueOnFail) throwFirstFailure(this, results, requestItemIndexes);
 
@@ -311,6 +351,14 @@ function toSentEmail(body: IDataObject): IDataObject {
 				? Math.max(0, dailyEmailLimit - dailyEmailCount)
 				: null,
 	};
+}
+
+function readKey(
+	sentKeys: SentKeys | undefined,
+	itemIndex: number,
+	body: IDataObject,
+): Checked<string | undefined> {
+	return { ok: true, value: sentKeys?.keyOf(itemIndex, body) };
 }
 
 function readEmailRequest(context: IExecuteFunctions, itemIndex: number): Checked<IDataObject> {
