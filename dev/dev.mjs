@@ -12,7 +12,7 @@
 //      (dev/start-n8n.mjs), its data in .n8n-dev/ (.n8n-dev-v1/ for 1.x; kept between runs),
 //   5. creates the owner account (or logs in), imports the credential "BasicsEngage sandbox"
 //      and the example workflows (examples/*.json) when they are missing, and publishes the
-//      sign-up form workflow,
+//      sign-up form workflow and the MCP server workflow,
 //   6. prints what runs where, then logs every request the sandbox gets until Ctrl-C.
 //
 // Usage: node dev/dev.mjs [--reset] [--port N] [--sandbox-port N] [--user-folder DIR] [--no-build]
@@ -42,9 +42,11 @@ import {
 	activateWorkflow,
 	importCredential,
 	isPublished,
+	mcpUrl,
 	readExamples,
 	restClient,
 	waitForForm,
+	waitForMcp,
 } from './n8n-setup.mjs';
 
 const require = createRequire(import.meta.url);
@@ -105,7 +107,8 @@ async function workflowExists(rest, id) {
  * @param {object} [options.sandboxOptions] more startSandbox() options (e.g. dailyLimit)
  * @param {string} [options.userFolder] n8n data folder (default .n8n-dev)
  * @param {object | null} [options.owner] owner to create or log in as; null: leave the instance
- *   without an owner (the setup form then asks for one) and do not publish the form workflow
+ *   without an owner (the setup form then asks for one) and do not publish the form and MCP
+ *   workflows
  * @param {'missing' | 'always'} [options.importExamples] import the example workflows when they
  *   are missing (default; keeps edits made in the editor) or every time
  * @param {(message: string) => void} [options.onProgress]
@@ -178,12 +181,19 @@ export async function startEnvironment({
 			example.imported = true;
 			onProgress(`imported workflow "${example.name}"`);
 		}
-		for (const example of examples.filter((e) => e.formPath && e.imported && rest)) {
+		// Workflows with a form or an MCP server only work once published.
+		const live = (e) => e.formPath || e.mcpPath;
+		for (const example of examples.filter((e) => live(e) && e.imported && rest)) {
 			await activateWorkflow(rest, example.id);
-			await waitForForm(`${n8n.url}/form/${example.formPath}`);
-			onProgress(`published "${example.name}": its form is live`);
+			if (example.formPath) {
+				await waitForForm(`${n8n.url}/form/${example.formPath}`);
+				onProgress(`published "${example.name}": its form is live`);
+			} else {
+				await waitForMcp(mcpUrl(n8n.url, example.mcpPath));
+				onProgress(`published "${example.name}": its MCP server is live`);
+			}
 		}
-		for (const example of examples.filter((e) => e.formPath && rest)) {
+		for (const example of examples.filter((e) => live(e) && rest)) {
 			const workflow = await rest.get(`/rest/workflows/${example.id}`);
 			example.published = isPublished(workflow);
 		}
@@ -216,6 +226,13 @@ function banner({ sandbox, n8n, examples }, owner) {
 			.map(
 				(e) =>
 					`    sign-up form:       ${editor}/form/${e.formPath}` +
+					(e.published === false ? ' (not published: publish the workflow in the editor)' : ''),
+			),
+		...examples
+			.filter((e) => e.mcpPath)
+			.map(
+				(e) =>
+					`    MCP server:         ${mcpUrl(editor, e.mcpPath)} (Streamable HTTP)` +
 					(e.published === false ? ' (not published: publish the workflow in the editor)' : ''),
 			),
 		`    data and log:       ${rel(n8n.userFolder)}/ (${rel(n8n.logFile)})`,

@@ -33,7 +33,13 @@ export const DEV_OWNER = Object.freeze({
 	lastName: 'User',
 });
 
-/** The example workflows, read from examples/*.json. */
+/** Node type of n8n's MCP Server Trigger (in n8n's own @n8n/n8n-nodes-langchain). */
+export const MCP_TRIGGER_TYPE = '@n8n/n8n-nodes-langchain.mcpTrigger';
+
+/**
+ * The example workflows, read from examples/*.json. `formPath` / `mcpPath` are set for a workflow
+ * with a Form Trigger / MCP Server Trigger: such a workflow only works once published.
+ */
 export function readExamples() {
 	return fs
 		.readdirSync(EXAMPLES_DIR)
@@ -42,12 +48,14 @@ export function readExamples() {
 		.map((file) => {
 			const workflow = JSON.parse(fs.readFileSync(path.join(EXAMPLES_DIR, file), 'utf8'));
 			const form = workflow.nodes.find((n) => n.type === 'n8n-nodes-base.formTrigger');
+			const mcp = workflow.nodes.find((n) => n.type === MCP_TRIGGER_TYPE);
 			return {
 				file: path.join(EXAMPLES_DIR, file),
 				id: workflow.id,
 				name: workflow.name,
 				workflow,
 				formPath: form ? form.parameters?.options?.path || form.webhookId : undefined,
+				mcpPath: mcp ? mcp.parameters?.path : undefined,
 			};
 		});
 }
@@ -215,6 +223,38 @@ export async function waitForForm(formUrl, { timeoutMs = 30_000 } = {}) {
 			throw new Error(
 				`${formUrl} did not answer 200 within ${timeoutMs} ms (last: ${res?.status})`,
 			);
+		await new Promise((r) => setTimeout(r, 200));
+	}
+}
+
+/**
+ * The production URL of a published MCP Server Trigger (version 2 and later: one path for
+ * Streamable HTTP; n8n serves production MCP endpoints under /mcp/).
+ */
+export function mcpUrl(n8nUrl, mcpPath) {
+	return `${n8nUrl}/mcp/${mcpPath}`;
+}
+
+/**
+ * Waits until a published MCP Server Trigger answers (n8n registers its webhooks just after
+ * activation, and answers 404 until then). The probe is a JSON-RPC ping without a session: the
+ * server refuses it (400, no session is created), which proves the endpoint is there.
+ */
+export async function waitForMcp(url, { timeoutMs = 30_000 } = {}) {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const res = await fetch(url, {
+			method: 'POST',
+			headers: {
+				'content-type': 'application/json',
+				accept: 'application/json, text/event-stream',
+			},
+			body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'ping' }),
+		}).catch(() => undefined);
+		await res?.body?.cancel().catch(() => {});
+		if (res && res.status !== 404 && res.status < 500) return res.status;
+		if (Date.now() > deadline)
+			throw new Error(`${url} did not answer within ${timeoutMs} ms (last: ${res?.status})`);
 		await new Promise((r) => setTimeout(r, 200));
 	}
 }

@@ -5,6 +5,9 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
 import { login } from '../../dev/start-n8n.mjs';
 import { DEMO_API_KEY, DEV_OWNER } from '../../dev/n8n-setup.mjs';
 import { REPO_DIR } from './helpers.mjs';
@@ -120,10 +123,12 @@ test('npm run dev starts the sandbox and n8n, prints how to use them, and Ctrl-C
 		/BasicsEngage sandbox: (http:\/\/localhost:\d+\/api\/v0\/dev)/,
 	)[1];
 	const form = output.match(/sign-up form:\s+(\S+)/)[1];
+	const mcpServer = output.match(/MCP server:\s+(\S+) \(Streamable HTTP\)/)[1];
 	expect(output).toContain(`owner login:        ${DEV_OWNER.email} / ${DEV_OWNER.password}`);
 	expect(output).toContain(`API key:            ${DEMO_API_KEY}`);
 	expect(output).toMatch(/BasicsEngage example: welcome new sign-ups: http/);
 	expect(output).toMatch(/BasicsEngage example: nightly contact sync: http/);
+	expect(output).toMatch(/BasicsEngage example: MCP server for AI agents: http/);
 
 	// what it printed works
 	expect((await fetch(editor)).status).toBe(200);
@@ -131,6 +136,13 @@ test('npm run dev starts the sandbox and n8n, prints how to use them, and Ctrl-C
 		cookie: expect.stringContaining('n8n-auth='),
 	});
 	expect(await (await fetch(form)).text()).toContain('Join Acme');
+	const mcp = new Client({ name: 'dev-command-e2e', version: '1.0.0' });
+	const mcpTransport = new StreamableHTTPClientTransport(new URL(mcpServer));
+	await mcp.connect(mcpTransport);
+	const { tools } = await mcp.listTools();
+	expect(tools.map((t) => t.name).sort()).toEqual(['Add_Profiles', 'Send_Email']);
+	await mcpTransport.terminateSession();
+	await mcp.close();
 	const send = await fetch(`${sandboxUrl}/email/send`, {
 		method: 'POST',
 		headers: { authorization: `Bearer ${DEMO_API_KEY}`, 'content-type': 'application/json' },

@@ -1,0 +1,329 @@
+// The MCP server example (examples/mcp-server.json) in a real n8n (2.40.7; 1.123.81 under
+// `npm run test:e2e:v1`): n8n's MCP Server Trigger with two "BasicsEngage Tool" nodes (Send Email
+// with $fromAI fields, Add Profiles), published, and the official MCP client library
+// (@modelcontextprotocol/sdk) talking to its production URL over Streamable HTTP, as Claude
+// Desktop (through mcp-remote) or any MCP client does. Against the BasicsEngage sandbox.
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+import {
+	DEMO_API_KEY,
+	NEWSLETTER_LIST,
+	activateWorkflow,
+	importCredential,
+	isPublished,
+	listExecutions,
+	mcpUrl,
+	readExamples,
+	waitForMcp,
+} from '../../dev/n8n-setup.mjs';
+import { startTestEnvironment } from './helpers.mjs';
+
+const MCP = 'beExampleMcp0001';
+const SEND = 'Send_Email';
+const ADD = 'Add_Profiles';
+const JANE = {
+	to: 'jane@customer.test',
+	subject: 'Your order shipped',
+	body: 'Hi Jane, it is on its way.',
+};
+
+let env;
+let example;
+/** MCP clients by workflow: the example (On Error: Stop) and two variants with Continue. */
+const clients = {};
+
+/** An MCP client connected over Streamable HTTP to a published MCP Server Trigger. */
+async function connect(url) {
+	const client = new Client({ name: 'basicsengage-e2e', version: '1.0.0' });
+	const transport = new StreamableHTTPClientTransport(new URL(url));
+	await client.connect(transport);
+	return {
+		client,
+		async close() {
+			await transport.terminateSession().catch(() => {});
+			await client.close().catch(() => {});
+		},
+	};
+}
+
+/**
+ * The example with Send Email's On Error set to a Continue mode, as its own published workflow
+ * (own id, name, MCP path and webhook id), imported like the examples.
+ */
+async function importContinueVariant(onError, id, mcpPath) {
+	const workflow = structuredClone(example.workflow);
+	workflow.id = id;
+	workflow.name = `${workflow.name} (On Error: ${onError})`;
+	const trigger = workflow.nodes.find((n) => n.parameters?.path === example.mcpPath);
+	trigger.parameters.path = mcpPath;
+	trigger.webhookId = `${trigger.webhookId.slice(0, -4)}${id.slice(-4)}`;
+	workflow.nodes.find((n) => n.name === 'Send Email').onError = onError;
+	const file = path.join(env.tmp, `${id}.json`);
+	await fsp.writeFile(file, JSON.stringify(workflow));
+	const res = await env.n8n.runCli(['import:workflow', `--input=${file}`]);
+	if (res.code !== 0) throw new Error(`importing ${id} failed:\n${res.stdout}\n${res.stderr}`);
+	await activateWorkflow(env.rest, id);
+	const url = mcpUrl(env.n8n.url, mcpPath);
+	await waitForMcp(url);
+	return url;
+}
+
+const VARIANTS = {
+	continueRegularOutput: { id: 'beExampleMcpCReg', mcpPath: 'basicsengage-continue-regular' },
+	continueErrorOutput: { id: 'beExampleMcpCErr', mcpPath: 'basicsengage-continue-error' },
+};
+
+beforeAll(async () => {
+	env = await startTestEnvironment();
+	example = readExamples().find((e) => e.id === MCP);
+	clients.stop = await connect(mcpUrl(env.n8n.url, example.mcpPath));
+	for (const [onError, { id, mcpPath }] of Object.entries(VARIANTS)) {
+		clients[onError] = await connect(await importContinueVariant(onError, id, mcpPath));
+	}
+}, 300_000);
+
+afterAll(async () => {
+	for (const client of Object.values(clients)) await client.close();
+	await env?.stop();
+}, 60_000);
+
+beforeEach(() => env.sandbox.reset());
+
+/** Calls a tool; returns what the model would read: isError and the text (and its JSON, if any). */
+async function callTool(name, args, { client = clients.stop.client } = {}) {
+	const result = await client.callTool({ name, arguments: args });
+	expect(result.content).toHaveLength(1);
+	expect(result.content[0].type).toBe('text');
+	const { text } = result.content[0];
+	let json;
+	try {
+		json = JSON.parse(text);
+	} catch {
+		json = undefined;
+	}
+	return { isError: result.isError === true, text, json };
+}
+
+const requestsTo = (p) => env.sandbox.requests.filter((r) => r.path === p);
+
+/**
+ * Waits until n8n has finished every execution of the workflows (a tool call also starts one, to
+ * record the call), then a little longer: whatever n8n would still send has been sent.
+ */
+async function settled() {
+	const ids = [MCP, ...Object.values(VARIANTS).map((v) => v.id)];
+	const deadline = Date.now() + 30_000;
+	for (;;) {
+		const executions = (await Promise.all(ids.map((id) => listExecutions(env.rest, id)))).flat();
+		if (!executions.some((e) => ['new', 'running'].includes(e.status))) break;
+		if (Date.now() > deadline) throw new Error('executions still running after 30 s');
+		await new Promise((r) => setTimeout(r, 200));
+	}
+	await new Promise((r) => setTimeout(r, 500));
+}
+
+/** A failure the model reads: `<ErrorName>: <message>\n\nDetails: <description> (kind: <kind>)`. */
+function expectToolError(result, kind) {
+	expect(result.isError).toBe(true);
+	expect(result.text).toMatch(/^\w*Error: \S/);
+	expect(result.text).toContain(`(kind: ${kind})`);
+	expect(result.text).not.toContain(DEMO_API_KEY);
+	expect(result.text).not.toMatch(/Bearer/i);
+}
+
+describe('the published example: an MCP server with two BasicsEngage tools', () => {
+	test('the example workflow is published', async () => {
+		expect(isPublished(await env.rest.get(`/rest/workflows/${MCP}`))).toBe(true);
+	});
+
+	test('tools/list: Send Email and Add Profiles, with their descriptions and input schemas', async () => {
+		const { tools } = await clients.stop.client.listTools();
+		const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+		expect(Object.keys(byName).sort()).toEqual([ADD, SEND]);
+
+		const send = byName[SEND];
+		expect(send.description).toMatch(/^Sends one plain-text email/);
+		expect(send.description).toMatch(/to .*subject .*body/s);
+		expect(send.description).toMatch(/messageId/);
+		expect(send.description).toMatch(/do not call it again/);
+		expect(send.inputSchema).toMatchObject({
+			type: 'object',
+			properties: {
+				to: { type: 'string', description: expect.stringMatching(/recipient/) },
+				subject: { type: 'string', description: expect.any(String) },
+				body: { type: 'string', description: expect.any(String) },
+			},
+		});
+		expect(Object.keys(send.inputSchema.properties).sort()).toEqual(['body', 'subject', 'to']);
+		expect([...send.inputSchema.required].sort()).toEqual(['body', 'subject', 'to']);
+
+		const add = byName[ADD];
+		expect(add.description).toMatch(/^Adds one contact/);
+		expect(add.description).toContain(NEWSLETTER_LIST.listId);
+		expect(add.inputSchema).toMatchObject({
+			type: 'object',
+			properties: {
+				email: { type: 'string', description: expect.any(String) },
+				firstName: { type: 'string', default: '' },
+				lastName: { type: 'string', default: '' },
+			},
+			required: ['email'],
+		});
+	});
+
+	test('Send Email queues exactly one email with the values the client passed; answers messageId and quota left', async () => {
+		const result = await callTool(SEND, JANE);
+		expect(result.isError).toBe(false);
+		await settled();
+
+		expect(env.sandbox.state.emails).toHaveLength(1);
+		const [email] = env.sandbox.state.emails;
+		expect(requestsTo('/email/send').map((r) => r.body)).toEqual([
+			{ to: JANE.to, from: 'hello@example.com', subject: JANE.subject, text: JANE.body },
+		]);
+		expect(result.json).toEqual([
+			{
+				status: 'success',
+				message: 'Email queued successfully',
+				messageId: email.messageId,
+				dailyEmailCount: 1,
+				dailyEmailLimit: expect.any(Number),
+				dailyEmailsRemaining: expect.any(Number),
+			},
+		]);
+		expect(result.json[0].dailyEmailsRemaining).toBe(result.json[0].dailyEmailLimit - 1);
+		expect(result.text).not.toContain(DEMO_API_KEY);
+	});
+
+	test('Add Profiles adds the contact the client passed (names optional); answers listId and counts', async () => {
+		const sam = await callTool(ADD, {
+			email: 'sam@customer.test',
+			firstName: 'Sam',
+			lastName: 'Lee',
+		});
+		const max = await callTool(ADD, { email: 'max@customer.test' });
+		await settled();
+
+		for (const result of [sam, max]) {
+			expect(result.isError).toBe(false);
+			expect(result.json).toEqual([
+				{ listId: NEWSLETTER_LIST.listId, addedCount: 1, submittedCount: 1, listCreated: false },
+			]);
+		}
+		expect(requestsTo('/list/addProfiles').map((r) => r.body)).toEqual([
+			{
+				listId: NEWSLETTER_LIST.listId,
+				profiles: [{ email: 'sam@customer.test', firstName: 'Sam', lastName: 'Lee' }],
+			},
+			{ listId: NEWSLETTER_LIST.listId, profiles: [{ email: 'max@customer.test' }] },
+		]);
+		expect([...env.sandbox.state.lists.get(NEWSLETTER_LIST.listId).profiles.keys()]).toEqual([
+			'sam@customer.test',
+			'max@customer.test',
+		]);
+	});
+
+	test('an invalid recipient is a tool error of kind invalid_input; nothing is sent', async () => {
+		const result = await callTool(SEND, { ...JANE, to: 'not-an-address' });
+		await settled();
+		expectToolError(result, 'invalid_input');
+		expect(result.text).toMatch(/To is not a valid email address: "not-an-address"/);
+		expect(env.sandbox.requests).toHaveLength(0);
+	});
+
+	test('daily quota used up (429): a tool error of kind quota_exceeded that says not to try again', async () => {
+		env.sandbox.setOptions({ dailyLimit: 0 });
+		const result = await callTool(SEND, JANE);
+		await settled();
+		expectToolError(result, 'quota_exceeded');
+		expect(result.text).toMatch(/quota/i);
+		expect(result.text).toMatch(/Do not try again today/);
+		expect(requestsTo('/email/send')).toHaveLength(1);
+		expect(env.sandbox.state.emails).toHaveLength(0);
+	});
+
+	test('bad API key (401): a tool error of kind invalid_api_key that says not to try again, without the key', async () => {
+		const badKey = 'be_not_a_valid_key';
+		await importCredential(env.n8n, { apiKey: badKey, baseUrl: env.sandbox.baseUrl });
+		try {
+			const result = await callTool(SEND, JANE);
+			await settled();
+			expectToolError(result, 'invalid_api_key');
+			expect(result.text).toMatch(/Do not try again/);
+			expect(result.text).not.toContain(badKey);
+			expect(requestsTo('/email/send').map((r) => r.headers.authorization)).toEqual([
+				`Bearer ${badKey}`,
+			]);
+		} finally {
+			await importCredential(env.n8n, { apiKey: DEMO_API_KEY, baseUrl: env.sandbox.baseUrl });
+		}
+	});
+
+	test('nothing is sent twice: each call is one request, also once n8n has recorded the calls', async () => {
+		const before = await listExecutions(env.rest, MCP);
+		const calls = [
+			[SEND, JANE],
+			[ADD, { email: 'ada@customer.test', firstName: 'Ada' }],
+			[SEND, { ...JANE, to: 'sam@customer.test' }],
+			[SEND, { ...JANE, to: 'sam@customer.test' }], // the model asks twice: two emails
+		];
+		for (const [name, args] of calls) expect((await callTool(name, args)).isError).toBe(false);
+		await settled();
+		expect(
+			env.sandbox.requests.map((r) => [r.path, r.body.to ?? r.body.profiles[0].email]),
+		).toEqual([
+			['/email/send', 'jane@customer.test'],
+			['/list/addProfiles', 'ada@customer.test'],
+			['/email/send', 'sam@customer.test'],
+			['/email/send', 'sam@customer.test'],
+		]);
+		expect(env.sandbox.state.emails).toHaveLength(3);
+		// n8n records each tool call as an execution of the workflow (which sends nothing itself)
+		const after = await listExecutions(env.rest, MCP);
+		expect(after.length - before.length).toBe(calls.length);
+	});
+});
+
+describe.each(Object.keys(VARIANTS))('Send Email with On Error = %s', (onError) => {
+	test('a 429 is not a tool error: the answer is the error item, with its kind and no key', async () => {
+		env.sandbox.setOptions({ dailyLimit: 0 });
+		const result = await callTool(SEND, JANE, { client: clients[onError].client });
+		await settled();
+		expect(result.isError).toBe(false);
+		expect(result.json).toEqual([
+			{
+				error: expect.stringMatching(/quota/i),
+				details: {
+					kind: 'quota_exceeded',
+					httpCode: 429,
+					description: expect.stringMatching(/Do not try again today/),
+				},
+			},
+		]);
+		expect(result.text).not.toContain(DEMO_API_KEY);
+		expect(requestsTo('/email/send')).toHaveLength(1);
+	});
+
+	test('an invalid recipient is the answer too, kind invalid_input; nothing is sent', async () => {
+		const result = await callTool(
+			SEND,
+			{ ...JANE, to: 'not-an-address' },
+			{
+				client: clients[onError].client,
+			},
+		);
+		await settled();
+		expect(result.isError).toBe(false);
+		expect(result.json).toEqual([
+			{
+				error: 'To is not a valid email address: "not-an-address"',
+				details: expect.objectContaining({ kind: 'invalid_input', httpCode: null }),
+			},
+		]);
+		expect(env.sandbox.requests).toHaveLength(0);
+	});
+});
