@@ -26,14 +26,12 @@ export const CHROMIUM_ARGS = [
 ];
 
 /**
- * Where the screenshots go: docs/images (shown in README.md) unless E2E_SCREENSHOT_DIR is set.
- * The n8n 1.x run (N8N_DEV_RUNTIME=v1) keeps its own in a temp folder: README shows 2.x.
+ * Where the screenshots go: a temp folder, so a test run never changes tracked files.
+ * `npm run screenshots` sets E2E_SCREENSHOT_DIR=docs/images to refresh the ones README shows.
  */
 export const SCREENSHOT_DIR = path.resolve(
 	process.env.E2E_SCREENSHOT_DIR ||
-		(process.env.N8N_DEV_RUNTIME === 'v1'
-			? path.join(os.tmpdir(), 'basicsengage-e2e-v1-screenshots')
-			: path.join(REPO_DIR, 'docs', 'images')),
+		path.join(os.tmpdir(), `basicsengage-e2e-screenshots-${process.env.N8N_DEV_RUNTIME || 'v2'}`),
 );
 
 export const log = (message) => process.stderr.write(`[e2e] ${message}\n`);

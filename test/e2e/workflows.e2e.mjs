@@ -6,6 +6,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 
 import {
+	activateWorkflow,
 	DEMO_API_KEY,
 	NEWSLETTER_LIST,
 	SANDBOX_CREDENTIAL,
@@ -242,5 +243,62 @@ describe('sign-up form (published, real form submissions)', () => {
 		]);
 		// Send Email does not retry a 5xx by default (the email may have been queued)
 		expect(requestsTo('/email/send')).toHaveLength(1);
+	});
+});
+
+describe("Skip Emails Already Sent (n8n's deduplication store, in its database)", () => {
+	const SKIPPING = 'beExampleSignupD';
+	let skippingFormUrl;
+
+	/** The sign-up example with the option on, as its own published workflow and form. */
+	beforeAll(async () => {
+		const signup = readExamples().find((e) => e.id === SIGNUP);
+		const workflow = structuredClone(signup.workflow);
+		workflow.id = SKIPPING;
+		workflow.name = `${workflow.name} (Skip Emails Already Sent)`;
+		const form = workflow.nodes.find((n) => n.type === 'n8n-nodes-base.formTrigger');
+		form.webhookId = `${form.webhookId.slice(0, -4)}d0d0`;
+		form.parameters.options = { ...form.parameters.options, path: 'basicsengage-signup-skipping' };
+		const send = workflow.nodes.find((n) => n.name === 'Send welcome email');
+		send.parameters.options = { skipAlreadySent: { settings: {} } };
+		const file = path.join(env.tmp, `${SKIPPING}.json`);
+		await fsp.writeFile(file, JSON.stringify(workflow));
+		const res = await env.n8n.runCli(['import:workflow', `--input=${file}`]);
+		expect(res.code).toBe(0);
+		await activateWorkflow(env.rest, SKIPPING);
+		skippingFormUrl = `${env.n8n.url}/form/${form.parameters.options.path}`;
+		await waitForForm(skippingFormUrl);
+	}, 120_000);
+
+	async function submit(person) {
+		const before = (await listExecutions(env.rest, SKIPPING))[0]?.id ?? 0;
+		const res = await submitForm(skippingFormUrl, [person.firstName, person.email, person.company]);
+		expect(res.status).toBe(200);
+		return await waitForExecution(env.rest, SKIPPING, { afterId: before, n8nDir: env.n8nDir });
+	}
+
+	test('the same sign-up submitted twice, one after the other, sends one welcome email', async () => {
+		const sam = { firstName: 'Sam', email: 'sam.skip@customer.test', company: 'Acme' };
+		const first = await submit(sam);
+		const second = await submit({ ...sam, email: 'SAM.Skip@customer.test' });
+		const other = await submit({ ...sam, email: 'kim.skip@customer.test' });
+		expect([first.status, second.status, other.status]).toEqual(['success', 'success', 'success']);
+		expect(requestsTo('/email/send').map((r) => r.body.to)).toEqual([
+			'sam.skip@customer.test',
+			'kim.skip@customer.test',
+		]);
+		expect(nodeOutput(second, 'Send welcome email')).toEqual([
+			{ skipped: true, reason: expect.stringMatching(/sent before/) },
+		]);
+	});
+
+	test('an email refused with 429 is released: the next submission sends it', async () => {
+		const lee = { firstName: 'Lee', email: 'lee.skip@customer.test', company: 'Acme' };
+		env.sandbox.injectFaults([{ path: '/email/send', status: 429 }]);
+		const refused = await submit(lee);
+		expect(nodeOutput(refused, 'Send welcome email', 1)[0].details.kind).toBe('quota_exceeded');
+		const sent = await submit(lee);
+		expect(nodeOutput(sent, 'Send welcome email')[0].messageId).toEqual(expect.any(String));
+		expect(env.sandbox.state.emails.map((email) => email.to)).toEqual(['lee.skip@customer.test']);
 	});
 });
