@@ -117,6 +117,7 @@ async function workflowExists(rest, id) {
  * @param {number} [options.n8nPort] default: 5678 when free, else any free port
  * @param {number} [options.sandboxPort] default 4010 (0 = any free port)
  * @param {object} [options.sandboxOptions] more startSandbox() options (e.g. dailyLimit)
+ * @param {string} [options.packageDir] the built package to install (default: this repository)
  * @param {string} [options.userFolder] n8n data folder (default .n8n-dev)
  * @param {object | null} [options.owner] owner to create or log in as; null: leave the instance
  *   without an owner (the setup form then asks for one) and do not publish the form workflow
@@ -133,6 +134,7 @@ export async function startEnvironment({
 	n8nPort,
 	sandboxPort = DEFAULT_SANDBOX_PORT,
 	sandboxOptions = {},
+	packageDir = REPO_DIR,
 	userFolder = DEFAULT_USER_FOLDER,
 	owner = DEV_OWNER,
 	importExamples = 'missing',
@@ -179,7 +181,7 @@ export async function startEnvironment({
 		started.n8n = await startN8n({
 			port: n8nPort,
 			userFolder,
-			communityPackageDir: REPO_DIR,
+			communityPackageDir: packageDir,
 			env: queueEnv,
 			onProgress,
 			onLog: onN8nLog,
