@@ -115,7 +115,8 @@ export async function ensureQueuePackages({ onProgress = defaultProgress } = {})
 
 /**
  * A service process in its own process group, stopped with `stopSignal` (then SIGKILL), and
- * taken down when this process exits or is ended by a signal (start-n8n's signal handling).
+ * taken down when this process exits, or is ended by a signal it does not handle (start-n8n's
+ * signal handling; a host that handles the signal stops it itself, after n8n).
  */
 function spawnService(cmd, args, { logFile, cwd, uid, gid, env, stopSignal }) {
 	const logFd = fs.openSync(logFile, 'a');
@@ -149,7 +150,7 @@ function spawnService(cmd, args, { logFile, cwd, uid, gid, env, stopSignal }) {
 	};
 	const onParentExit = () => killGroup(stopSignal);
 	process.on('exit', onParentExit);
-	trackChild(killGroup);
+	trackChild(killGroup, { last: true });
 	let stopping;
 	const stop = ({ timeoutMs = 20_000 } = {}) => {
 		stopping ??= (async () => {

@@ -81,25 +81,35 @@ async function pickPort(preferred, taken) {
 // means it would outlive this process if this process were killed by a signal. While any n8n
 // runs, SIGINT/SIGTERM/SIGHUP first take the n8n groups down, then, unless the host program
 // handles the signal itself, the signal is re-raised so this process ends as it would have.
+// Services n8n depends on (queue mode's Redis and Postgres, dev/queue-services.mjs) are tracked
+// as `last`: a host that handles the signal stops them itself once n8n is down (stopping them
+// together with n8n would fail n8n's own shutdown); otherwise they are ended before re-raising.
 const runningGroups = new Set();
+const lastGroups = new Set();
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 function onSignal(signal) {
 	for (const kill of runningGroups) kill('SIGTERM');
 	// Re-raise only when nobody else handles the signal. (Counting listeners other than this one:
 	// a host handler may already have stopped every n8n, which removes this listener meanwhile.)
 	if (process.listeners(signal).every((listener) => listener === onSignal)) {
+		for (const kill of lastGroups) kill('SIGTERM');
 		for (const s of SIGNALS) process.off(s, onSignal);
 		process.kill(process.pid, signal);
 	}
 }
-/** Registers a process-group killer for the signal handling above (also used by dev/queue-services.mjs). */
-export function trackChild(kill) {
-	if (runningGroups.size === 0) for (const s of SIGNALS) process.on(s, onSignal);
-	runningGroups.add(kill);
+const tracked = () => runningGroups.size + lastGroups.size;
+/**
+ * Registers a process-group killer for the signal handling above; `last` for a service n8n
+ * needs (dev/queue-services.mjs).
+ */
+export function trackChild(kill, { last = false } = {}) {
+	if (tracked() === 0) for (const s of SIGNALS) process.on(s, onSignal);
+	(last ? lastGroups : runningGroups).add(kill);
 }
 export function untrackChild(kill) {
 	runningGroups.delete(kill);
-	if (runningGroups.size === 0) for (const s of SIGNALS) process.off(s, onSignal);
+	lastGroups.delete(kill);
+	if (tracked() === 0) for (const s of SIGNALS) process.off(s, onSignal);
 }
 
 function runQuiet(cmd, args, { cwd, env }) {
