@@ -148,14 +148,15 @@ function spawnService(cmd, args, { logFile, cwd, uid, gid, env, stopSignal }) {
 			process.kill(-child.pid, signal);
 		} catch {}
 	};
+	// (on exit or an unhandled signal: the service's own stop signal, e.g. Postgres's fast shutdown)
 	const onParentExit = () => killGroup(stopSignal);
 	process.on('exit', onParentExit);
-	trackChild(killGroup, { last: true });
+	trackChild(onParentExit, { last: true });
 	let stopping;
 	const stop = ({ timeoutMs = 20_000 } = {}) => {
 		stopping ??= (async () => {
 			process.off('exit', onParentExit);
-			untrackChild(killGroup);
+			untrackChild(onParentExit);
 			if (!exited) {
 				killGroup(stopSignal);
 				const timer = setTimeout(() => killGroup('SIGKILL'), timeoutMs);
