@@ -29,11 +29,15 @@ const QUOTA_PATH = ['Retry tomorrow', 'Send welcome email', 'Sign-up form', 'Why
 let env;
 
 beforeAll(async () => {
+	const t0 = Date.now();
 	env = await startQueueTestEnvironment({ workers: 2 });
+	log(`started in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
 }, 300_000);
 
 afterAll(async () => {
+	const t0 = Date.now();
 	await env?.stop();
+	log(`stopped in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
 }, 120_000);
 
 beforeEach(() => env.sandbox.reset());
