@@ -283,6 +283,12 @@ async function startQueueServices(started, { userFolder, queue, onProgress }) {
 		N8N_ENCRYPTION_KEY: encryptionKeyFor(userFolder),
 		// editor ("manual") runs go to the workers too, as they will by default in n8n 3
 		OFFLOAD_MANUAL_EXECUTIONS_TO_WORKERS: 'true',
+		// Keep finished jobs in Redis for a while (n8n's default: remove at once). The main process
+		// waits on Bull's job.finished() per job; for a job already finished and removed, that wait
+		// never ends, and stopping the main process then takes its whole 30 s shutdown timeout
+		// (seen after bursts; see dev/README.md).
+		N8N_EXECUTIONS_QUEUE_KEEP_LAST_COMPLETED: '1000',
+		N8N_EXECUTIONS_QUEUE_KEEP_LAST_FAILED: '1000',
 		...(queue.env ?? {}),
 	};
 }
