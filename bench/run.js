@@ -4,9 +4,10 @@
 
 /**
  * `npm run bench`: Add Profiles and Send Email measured against n8n's own floor, a raw client
- * and n8n's HTTP Request node, in one run on this machine. See bench/README.md.
+ * and n8n's HTTP Request node, and the sign-up form's emails per second through a real n8n in
+ * one process and in queue mode with two workers, in one run on this machine. See bench/README.md.
  *
- *   node bench/run.js [--runs 3] [--quick] [--only add,send,memory] [--http-items 5000]
+ *   node bench/run.js [--runs 3] [--quick] [--only add,send,memory,queue] [--http-items 5000]
  *                     [--cpu-prof] [--out bench/results.json] [--package-dir <dir>]
  *                     [--candidate <dir>]
  *
@@ -32,6 +33,8 @@ const FULL = {
 	memory: { items: [10_000, 50_000, 100_000], batchSize: 100 },
 	httpItems: 5_000,
 	warmupItems: 200,
+	/** Sign-up form bursts through a real n8n (bench/queue.mjs). */
+	queue: { submissions: 300, concurrency: 16, warmup: 30 },
 };
 
 /** A smoke run of the whole pipeline in about a minute; its figures mean little. */
@@ -41,6 +44,7 @@ const QUICK = {
 	memory: { items: [1_000, 2_000, 4_000], batchSize: 100 },
 	httpItems: 500,
 	warmupItems: 50,
+	queue: { submissions: 40, concurrency: 8, warmup: 10 },
 };
 
 const GOALS = {
@@ -721,6 +725,74 @@ function evaluateGoals(config, only, s, memory) {
 	return goals;
 }
 
+// ------------------------------------------------------------------ queue mode
+
+/**
+ * One row per setup of bench/queue.mjs: median wall time, emails/s, executions per worker
+ * (summed over the rounds) and the ratio of emails/s to the one-process setup.
+ * @param {{ setups: Array<{ key: string, label: string }>, measurements: any[] }} queue
+ */
+function queueRows(queue) {
+	const rows = queue.setups.map(({ key, label }) => {
+		const runs = queue.measurements.filter((m) => m.key === key);
+		const walls = runs.map((m) => m.wallMs);
+		const wallMs = median(walls);
+		/** @type {Record<string, number> | undefined} */
+		let perWorker;
+		for (const m of runs) {
+			if (!m.perWorker) continue;
+			perWorker ??= {};
+			for (const [name, count] of Object.entries(m.perWorker))
+				perWorker[name] = (perWorker[name] ?? 0) + count;
+		}
+		return {
+			key,
+			label,
+			submissions: runs[0]?.submissions,
+			wallMs,
+			range: [Math.min(...walls), Math.max(...walls)],
+			emailsPerSecond: runs[0] ? runs[0].submissions / (wallMs / 1000) : 0,
+			perWorker,
+		};
+	});
+	const single = rows.find((r) => r.key === 'single');
+	return rows.map((r) => ({
+		...r,
+		ratio: single ? r.emailsPerSecond / single.emailsPerSecond : undefined,
+	}));
+}
+
+/** @param {ReturnType<typeof queueRows>} rows */
+function formatQueueTable(rows) {
+	const header = [
+		'setup',
+		'sign-ups',
+		'wall time ms (min–max)',
+		'emails/s',
+		'vs one process',
+		'executions per worker (all rounds)',
+	];
+	const body = rows.map((r) => [
+		r.label,
+		fmtInt(r.submissions),
+		`${fmtInt(r.wallMs)} (${fmtInt(r.range[0])}–${fmtInt(r.range[1])})`,
+		r.emailsPerSecond.toFixed(1),
+		r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}x`,
+		r.perWorker
+			? Object.entries(r.perWorker)
+					.sort()
+					.map(([name, count]) => `${name}: ${fmtInt(count)}`)
+					.join(', ')
+			: '(the process itself)',
+	]);
+	const widths = header.map((h, i) => Math.max(h.length, ...body.map((line) => line[i].length)));
+	const numeric = (/** @type {number} */ i) => i >= 1 && i <= 4;
+	const line = (/** @type {string[]} */ cells) =>
+		`| ${cells.map((cell, i) => (numeric(i) ? cell.padStart(widths[i]) : cell.padEnd(widths[i]))).join(' | ')} |`;
+	const separator = `|${widths.map((w, i) => (numeric(i) ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`;
+	return [line(header), separator, ...body.map(line)].join('\n');
+}
+
 // ------------------------------------------------------------------ main
 
 async function main() {
@@ -728,7 +800,7 @@ async function main() {
 		options: {
 			runs: { type: 'string', default: '3' },
 			quick: { type: 'boolean', default: false },
-			only: { type: 'string', default: 'add,send,memory' },
+			only: { type: 'string', default: 'add,send,memory,queue' },
 			'http-items': { type: 'string' },
 			'cpu-prof': { type: 'boolean', default: false },
 			out: { type: 'string', default: path.join(BENCH, 'results.json') },
@@ -738,7 +810,7 @@ async function main() {
 		},
 	});
 	if (values.help) {
-		console.log(fs.readFileSync(__filename, 'utf8').split('\n').slice(6, 15).join('\n'));
+		console.log(fs.readFileSync(__filename, 'utf8').split('\n').slice(6, 16).join('\n'));
 		return;
 	}
 	const config = structuredClone(values.quick ? QUICK : FULL);
@@ -801,10 +873,34 @@ async function main() {
 			}
 		}
 
+		// The sign-up form through a real n8n, one process and queue mode, after the rest (its
+		// n8n processes would otherwise compete with the measurements above).
+		/** @type {any} */
+		let queue;
+		if (only.has('queue')) {
+			const queueBench = await import(path.join(BENCH, 'queue.mjs'));
+			const reason = queueBench.queueSkipReason();
+			if (reason) {
+				log(`warning: ${reason}; the queue-mode rows are skipped`);
+				queue = { skipped: reason };
+			} else {
+				queue = await queueBench.measureQueue({ runs, ...config.queue, packageDir, log });
+				queue.table = queueRows(queue);
+			}
+		}
+
 		const summaries = summarize(measurements);
 		const rows = tableRows(config, only, summaries);
 		const memory = memoryFigures(config, summaries);
 		const goals = evaluateGoals(config, only, summaries, memory);
+		for (const m of queue?.measurements ?? []) {
+			if (m.check)
+				goals.push({
+					goal: `queue ${m.key} round ${m.round}: every sign-up sent one email, every execution succeeded`,
+					status: 'MISS',
+					detail: m.check,
+				});
+		}
 		const loadEnd = os.loadavg();
 
 		console.log(`\nnpm run bench — ${startedAt.toISOString()}, ${runs} rounds, medians`);
@@ -816,8 +912,10 @@ async function main() {
 			`HTTP Request node: ${nodesBase.dir ? `n8n-nodes-base ${nodesBase.version} (${nodesBase.source})` : 'not measured'}; ` +
 				`rows marked *N ran on N items and are scaled per item`,
 		);
-		console.log('');
-		console.log(formatTable(rows));
+		if (rows.length) {
+			console.log('');
+			console.log(formatTable(rows));
+		}
 		if (memory.points.length) {
 			console.log(
 				`\nMemory, Add Profiles node, batch ${memory.batchSize} (fresh process per run, medians):`,
@@ -839,6 +937,16 @@ async function main() {
 					`(log-log slope of growth from ${fmtInt(memory.points[0].items)} to ${fmtInt(memory.points[memory.points.length - 1].items)} items: ${memory.exponent.toFixed(2)}; above 1 even for linear growth when part of it is a fixed offset)`,
 				);
 			}
+		}
+		if (queue?.table) {
+			console.log(
+				`\nSign-up form example through a real n8n (bench/queue.mjs): bursts of ${fmtInt(config.queue.submissions)} form ` +
+					`submissions, ${config.queue.concurrency} at a time; wall time from the first submission until the sandbox ` +
+					'has every email and list add (medians):',
+			);
+			console.log(formatQueueTable(queue.table));
+		} else if (queue?.skipped) {
+			console.log(`\nQueue mode: not measured (${queue.skipped})`);
 		}
 		console.log('\nGoals:');
 		for (const goal of goals)
@@ -862,6 +970,7 @@ async function main() {
 					: { version: nodesBase.version, source: nodesBase.source, dir: nodesBase.dir },
 			table: rows,
 			memory,
+			queue,
 			goals,
 			summaries: [...summaries.values()],
 			measurements,

@@ -15,16 +15,27 @@
 //      sign-up form workflow and the MCP server workflow,
 //   6. prints what runs where, then logs every request the sandbox gets until Ctrl-C.
 //
+// With --queue (`npm run dev:queue`), n8n runs in queue mode instead: its own Redis and Postgres
+// (dev/queue-services.mjs; Debian's packages, installed with apt-get when missing), an n8n main
+// process (UI, triggers, webhooks and forms; it puts executions on the queue) and N workers
+// (`n8n worker`, 2 by default) that run them, all sharing one user folder (so one community
+// package install and one encryption key) and one database. Data in .n8n-dev-queue/.
+//
 // Usage: node dev/dev.mjs [--reset] [--port N] [--sandbox-port N] [--user-folder DIR] [--no-build]
+//                         [--queue [--workers N]]
 //   --reset            delete the n8n data folder first (owner, workflows, executions)
 //   --port N           n8n port (default 5678; 0 = any free port)
 //   --sandbox-port N   sandbox port (default 4010; 0 = any free port)
-//   --user-folder DIR  n8n data folder (default .n8n-dev, or .n8n-dev-v1, in the repository)
+//   --user-folder DIR  n8n data folder (default .n8n-dev, .n8n-dev-v1 or .n8n-dev-queue, in the
+//                      repository); in queue mode it also holds Postgres's cluster and Redis's folder
 //   --no-build         use the existing dist/
+//   --queue            queue mode: Redis, Postgres, an n8n main and workers
+//   --workers N        queue mode: how many workers (default 2)
 //
 // Module: import { startEnvironment } from './dev/dev.mjs' (used by test/e2e).
 
 import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -32,6 +43,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { provisionN8n, selectRuntime } from './provision.mjs';
+import { ensureQueuePackages, startPostgres, startRedis } from './queue-services.mjs';
 import { login, setupOwner, startN8n } from './start-n8n.mjs';
 import {
 	DEMO_API_KEY,
@@ -58,6 +70,8 @@ export const DEFAULT_USER_FOLDER = path.join(
 	REPO_DIR,
 	selectRuntime().name === 'v1' ? '.n8n-dev-v1' : '.n8n-dev',
 );
+export const DEFAULT_QUEUE_USER_FOLDER = path.join(REPO_DIR, '.n8n-dev-queue');
+export const DEFAULT_WORKERS = 2;
 
 const say = (message) => console.log(`[dev] ${message}`);
 
@@ -105,6 +119,7 @@ async function workflowExists(rest, id) {
  * @param {number} [options.n8nPort] default: 5678 when free, else any free port
  * @param {number} [options.sandboxPort] default 4010 (0 = any free port)
  * @param {object} [options.sandboxOptions] more startSandbox() options (e.g. dailyLimit)
+ * @param {string} [options.packageDir] the built package to install (default: this repository)
  * @param {string} [options.userFolder] n8n data folder (default .n8n-dev)
  * @param {object | null} [options.owner] owner to create or log in as; null: leave the instance
  *   without an owner (the setup form then asks for one) and do not publish the form and MCP
@@ -114,22 +129,36 @@ async function workflowExists(rest, id) {
  * @param {(message: string) => void} [options.onProgress]
  * @param {(line: string) => void} [options.onN8nLog]
  * @param {(entry: object) => void} [options.onSandboxResponse]
+ * @param {{ workers?: number, workerArgs?: string[], env?: Record<string, string> }} [options.queue]
+ *   queue mode: Redis and Postgres of its own (in <userFolder>/redis and <userFolder>/postgres),
+ *   the n8n main process and `workers` n8n workers (default 2), all with `env` added
  */
 export async function startEnvironment({
 	n8nPort,
 	sandboxPort = DEFAULT_SANDBOX_PORT,
 	sandboxOptions = {},
+	packageDir = REPO_DIR,
 	userFolder = DEFAULT_USER_FOLDER,
 	owner = DEV_OWNER,
 	importExamples = 'missing',
 	onProgress = say,
 	onN8nLog,
 	onSandboxResponse,
+	queue,
 } = {}) {
 	const { startSandbox } = require('../test/sandbox/server.js');
-	const started = { sandbox: undefined, n8n: undefined };
+	const started = {
+		sandbox: undefined,
+		n8n: undefined,
+		workers: [],
+		redis: undefined,
+		postgres: undefined,
+	};
 	const stop = async () => {
-		await Promise.allSettled([started.n8n?.stop(), started.sandbox?.close()]);
+		// n8n first (workers finish their running executions), then what n8n needs, then the sandbox
+		await Promise.allSettled([started.n8n?.stop(), ...started.workers.map((w) => w.stop())]);
+		await Promise.allSettled([started.redis?.stop(), started.postgres?.stop()]);
+		await started.sandbox?.close();
 	};
 	try {
 		started.sandbox = await startSandbox({
@@ -149,14 +178,29 @@ export async function startEnvironment({
 		onProgress(`sandbox listening on ${sandbox.baseUrl}`);
 
 		const info = await provisionN8n({ onProgress: (m) => onProgress(`n8n install: ${m}`) });
+		const queueEnv = queue
+			? await startQueueServices(started, { userFolder, queue, onProgress })
+			: {};
 		started.n8n = await startN8n({
 			port: n8nPort,
 			userFolder,
-			communityPackageDir: REPO_DIR,
+			communityPackageDir: packageDir,
+			env: queueEnv,
 			onProgress,
 			onLog: onN8nLog,
 		});
 		const { n8n } = started;
+		if (queue) {
+			// after the main process: it has run the database migrations and installed the package
+			const count = queue.workers ?? DEFAULT_WORKERS;
+			started.workers = await startWorkers({
+				count,
+				userFolder,
+				queueEnv,
+				args: queue.workerArgs,
+				onProgress,
+			});
+		}
 
 		const session = owner ? await ownerSession(n8n.url, owner) : undefined;
 		if (session)
@@ -198,23 +242,116 @@ export async function startEnvironment({
 			example.published = isPublished(workflow);
 		}
 
-		return { sandbox, n8n, info, cookie: session?.cookie, rest, examples, stop };
+		return {
+			sandbox,
+			n8n,
+			workers: started.workers,
+			redis: started.redis,
+			postgres: started.postgres,
+			info,
+			cookie: session?.cookie,
+			rest,
+			examples,
+			stop,
+		};
 	} catch (error) {
 		await stop();
 		throw error;
 	}
 }
 
+/** The encryption key n8n keeps in <userFolder>/.n8n/config, or a new one for a new folder. */
+function encryptionKeyFor(userFolder) {
+	try {
+		const { encryptionKey } = JSON.parse(
+			fs.readFileSync(path.join(userFolder, '.n8n', 'config'), 'utf8'),
+		);
+		if (encryptionKey) return encryptionKey;
+	} catch {
+		// a new user folder: n8n writes the key we give it into .n8n/config
+	}
+	return crypto.randomBytes(24).toString('base64');
+}
+
+/**
+ * Redis and Postgres for queue mode, into `started`; returns the settings every n8n process of
+ * the setup gets (main and workers alike).
+ */
+async function startQueueServices(started, { userFolder, queue, onProgress }) {
+	await ensureQueuePackages({ onProgress });
+	await fsp.mkdir(userFolder, { recursive: true });
+	[started.redis, started.postgres] = await Promise.all([
+		startRedis({ dir: path.join(userFolder, 'redis'), onProgress }),
+		startPostgres({ dataDir: path.join(userFolder, 'postgres'), onProgress }),
+	]);
+	return {
+		EXECUTIONS_MODE: 'queue',
+		QUEUE_BULL_REDIS_HOST: started.redis.host,
+		QUEUE_BULL_REDIS_PORT: String(started.redis.port),
+		...started.postgres.n8nEnv,
+		// one key for every process (they share the user folder and its .n8n/config too)
+		N8N_ENCRYPTION_KEY: encryptionKeyFor(userFolder),
+		// editor ("manual") runs go to the workers too, as they will by default in n8n 3
+		OFFLOAD_MANUAL_EXECUTIONS_TO_WORKERS: 'true',
+		// Keep finished jobs in Redis for a while (n8n's default: remove at once). The main process
+		// waits on Bull's job.finished() per job; for a job already finished and removed, that wait
+		// never ends, and stopping the main process then takes its whole 30 s shutdown timeout
+		// (seen after bursts; see dev/README.md).
+		N8N_EXECUTIONS_QUEUE_KEEP_LAST_COMPLETED: '1000',
+		N8N_EXECUTIONS_QUEUE_KEEP_LAST_FAILED: '1000',
+		...(queue.env ?? {}),
+	};
+}
+
+/**
+ * `count` n8n workers on the shared user folder: each with its own log (n8n-worker-<i>.log),
+ * health port, task broker port and event log file.
+ */
+async function startWorkers({ count, userFolder, queueEnv, args = [], onProgress }) {
+	const settled = await Promise.allSettled(
+		Array.from({ length: count }, (_, index) => {
+			const name = `worker-${index + 1}`;
+			return startN8n({
+				command: 'worker',
+				args,
+				userFolder,
+				logFile: path.join(userFolder, `n8n-${name}.log`),
+				env: { ...queueEnv, N8N_EVENTBUS_LOGWRITER_LOGBASENAME: `n8nEventLog-${name}` },
+				onProgress: (m) => onProgress(`${name}: ${m}`),
+			}).then((worker) => Object.assign(worker, { name }));
+		}),
+	);
+	const workers = settled.filter((r) => r.status === 'fulfilled').map((r) => r.value);
+	const failed = settled.find((r) => r.status === 'rejected');
+	if (failed) {
+		await Promise.allSettled(workers.map((w) => w.stop()));
+		throw failed.reason;
+	}
+	return workers;
+}
+
 function localhost(url) {
 	return url.replace('//127.0.0.1:', '//localhost:');
 }
 
-function banner({ sandbox, n8n, examples }, owner) {
+function banner({ sandbox, n8n, examples, workers = [], redis, postgres }, owner) {
 	const editor = localhost(n8n.url);
 	const rel = (p) => (p.startsWith(REPO_DIR + path.sep) ? path.relative(REPO_DIR, p) : p);
+	const queueLines = workers.length
+		? [
+				`  queue mode:           the main process below takes the form and the editor; ${workers.length} workers run the executions`,
+				...workers.map(
+					(w) =>
+						`    ${`n8n ${w.name}:`.padEnd(20)}pid ${w.pid}, health ${w.url}/healthz, log ${rel(w.logFile)}`,
+				),
+				`    Redis (job queue):  ${redis.host}:${redis.port} (log ${rel(redis.logFile)})`,
+				`    Postgres:           ${postgres.host}:${postgres.port}, database "${postgres.database}", user "${postgres.user}" (password in ${rel(postgres.dataDir)}.password)`,
+			]
+		: [];
 	const lines = [
 		'',
 		'================ BasicsEngage dev environment is running ================',
+		...queueLines,
 		`  n8n ${n8n.n8nVersion} editor:   ${editor}`,
 		`    owner login:        ${owner.email} / ${owner.password}`,
 		`    BasicsEngage node:  ${n8n.communityPackage.name}@${n8n.communityPackage.version} (community package, built from this repo)`,
@@ -241,7 +378,7 @@ function banner({ sandbox, n8n, examples }, owner) {
 		`    template:           tmpl_welcome (variables firstName, company)`,
 		`    verified senders:   ${sandbox.options.verifiedSenders?.join(', ') ?? 'any'}`,
 		`    list:               ${NEWSLETTER_LIST.listId} ("${NEWSLETTER_LIST.name}")`,
-		'Sandbox requests are logged below. Press Ctrl-C to stop n8n and the sandbox.',
+		`Sandbox requests are logged below. Press Ctrl-C to stop n8n${workers.length ? ', its workers, Redis, Postgres' : ''} and the sandbox.`,
 		'=========================================================================',
 		'',
 	];
@@ -252,11 +389,24 @@ async function main(argv) {
 	const opt = (name) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
 	if (argv.includes('--help') || argv.includes('-h')) {
 		console.log(
-			'Usage: npm run dev [-- --reset] [--port N] [--sandbox-port N] [--user-folder DIR] [--no-build]',
+			'Usage: npm run dev [-- --reset] [--port N] [--sandbox-port N] [--user-folder DIR] [--no-build] [--queue [--workers N]]',
 		);
 		return;
 	}
-	const userFolder = path.resolve(opt('--user-folder') ?? DEFAULT_USER_FOLDER);
+	const queue = argv.includes('--queue')
+		? { workers: opt('--workers') !== undefined ? Number(opt('--workers')) : DEFAULT_WORKERS }
+		: undefined;
+	if (queue && !(Number.isInteger(queue.workers) && queue.workers >= 1)) {
+		console.error('[dev] --workers needs a whole number of at least 1');
+		process.exit(1);
+	}
+	if (queue && selectRuntime().name !== 'v2') {
+		console.error('[dev] --queue runs n8n 2.x only (not with N8N_DEV_RUNTIME=v1)');
+		process.exit(1);
+	}
+	const userFolder = path.resolve(
+		opt('--user-folder') ?? (queue ? DEFAULT_QUEUE_USER_FOLDER : DEFAULT_USER_FOLDER),
+	);
 	const n8nPort =
 		opt('--port') !== undefined ? Number(opt('--port')) || undefined : DEFAULT_N8N_PORT;
 	const sandboxPort =
@@ -277,7 +427,9 @@ async function main(argv) {
 			process.exit(130);
 		}
 		stopping = true;
-		console.log(`\n[dev] ${signal}: stopping n8n and the sandbox...`);
+		console.log(
+			`\n[dev] ${signal}: stopping n8n${queue ? ', its workers, Redis, Postgres' : ''} and the sandbox...`,
+		);
 		// still starting: startEnvironment() cleans up after itself when n8n dies mid-start
 		const running =
 			env ??
@@ -309,6 +461,7 @@ async function main(argv) {
 		n8nPort,
 		sandboxPort,
 		userFolder,
+		queue,
 		onSandboxResponse: ({ method, path: p, status, durationMs }) =>
 			console.log(`[sandbox] ${new Date().toISOString()} ${method} ${p} ${status} ${durationMs}ms`),
 	});
@@ -322,14 +475,18 @@ async function main(argv) {
 	banner(env, DEV_OWNER);
 	say(`ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
 
-	env.n8n.process.on('exit', async (code, signal) => {
-		if (stopping) return;
-		console.error(
-			`[dev] n8n exited unexpectedly (${signal ?? `code ${code}`}); see ${env.n8n.logFile}`,
-		);
-		await env.sandbox.close();
-		process.exit(1);
-	});
+	for (const proc of [env.n8n, ...env.workers]) {
+		proc.process.on('exit', async (code, signal) => {
+			if (stopping) return;
+			stopping = true;
+			const name = proc.name ? `n8n ${proc.name}` : 'n8n';
+			console.error(
+				`[dev] ${name} exited unexpectedly (${signal ?? `code ${code}`}); see ${proc.logFile}. Stopping the rest...`,
+			);
+			await env.stop();
+			process.exit(1);
+		});
+	}
 }
 
 const isMain = process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url);

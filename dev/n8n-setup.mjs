@@ -258,3 +258,117 @@ export async function waitForMcp(url, { timeoutMs = 30_000 } = {}) {
 		await new Promise((r) => setTimeout(r, 200));
 	}
 }
+
+// ---------------------------------------------------------------- many executions (queue mode)
+
+/** Every execution status n8n 2.x knows; listing by status is what lets the REST API page. */
+const EXECUTION_STATUSES = [
+	'new',
+	'running',
+	'waiting',
+	'success',
+	'error',
+	'crashed',
+	'canceled',
+	'unknown',
+];
+const UNFINISHED = ['new', 'running', 'waiting'];
+
+/**
+ * Every execution of `workflowId` with an id above `afterId`, oldest first: [{ id, status, mode,
+ * startedAt, stoppedAt, ... }]. Pages through the REST API 100 at a time (its maximum).
+ */
+export async function listExecutionsSince(rest, workflowId, { afterId = 0 } = {}) {
+	const filter = encodeURIComponent(JSON.stringify({ workflowId, status: EXECUTION_STATUSES }));
+	const all = [];
+	let lastId;
+	for (let page = 0; page < 10_000; page++) {
+		const range = `&firstId=${afterId}${lastId ? `&lastId=${lastId}` : ''}`;
+		const { results = [] } = await rest.get(`/rest/executions?filter=${filter}&limit=100${range}`);
+		all.push(...results);
+		if (results.length < 100) break;
+		lastId = results.map((e) => Number(e.id)).sort((a, b) => a - b)[0];
+	}
+	return all.sort((a, b) => Number(a.id) - Number(b.id));
+}
+
+/** The id of the newest execution of `workflowId`, whatever its status (0 when none). */
+export async function latestExecutionId(rest, workflowId) {
+	const filter = encodeURIComponent(JSON.stringify({ workflowId, status: EXECUTION_STATUSES }));
+	const { results = [] } = await rest.get(`/rest/executions?filter=${filter}&limit=1`);
+	return Number(results[0]?.id ?? 0);
+}
+
+/**
+ * Waits until `count` executions of `workflowId` above `afterId` have ended (polling once a
+ * second) and returns them, oldest first. Throws after `timeoutMs`, saying how far it got.
+ */
+export async function waitForExecutions(
+	rest,
+	workflowId,
+	{ afterId = 0, count, timeoutMs = 120_000, onProgress } = {},
+) {
+	const deadline = Date.now() + timeoutMs;
+	let lastReport = 0;
+	for (;;) {
+		const executions = await listExecutionsSince(rest, workflowId, { afterId });
+		const ended = executions.filter((e) => !UNFINISHED.includes(e.status));
+		if (ended.length >= count) return ended;
+		if (Date.now() > deadline)
+			throw new Error(
+				`${ended.length} of ${count} executions of ${workflowId} ended within ${timeoutMs} ms ` +
+					`(${executions.length} started)`,
+			);
+		if (onProgress && Date.now() - lastReport > 10_000) {
+			lastReport = Date.now();
+			onProgress(`${ended.length}/${count} executions ended`);
+		}
+		await new Promise((r) => setTimeout(r, 1_000));
+	}
+}
+
+/**
+ * Submits a form once per row of `rows` (each an array of field values, as submitForm takes),
+ * at most `concurrency` at a time; each submission gives up after `timeoutMs`.
+ * @returns {Promise<Array<{ status: number, body: string }>>} in the order of `rows`
+ */
+export async function submitForms(formUrl, rows, { concurrency = 10, timeoutMs = 60_000 } = {}) {
+	const results = new Array(rows.length);
+	let next = 0;
+	const submitter = async () => {
+		while (next < rows.length) {
+			const index = next++;
+			const body = new FormData();
+			rows[index].forEach((value, field) => body.append(`field-${field}`, String(value)));
+			try {
+				const res = await fetch(formUrl, {
+					method: 'POST',
+					body,
+					signal: AbortSignal.timeout(timeoutMs),
+				});
+				results[index] = { status: res.status, body: await res.text() };
+			} catch (error) {
+				results[index] = { status: 0, body: String(error?.cause?.code ?? error?.message ?? error) };
+			}
+		}
+	};
+	await Promise.all(Array.from({ length: Math.min(concurrency, rows.length) }, submitter));
+	return results;
+}
+
+/**
+ * Which queue-mode worker ran which execution, from the workers' own logs: each worker logs
+ * "Worker started execution <id> (job <n>)" (n8n's JobProcessor, at info level) in its log file.
+ * @param {Array<{ name: string, logFile: string }>} workers
+ * @returns {Map<string, string[]>} execution id -> names of the workers that started it
+ */
+export function executionsByWorker(workers) {
+	const ranBy = new Map();
+	for (const worker of workers) {
+		const log = fs.readFileSync(worker.logFile, 'utf8');
+		for (const [, id] of log.matchAll(/Worker started execution (\d+) \(job /g)) {
+			ranBy.set(id, [...(ranBy.get(id) ?? []), worker.name]);
+		}
+	}
+	return ranBy;
+}

@@ -81,24 +81,35 @@ async function pickPort(preferred, taken) {
 // means it would outlive this process if this process were killed by a signal. While any n8n
 // runs, SIGINT/SIGTERM/SIGHUP first take the n8n groups down, then, unless the host program
 // handles the signal itself, the signal is re-raised so this process ends as it would have.
+// Services n8n depends on (queue mode's Redis and Postgres, dev/queue-services.mjs) are tracked
+// as `last`: a host that handles the signal stops them itself once n8n is down (stopping them
+// together with n8n would fail n8n's own shutdown); otherwise they are ended before re-raising.
 const runningGroups = new Set();
+const lastGroups = new Set();
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 function onSignal(signal) {
 	for (const kill of runningGroups) kill('SIGTERM');
 	// Re-raise only when nobody else handles the signal. (Counting listeners other than this one:
 	// a host handler may already have stopped every n8n, which removes this listener meanwhile.)
 	if (process.listeners(signal).every((listener) => listener === onSignal)) {
+		for (const kill of lastGroups) kill('SIGTERM');
 		for (const s of SIGNALS) process.off(s, onSignal);
 		process.kill(process.pid, signal);
 	}
 }
-function trackChild(kill) {
-	if (runningGroups.size === 0) for (const s of SIGNALS) process.on(s, onSignal);
-	runningGroups.add(kill);
+const tracked = () => runningGroups.size + lastGroups.size;
+/**
+ * Registers a process-group killer for the signal handling above; `last` for a service n8n
+ * needs (dev/queue-services.mjs).
+ */
+export function trackChild(kill, { last = false } = {}) {
+	if (tracked() === 0) for (const s of SIGNALS) process.on(s, onSignal);
+	(last ? lastGroups : runningGroups).add(kill);
 }
-function untrackChild(kill) {
+export function untrackChild(kill) {
 	runningGroups.delete(kill);
-	if (runningGroups.size === 0) for (const s of SIGNALS) process.off(s, onSignal);
+	lastGroups.delete(kill);
+	if (tracked() === 0) for (const s of SIGNALS) process.off(s, onSignal);
 }
 
 function runQuiet(cmd, args, { cwd, env }) {
@@ -211,8 +222,15 @@ async function httpGet(url, timeoutMs = 3_000) {
  * @param {(line: string) => void} [options.onLog] also receive each log line
  * @param {(message: string) => void} [options.onProgress]
  * @param {number} [options.timeoutMs] how long to wait for readiness (default 180 s)
+ * @param {'start' | 'worker'} [options.command] `n8n start` (default) or `n8n worker` (queue mode;
+ *   `env` must then hold the queue and database settings). A worker serves only /healthz and
+ *   /healthz/readiness, on `port` (QUEUE_HEALTH_CHECK_PORT; default a free port), and does not
+ *   install the package: it shares the user folder of the main process that did.
+ * @param {string[]} [options.args] more arguments for the command (e.g. ['--concurrency=5'])
  */
 export async function startN8n({
+	command = 'start',
+	args = [],
 	port,
 	host = '127.0.0.1',
 	userFolder,
@@ -244,14 +262,16 @@ export async function startN8n({
 	const fixedPort = port !== undefined ? Number(port) : undefined;
 	const fixedBroker = extraEnv.N8N_RUNNERS_BROKER_PORT ? Number(extraEnv.N8N_RUNNERS_BROKER_PORT) : undefined;
 	if (fixedPort !== undefined && !(await isPortFree(fixedPort))) throw new Error(`Port ${fixedPort} is already in use`);
+	// a worker takes any free ports: 5678/5679 are the main process's
+	const preferDefaults = command === 'start';
 	for (let attempt = 1; ; attempt++) {
 		const taken = new Set();
 		// after a clash, another n8n is probably starting: leave 5678/5679 to it
-		const httpPort = fixedPort ?? (await pickPort(attempt === 1 ? DEFAULT_PORT : undefined, taken));
+		const httpPort = fixedPort ?? (await pickPort(attempt === 1 && preferDefaults ? DEFAULT_PORT : undefined, taken));
 		taken.add(httpPort);
-		const brokerPort = fixedBroker ?? (await pickPort(attempt === 1 ? DEFAULT_BROKER_PORT : undefined, taken));
+		const brokerPort = fixedBroker ?? (await pickPort(attempt === 1 && preferDefaults ? DEFAULT_BROKER_PORT : undefined, taken));
 		try {
-			return await launch({ info, host, port: httpPort, brokerPort, userFolder, extraEnv, logFile, onLog, onProgress, timeoutMs, installed });
+			return await launch({ command, args, info, host, port: httpPort, brokerPort, userFolder, extraEnv, logFile, onLog, onProgress, timeoutMs, installed });
 		} catch (error) {
 			const retryable = error.portInUse && (fixedPort === undefined || fixedBroker === undefined) && attempt < 3;
 			if (!retryable) throw error;
@@ -260,8 +280,9 @@ export async function startN8n({
 	}
 }
 
-async function launch({ info, host, port, brokerPort, userFolder, extraEnv, logFile, onLog, onProgress, timeoutMs, installed }) {
+async function launch({ command, args, info, host, port, brokerPort, userFolder, extraEnv, logFile, onLog, onProgress, timeoutMs, installed }) {
 	const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+	const isWorker = command === 'worker';
 	const env = {
 		...envWithNode(info.nodeBinDir),
 		N8N_USER_FOLDER: userFolder,
@@ -292,18 +313,27 @@ async function launch({ info, host, port, brokerPort, userFolder, extraEnv, logF
 		N8N_LOG_LEVEL: 'info',
 		N8N_NO_COLOR: 'true',
 		NO_COLOR: '1',
+		...(isWorker
+			? {
+					// the worker's own HTTP server: health and readiness only, loopback only
+					QUEUE_HEALTH_CHECK_ACTIVE: 'true',
+					QUEUE_HEALTH_CHECK_PORT: String(port),
+					N8N_WORKER_SERVER_ADDRESS: host,
+				}
+			: {}),
 		...Object.fromEntries(Object.entries(extraEnv).map(([k, v]) => [k, String(v)])),
 	};
 
 	// n8n writes straight into the log file (not through a pipe to this process), so it keeps
 	// working if this process dies; this process follows the file for `tail` and `onLog`.
-	fs.appendFileSync(logFile, `\n===== ${new Date().toISOString()} starting n8n@${info.n8nVersion} on ${url} (broker ${brokerPort}), N8N_USER_FOLDER=${userFolder}\n`);
-	onProgress(`starting n8n@${info.n8nVersion} on ${url} (task broker port ${brokerPort}); log: ${logFile}`);
+	const what = isWorker ? `n8n@${info.n8nVersion} worker (health ${url})` : `n8n@${info.n8nVersion} on ${url}`;
+	fs.appendFileSync(logFile, `\n===== ${new Date().toISOString()} starting ${what} (broker ${brokerPort}), N8N_USER_FOLDER=${userFolder}\n`);
+	onProgress(`starting ${what} (task broker port ${brokerPort}); log: ${logFile}`);
 	const logFd = fs.openSync(logFile, 'a');
 	let readPos = fs.fstatSync(logFd).size;
 	let child;
 	try {
-		child = spawn(info.node, [info.n8nBin, 'start'], {
+		child = spawn(info.node, [info.n8nBin, command, ...args], {
 			cwd: userFolder,
 			env,
 			detached: true, // own process group, so stop() also ends the task runner children
@@ -404,13 +434,14 @@ async function launch({ info, host, port, brokerPort, userFolder, extraEnv, logF
 	// Wait for: /healthz (HTTP up) -> /healthz/readiness (DB connected + migrated) -> /rest/settings (REST API + editor config)
 	const deadline = Date.now() + timeoutMs;
 	const started = Date.now();
-	const steps = ['/healthz', '/healthz/readiness', '/rest/settings'];
+	// (a worker: /healthz -> /healthz/readiness = DB and Redis connected, taking jobs)
+	const steps = isWorker ? ['/healthz', '/healthz/readiness'] : ['/healthz', '/healthz/readiness', '/rest/settings'];
 	let step = 0;
 	let last = '';
 	while (step < steps.length) {
 		follow();
 		if (exited) {
-			const inUse = tail.join('\n').match(/(n8n's port|n8n Task Broker's port) (\d+) is already in use/);
+			const inUse = tail.join('\n').match(/(n8n's port|n8n Task Broker's port|Port) (\d+) is already in use/);
 			const error = new Error(
 				`n8n exited during startup (${exited.signal ?? `code ${exited.code}`}); log: ${logFile}\n--- last lines ---\n${tail.join('\n')}`,
 			);
@@ -429,9 +460,10 @@ async function launch({ info, host, port, brokerPort, userFolder, extraEnv, logF
 		}
 		await new Promise((r) => setTimeout(r, 500));
 	}
-	onProgress(`n8n ready at ${url} after ${((Date.now() - started) / 1000).toFixed(1)}s`);
+	onProgress(`${isWorker ? `n8n worker (health ${url})` : `n8n`} ready${isWorker ? '' : ` at ${url}`} after ${((Date.now() - started) / 1000).toFixed(1)}s`);
 
 	return {
+		command,
 		url,
 		port,
 		brokerPort,

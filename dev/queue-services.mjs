@@ -1,0 +1,473 @@
+// Redis and Postgres for n8n's queue mode (`npm run dev:queue`, `npm run test:queue`, the bench's
+// queue-mode figure): Debian's `redis-server` and `postgresql` packages, but never their system
+// services. Each start runs its own redis-server and its own Postgres cluster (initdb into a
+// folder of ours), listening on a free loopback port only, and stops them again.
+//
+//   ensureQueuePackages()   apt-get installs redis-server and postgresql when missing
+//   startRedis({ dir })     -> { host, port, logFile, stop() }
+//   startPostgres({ dataDir }) -> { host, port, user, password, database, env, logFile, stop() }
+//
+// Postgres refuses to run as root: run as root, the cluster belongs to the `postgres` user that
+// Debian's package creates, and its folder must be reachable by that user (a folder under /tmp,
+// or a repository outside /root, is; the callers make their temp folders traversable).
+// Plain Node ESM, no dependencies.
+
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+
+import { getFreePort, trackChild, untrackChild } from './start-n8n.mjs';
+
+export const APT_PACKAGES = ['redis-server', 'postgresql'];
+const REDIS_SERVER = process.env.QUEUE_REDIS_SERVER || '/usr/bin/redis-server';
+const POSTGRES_ROOT = '/usr/lib/postgresql';
+
+const defaultProgress = (message) => process.stderr.write(`[queue] ${message}\n`);
+const seconds = (t0) => `${((Date.now() - t0) / 1000).toFixed(1)}s`;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The newest Postgres server of Debian's packages: { version, binDir } or undefined. */
+export function findPostgres() {
+	if (process.env.QUEUE_PG_BINDIR) return { version: '?', binDir: process.env.QUEUE_PG_BINDIR };
+	let versions;
+	try {
+		versions = fs.readdirSync(POSTGRES_ROOT).filter((v) => /^\d+$/.test(v));
+	} catch {
+		return undefined;
+	}
+	for (const version of versions.sort((a, b) => Number(b) - Number(a))) {
+		const binDir = path.join(POSTGRES_ROOT, version, 'bin');
+		if (['initdb', 'postgres', 'pg_isready'].every((b) => fs.existsSync(path.join(binDir, b))))
+			return { version, binDir };
+	}
+	return undefined;
+}
+
+function missingPackages() {
+	const missing = [];
+	if (!fs.existsSync(REDIS_SERVER)) missing.push('redis-server');
+	if (!findPostgres()) missing.push('postgresql');
+	return missing;
+}
+
+function run(cmd, args, env) {
+	return new Promise((resolve, reject) => {
+		const child = spawn(cmd, args, {
+			env: { ...process.env, ...env },
+			stdio: ['ignore', 'pipe', 'pipe'],
+		});
+		const tail = [];
+		const onData = (chunk) => {
+			for (const line of chunk.toString().split('\n').filter(Boolean)) {
+				tail.push(line);
+				if (tail.length > 30) tail.shift();
+			}
+		};
+		child.stdout.on('data', onData);
+		child.stderr.on('data', onData);
+		child.on('error', reject);
+		child.on('close', (code) =>
+			code === 0
+				? resolve()
+				: reject(new Error(`${cmd} ${args.join(' ')} failed (exit ${code}):\n${tail.join('\n')}`)),
+		);
+	});
+}
+
+/**
+ * Installs Debian's redis-server and postgresql with apt-get when they are missing (as root, or
+ * through passwordless sudo), the way test/e2e/prepare.mjs installs chromium. The packages'
+ * system services are not used.
+ */
+export async function ensureQueuePackages({ onProgress = defaultProgress } = {}) {
+	const missing = missingPackages();
+	if (missing.length === 0) {
+		const pg = findPostgres();
+		onProgress(`redis-server: ${REDIS_SERVER}; Postgres ${pg.version}: ${pg.binDir}`);
+		return;
+	}
+	const t0 = Date.now();
+	const asRoot = process.getuid?.() === 0;
+	const sudo = asRoot ? [] : ['sudo', '-n'];
+	onProgress(
+		`${missing.join(' and ')} missing: installing Debian's ${APT_PACKAGES.join(' ')} with apt-get${asRoot ? '' : ' (through sudo -n)'}...`,
+	);
+	const apt = async (...args) => {
+		const [cmd, ...rest] = [...sudo, 'apt-get', ...args];
+		await run(cmd, rest, { DEBIAN_FRONTEND: 'noninteractive' });
+	};
+	try {
+		await apt('update', '-qq');
+		await apt('install', '-y', '-qq', ...APT_PACKAGES);
+	} catch (error) {
+		throw new Error(
+			`could not install ${APT_PACKAGES.join(' ')} (${error.message.split('\n')[0]}). ` +
+				`Install them yourself: sudo apt-get install ${APT_PACKAGES.join(' ')}`,
+		);
+	}
+	const still = missingPackages();
+	if (still.length) throw new Error(`apt-get ran, but ${still.join(' and ')} is still missing`);
+	onProgress(`installed ${APT_PACKAGES.join(' and ')} in ${seconds(t0)}`);
+}
+
+/**
+ * A service process in its own process group, stopped with `stopSignal` (then SIGKILL), and
+ * taken down when this process exits, or is ended by a signal it does not handle (start-n8n's
+ * signal handling; a host that handles the signal stops it itself, after n8n).
+ */
+function spawnService(cmd, args, { logFile, cwd, uid, gid, env, stopSignal }) {
+	const logFd = fs.openSync(logFile, 'a');
+	let child;
+	try {
+		child = spawn(cmd, args, {
+			cwd,
+			env: env ?? process.env,
+			detached: true,
+			stdio: ['ignore', logFd, logFd],
+			...(uid !== undefined ? { uid, gid } : {}),
+		});
+	} finally {
+		fs.closeSync(logFd);
+	}
+	let exited = null;
+	const exitPromise = new Promise((resolve) => {
+		child.on('exit', (code, signal) => {
+			exited = { code, signal };
+			resolve(exited);
+		});
+		child.on('error', (error) => {
+			exited = { code: null, signal: null, error };
+			resolve(exited);
+		});
+	});
+	const killGroup = (signal) => {
+		try {
+			process.kill(-child.pid, signal);
+		} catch {}
+	};
+	// (on exit or an unhandled signal: the service's own stop signal, e.g. Postgres's fast shutdown)
+	const onParentExit = () => killGroup(stopSignal);
+	process.on('exit', onParentExit);
+	trackChild(onParentExit, { last: true });
+	let stopping;
+	const stop = ({ timeoutMs = 20_000 } = {}) => {
+		stopping ??= (async () => {
+			process.off('exit', onParentExit);
+			untrackChild(onParentExit);
+			if (!exited) {
+				killGroup(stopSignal);
+				const timer = setTimeout(() => killGroup('SIGKILL'), timeoutMs);
+				await exitPromise;
+				clearTimeout(timer);
+			}
+			killGroup('SIGKILL');
+			return exited;
+		})();
+		return stopping;
+	};
+	return { child, pid: child.pid, exited: () => exited, stop };
+}
+
+function tailOf(file, lines = 20) {
+	try {
+		return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+	} catch {
+		return '';
+	}
+}
+
+/** Sends PING to a Redis server; true on +PONG. */
+function redisPing(port, host) {
+	return new Promise((resolve) => {
+		const socket = net.connect({ port, host });
+		const timer = setTimeout(() => finish(false), 1_000);
+		let data = '';
+		function finish(ok) {
+			clearTimeout(timer);
+			socket.destroy();
+			resolve(ok);
+		}
+		socket.on('connect', () => socket.write('PING\r\n'));
+		socket.on('data', (chunk) => {
+			data += chunk;
+			if (data.includes('\r\n')) finish(data.startsWith('+PONG'));
+		});
+		socket.on('error', () => finish(false));
+	});
+}
+
+/**
+ * Starts a redis-server of our own: loopback only, a free port, no persistence (it holds only
+ * the queue's jobs, which n8n also keeps in Postgres), working folder and log in `dir`.
+ */
+export async function startRedis({
+	dir,
+	port,
+	host = '127.0.0.1',
+	onProgress = defaultProgress,
+	timeoutMs = 30_000,
+}) {
+	await fsp.mkdir(dir, { recursive: true });
+	const t0 = Date.now();
+	port ??= await getFreePort();
+	const logFile = path.join(dir, 'redis.log');
+	const service = spawnService(
+		REDIS_SERVER,
+		[
+			'--port',
+			String(port),
+			'--bind',
+			host,
+			'--protected-mode',
+			'yes',
+			'--save',
+			'',
+			'--appendonly',
+			'no',
+			'--daemonize',
+			'no',
+			'--dir',
+			dir,
+			'--databases',
+			'1',
+		],
+		{ logFile, cwd: dir, stopSignal: 'SIGTERM' },
+	);
+	const deadline = Date.now() + timeoutMs;
+	while (!(await redisPing(port, host))) {
+		if (service.exited() || Date.now() > deadline) {
+			await service.stop();
+			throw new Error(
+				`redis-server did not start on ${host}:${port}; log ${logFile}:\n${tailOf(logFile)}`,
+			);
+		}
+		await sleep(100);
+	}
+	onProgress(`Redis ${host}:${port} ready in ${seconds(t0)} (log: ${logFile})`);
+	return { host, port, logFile, pid: service.pid, stop: service.stop };
+}
+
+/** uid and gid of the `postgres` user when this process is root (Postgres refuses root). */
+function postgresOwner() {
+	if (process.getuid?.() !== 0) return undefined;
+	try {
+		const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
+		const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
+		return { uid, gid };
+	} catch {
+		throw new Error(
+			"running as root, but there is no `postgres` user to run Postgres as (Debian's postgresql package creates it)",
+		);
+	}
+}
+
+function runAs(owner, cmd, args, { env } = {}) {
+	const res = spawnSync(cmd, args, {
+		encoding: 'utf8',
+		env: { ...process.env, ...env },
+		...(owner ? { uid: owner.uid, gid: owner.gid, cwd: '/' } : {}),
+	});
+	if (res.error) throw res.error;
+	return res;
+}
+
+/**
+ * Starts a Postgres cluster of our own in `dataDir` (initdb on first use; a cluster already there
+ * is reused with its password, kept in `<dataDir>.password`), listening on a free loopback port
+ * only (no Unix socket), and creates the database `database` when missing.
+ * @returns {Promise<{ host, port, user, password, database, env: Record<string,string>, logFile, stop }>}
+ */
+export async function startPostgres({
+	dataDir,
+	port,
+	host = '127.0.0.1',
+	user = 'n8n',
+	database = 'n8n',
+	onProgress = defaultProgress,
+	timeoutMs = 60_000,
+}) {
+	const pg = findPostgres();
+	if (!pg) throw new Error('Postgres is not installed (apt-get install postgresql)');
+	const bin = (name) => path.join(pg.binDir, name);
+	const owner = postgresOwner();
+	const t0 = Date.now();
+	dataDir = path.resolve(dataDir);
+	const passwordFile = `${dataDir}.password`;
+	const logFile = `${dataDir}.log`;
+	await fsp.mkdir(path.dirname(dataDir), { recursive: true });
+
+	if (owner) {
+		// the cluster's folder itself is made the postgres user's below; it must be able to reach it
+		const reach = runAs(owner, 'test', ['-x', path.dirname(dataDir)]);
+		if (reach.status !== 0)
+			throw new Error(
+				`the postgres user cannot reach ${path.dirname(dataDir)} (Postgres refuses to run as root, so it runs as \`postgres\`): ` +
+					'choose a data folder outside /root, e.g. under /tmp',
+			);
+	}
+
+	let password;
+	if (fs.existsSync(path.join(dataDir, 'PG_VERSION'))) {
+		password = fs.readFileSync(passwordFile, 'utf8').trim();
+	} else {
+		password = crypto.randomBytes(18).toString('base64url');
+		await fsp.rm(dataDir, { recursive: true, force: true });
+		await fsp.mkdir(dataDir, { recursive: true, mode: 0o700 });
+		if (owner) await fsp.chown(dataDir, owner.uid, owner.gid);
+		const pwFile = path.join(path.dirname(dataDir), `.initdb-pw-${process.pid}`);
+		await fsp.writeFile(pwFile, `${password}\n`, { mode: 0o600 });
+		if (owner) await fsp.chown(pwFile, owner.uid, owner.gid);
+		try {
+			onProgress(
+				`initdb: a new Postgres ${pg.version} cluster in ${dataDir}${owner ? ' (owned by the postgres user)' : ''}`,
+			);
+			const res = runAs(owner, bin('initdb'), [
+				'-D',
+				dataDir,
+				'-U',
+				user,
+				`--pwfile=${pwFile}`,
+				'--auth=scram-sha-256',
+				'-E',
+				'UTF8',
+				'--locale=C',
+				'--no-instructions',
+			]);
+			if (res.status !== 0)
+				throw new Error(`initdb failed (exit ${res.status}):\n${res.stdout}\n${res.stderr}`);
+		} finally {
+			await fsp.rm(pwFile, { force: true });
+		}
+		await fsp.writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
+	}
+	if (owner) {
+		// the log file is opened by us (root) and handed to postgres; nothing else to chown
+		await fsp.chown(dataDir, owner.uid, owner.gid).catch(() => {});
+	}
+
+	port ??= await getFreePort();
+	fs.appendFileSync(
+		logFile,
+		`\n===== ${new Date().toISOString()} starting Postgres on ${host}:${port}\n`,
+	);
+	const service = spawnService(
+		bin('postgres'),
+		[
+			'-D',
+			dataDir,
+			'-p',
+			String(port),
+			'-c',
+			`listen_addresses=${host}`,
+			'-c',
+			'unix_socket_directories=',
+			'-c',
+			'max_connections=100',
+		],
+		{
+			logFile,
+			cwd: '/',
+			...(owner ?? {}),
+			// SIGINT: "fast shutdown" (roll back open transactions, stop)
+			stopSignal: 'SIGINT',
+			env: { PATH: process.env.PATH, LANG: 'C', LC_ALL: 'C' },
+		},
+	);
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const res = runAs(owner, bin('pg_isready'), [
+			'-h',
+			host,
+			'-p',
+			String(port),
+			'-U',
+			user,
+			'-d',
+			'postgres',
+			'-q',
+		]);
+		if (res.status === 0) break;
+		if (service.exited() || Date.now() > deadline) {
+			await service.stop();
+			throw new Error(
+				`Postgres did not start on ${host}:${port}; log ${logFile}:\n${tailOf(logFile)}`,
+			);
+		}
+		await sleep(200);
+	}
+	const env = { PGPASSWORD: password };
+	const exists = runAs(
+		owner,
+		bin('psql'),
+		[
+			'-h',
+			host,
+			'-p',
+			String(port),
+			'-U',
+			user,
+			'-d',
+			'postgres',
+			'-tAc',
+			`SELECT 1 FROM pg_database WHERE datname = '${database}'`,
+		],
+		{ env },
+	);
+	if (exists.status !== 0) {
+		await service.stop();
+		throw new Error(`psql failed: ${exists.stderr}`);
+	}
+	if (exists.stdout.trim() !== '1') {
+		const created = runAs(
+			owner,
+			bin('createdb'),
+			['-h', host, '-p', String(port), '-U', user, database],
+			{ env },
+		);
+		if (created.status !== 0) {
+			await service.stop();
+			throw new Error(`createdb ${database} failed: ${created.stderr}`);
+		}
+	}
+	onProgress(
+		`Postgres ${pg.version} ${host}:${port} ready in ${seconds(t0)} (database "${database}", log: ${logFile})`,
+	);
+	return {
+		host,
+		port,
+		user,
+		password,
+		database,
+		dataDir,
+		logFile,
+		pid: service.pid,
+		/** Runs one SQL statement with psql; returns its rows as arrays of strings. */
+		query(sql) {
+			const res = runAs(
+				owner,
+				bin('psql'),
+				['-h', host, '-p', String(port), '-U', user, '-d', database, '-tA', '-F', '\t', '-c', sql],
+				{ env },
+			);
+			if (res.status !== 0) throw new Error(`psql: ${res.stderr}`);
+			return res.stdout
+				.split('\n')
+				.filter(Boolean)
+				.map((line) => line.split('\t'));
+		},
+		/** n8n's DB_* settings for this database. */
+		n8nEnv: {
+			DB_TYPE: 'postgresdb',
+			DB_POSTGRESDB_HOST: host,
+			DB_POSTGRESDB_PORT: String(port),
+			DB_POSTGRESDB_DATABASE: database,
+			DB_POSTGRESDB_USER: user,
+			DB_POSTGRESDB_PASSWORD: password,
+			DB_POSTGRESDB_SCHEMA: 'public',
+		},
+		stop: service.stop,
+	};
+}

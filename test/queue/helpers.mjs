@@ -1,0 +1,153 @@
+// Shared by the queue-mode tests: a temp queue-mode environment (sandbox, Redis, Postgres, an n8n
+// main process and two workers, the credential and the examples) and the sign-up form driven
+// the way a browser submits it.
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+import { startEnvironment } from '../../dev/dev.mjs';
+import {
+	REPO_DIR,
+	executionsByWorker,
+	getExecution,
+	latestExecutionId,
+	readExamples,
+	submitForms,
+	waitForExecutions,
+} from '../../dev/n8n-setup.mjs';
+
+export { REPO_DIR };
+export const SIGNUP = 'beExampleSignup1';
+export const log = (message) => process.stderr.write(`[queue] ${message}\n`);
+
+/**
+ * Sandbox on a free port (with a daily quota large enough for the bursts), Redis and Postgres
+ * on free ports, n8n main (5678 when free) and `workers` workers, all in one temp folder.
+ */
+export async function startQueueTestEnvironment({
+	workers = 2,
+	sandboxOptions = {},
+	...options
+} = {}) {
+	if (process.env.N8N_DEV_RUNTIME && process.env.N8N_DEV_RUNTIME !== 'v2')
+		throw new Error('the queue-mode tests run n8n 2.x only (unset N8N_DEV_RUNTIME)');
+	const tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'basicsengage-queue-'));
+	// Postgres runs as the postgres user when we are root: it must be able to reach its folder
+	await fsp.chmod(tmp, 0o711);
+	let env;
+	try {
+		env = await startEnvironment({
+			sandboxPort: 0,
+			sandboxOptions: { dailyLimit: 100_000, ...sandboxOptions },
+			userFolder: path.join(tmp, 'n8n'),
+			importExamples: 'always',
+			queue: { workers },
+			onProgress: log,
+			...options,
+		});
+	} catch (error) {
+		if (!process.env.E2E_KEEP) await fsp.rm(tmp, { recursive: true, force: true });
+		throw error;
+	}
+	const signup = readExamples().find((e) => e.id === SIGNUP);
+	return {
+		...env,
+		tmp,
+		n8nDir: env.info.n8nDir,
+		formUrl: (formPath = signup.formPath) => `${env.n8n.url}/form/${formPath}`,
+		async stop() {
+			await env.stop();
+			if (process.env.E2E_KEEP) log(`kept ${tmp} (logs: ${tmp}/n8n/*.log)`);
+			else await fsp.rm(tmp, { recursive: true, force: true });
+		},
+	};
+}
+
+/** Sign-up form fields, in form order: first name, email, company. */
+export const formRow = (person) => [person.firstName, person.email, person.company];
+
+/** `count` different people: burst-<tag>-<i>@customer.test. */
+export function people(count, tag) {
+	return Array.from({ length: count }, (_, i) => ({
+		firstName: `First${i}`,
+		email: `burst-${tag}-${i}@customer.test`,
+		company: 'Acme',
+	}));
+}
+
+/**
+ * Submits the sign-up form once per person (`concurrency` at a time), waits until that many new
+ * executions have ended and returns them with their run data decoded, each with `ranBy` (the
+ * workers whose log shows it started) and `person` (whose submission it ran, from the form
+ * trigger's output). Every submission must be answered 200.
+ */
+export async function submitSignups(
+	env,
+	persons,
+	{ workflowId = SIGNUP, formPath, concurrency = 16, timeoutMs = 240_000 } = {},
+) {
+	const afterId = await latestExecutionId(env.rest, workflowId);
+	const t0 = Date.now();
+	const answers = await submitForms(env.formUrl(formPath), persons.map(formRow), { concurrency });
+	const refused = answers.filter((a) => a.status !== 200);
+	if (refused.length)
+		throw new Error(
+			`${refused.length} of ${persons.length} submissions not answered 200, e.g. ${refused[0].status} ${refused[0].body.slice(0, 200)}`,
+		);
+	const submittedMs = Date.now() - t0;
+	const summaries = await waitForExecutions(env.rest, workflowId, {
+		afterId,
+		count: persons.length,
+		timeoutMs,
+		onProgress: log,
+	});
+	const endedMs = Date.now() - t0;
+	const ranBy = executionsByWorker(env.workers);
+	const executions = await mapLimit(summaries, 4, async (summary) => {
+		const execution = await getExecution(env.rest, summary.id, { n8nDir: env.n8nDir });
+		const form = execution.runData['Sign-up form']?.[0]?.data?.main?.[0]?.[0]?.json ?? {};
+		return {
+			...execution,
+			ranBy: ranBy.get(String(summary.id)) ?? [],
+			person: persons.find((p) => p.email === form.Email),
+		};
+	});
+	log(
+		`${persons.length} sign-ups submitted in ${(submittedMs / 1000).toFixed(1)}s, ` +
+			`all executions ended after ${(endedMs / 1000).toFixed(1)}s; per worker: ${JSON.stringify(perWorker(executions))}`,
+	);
+	return executions;
+}
+
+/** Submits one sign-up and returns its execution (as submitSignups does). */
+export async function signUp(env, person, options = {}) {
+	const [execution] = await submitSignups(env, [person], { concurrency: 1, ...options });
+	return execution;
+}
+
+/** { worker-1: n, worker-2: m } over executions that ran on exactly one worker. */
+export function perWorker(executions) {
+	const counts = {};
+	for (const e of executions) {
+		const key = e.ranBy.length === 1 ? e.ranBy[0] : `ran on ${e.ranBy.length} workers`;
+		counts[key] = (counts[key] ?? 0) + 1;
+	}
+	return counts;
+}
+
+async function mapLimit(items, limit, fn) {
+	const out = new Array(items.length);
+	let next = 0;
+	await Promise.all(
+		Array.from({ length: Math.min(limit, items.length) }, async () => {
+			while (next < items.length) {
+				const index = next++;
+				out[index] = await fn(items[index]);
+			}
+		}),
+	);
+	return out;
+}
+
+/** The nodes an execution ran, sorted. */
+export const ran = (execution) => Object.keys(execution.runData).sort();

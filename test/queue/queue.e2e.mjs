@@ -1,0 +1,200 @@
+// The sign-up form example in n8n's queue mode (`npm run test:queue`): Redis holds the job queue,
+// Postgres the executions, an n8n main process takes the form submissions and two n8n workers
+// run the executions, in parallel, with this package installed once in their shared user folder.
+// Bursts of real form submissions; the sandbox counts what reached BasicsEngage, the workers'
+// own logs tell which worker ran which execution.
+import crypto from 'node:crypto';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+
+import { activateWorkflow, readExamples, waitForForm } from '../../dev/n8n-setup.mjs';
+import {
+	SIGNUP,
+	log,
+	people,
+	perWorker,
+	ran,
+	signUp,
+	startQueueTestEnvironment,
+	submitSignups,
+} from './helpers.mjs';
+
+const BURST = Number(process.env.QUEUE_TEST_BURST || 200);
+const QUOTA_BURST = Math.max(10, Math.round(BURST / 2));
+const QUOTA = Math.round(QUOTA_BURST * 0.4);
+const SUCCESS_PATH = ['Add to newsletter list', 'Send welcome email', 'Sign-up form'];
+const QUOTA_PATH = ['Retry tomorrow', 'Send welcome email', 'Sign-up form', 'Why did it fail?'];
+
+let env;
+
+beforeAll(async () => {
+	const t0 = Date.now();
+	env = await startQueueTestEnvironment({ workers: 2 });
+	log(`started in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+}, 300_000);
+
+afterAll(async () => {
+	const t0 = Date.now();
+	await env?.stop();
+	log(`stopped in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+}, 120_000);
+
+beforeEach(() => env.sandbox.reset());
+
+const requestsTo = (p) => env.sandbox.requests.filter((r) => r.path === p);
+
+/** Count of each value. */
+function tally(values) {
+	const counts = new Map();
+	for (const value of values) counts.set(value, (counts.get(value) ?? 0) + 1);
+	return counts;
+}
+
+/** Fails with the executions that did not succeed, and why (a node's error or n8n's). */
+function expectAllSucceeded(executions) {
+	const failed = executions
+		.filter((e) => e.status !== 'success')
+		.map((e) => ({
+			id: e.id,
+			status: e.status,
+			ranBy: e.ranBy,
+			lastNode: e.lastNodeExecuted,
+			error: e.error?.message,
+			node: e.error?.node?.name,
+		}));
+	expect(failed).toEqual([]);
+}
+
+/** Every execution ran on exactly one worker, and every worker ran at least `minShare` of them. */
+function expectSpreadOverWorkers(executions, minShare = 0.1) {
+	expect(executions.filter((e) => e.ranBy.length !== 1).map((e) => [e.id, e.ranBy])).toEqual([]);
+	const counts = perWorker(executions);
+	expect(Object.keys(counts).sort()).toEqual(env.workers.map((w) => w.name).sort());
+	for (const count of Object.values(counts))
+		expect(count).toBeGreaterThanOrEqual(Math.floor(executions.length * minShare));
+	return counts;
+}
+
+test(`a burst of ${BURST} concurrent sign-ups: one email each, spread over both workers, none failed`, async () => {
+	const persons = people(BURST, 'all');
+	const executions = await submitSignups(env, persons);
+
+	expect(executions).toHaveLength(BURST);
+	expectAllSucceeded(executions);
+	// each execution ran the submission of a different person, and every person's ran
+	expect(new Set(executions.map((e) => e.person?.email)).size).toBe(BURST);
+	for (const execution of executions) expect(ran(execution)).toEqual(SUCCESS_PATH);
+	const counts = expectSpreadOverWorkers(executions);
+	log(`burst: executions per worker ${JSON.stringify(counts)}`);
+
+	// At the sandbox: exactly one email per submission, nothing else, no repeated request.
+	const sent = tally(env.sandbox.state.emails.map((e) => e.to));
+	expect(sent.size).toBe(BURST);
+	expect(persons.filter((p) => sent.get(p.email) !== 1)).toEqual([]);
+	expect(requestsTo('/email/send')).toHaveLength(BURST);
+	const added = tally(
+		requestsTo('/list/addProfiles').flatMap((r) => r.body.profiles.map((p) => p.email)),
+	);
+	expect(added.size).toBe(BURST);
+	expect([...added.values()].every((n) => n === 1)).toBe(true);
+
+	// The node's output names the email the sandbox queued for that person.
+	const messageIds = new Map(env.sandbox.state.emails.map((e) => [e.to, e.messageId]));
+	for (const execution of executions) {
+		const [out] = execution.runData['Send welcome email'][0].data.main[0].map((i) => i.json);
+		expect(out).toEqual(
+			expect.objectContaining({
+				status: 'success',
+				messageId: messageIds.get(execution.person.email),
+			}),
+		);
+	}
+}, 330_000);
+
+test(`daily quota used up mid-burst (429): in every execution it reaches, on either worker, the send stops cleanly`, async () => {
+	env.sandbox.setOptions({ dailyLimit: QUOTA });
+	const persons = people(QUOTA_BURST, 'quota');
+	const executions = await submitSignups(env, persons);
+
+	expect(executions).toHaveLength(QUOTA_BURST);
+	// the error output takes every 429: no execution fails
+	expectAllSucceeded(executions);
+	const accepted = new Set(env.sandbox.state.emails.map((e) => e.to));
+	expect(accepted.size).toBe(QUOTA);
+	expect(env.sandbox.state.emails).toHaveLength(QUOTA);
+
+	// every execution asked once (a 429 is never retried), and only for its own person
+	const asked = tally(requestsTo('/email/send').map((r) => r.body.to));
+	expect(persons.filter((p) => asked.get(p.email) !== 1)).toEqual([]);
+	expect(requestsTo('/email/send')).toHaveLength(QUOTA_BURST);
+
+	const refused = executions.filter((e) => !accepted.has(e.person.email));
+	const sent = executions.filter((e) => accepted.has(e.person.email));
+	expect(refused).toHaveLength(QUOTA_BURST - QUOTA);
+	for (const execution of sent) expect(ran(execution)).toEqual(SUCCESS_PATH);
+	for (const execution of refused) {
+		expect(ran(execution)).toEqual(QUOTA_PATH);
+		expect(execution.runData['Send welcome email'][0].data.main[0]).toEqual([]);
+		expect(execution.runData['Retry tomorrow'][0].data.main[0].map((i) => i.json)).toEqual([
+			expect.objectContaining({
+				Email: execution.person.email,
+				details: expect.objectContaining({ kind: 'quota_exceeded', httpCode: 429 }),
+			}),
+		]);
+	}
+	// people whose email was refused are not added to the list
+	const added = new Set(
+		requestsTo('/list/addProfiles').flatMap((r) => r.body.profiles.map((p) => p.email)),
+	);
+	expect([...added].sort()).toEqual([...accepted].sort());
+
+	// the quota was hit by executions on both workers, which share it
+	const refusedPerWorker = perWorker(refused);
+	log(`quota: refused executions per worker ${JSON.stringify(refusedPerWorker)}`);
+	expect(Object.keys(refusedPerWorker).sort()).toEqual(env.workers.map((w) => w.name).sort());
+}, 330_000);
+
+// "Skip Emails Already Sent": n8n's database-backed deduplication store, shared by all workers
+// through Postgres.
+test(
+	'Skip Emails Already Sent: a repeat sign-up gets no email, whichever worker runs it',
+	async () => {
+		// the sign-up example with the option on, as its own workflow and form
+		const example = readExamples().find((e) => e.id === SIGNUP);
+		const workflow = structuredClone(example.workflow);
+		workflow.id = 'beQueueSkipSent1';
+		workflow.name = `${workflow.name} (skip emails already sent)`;
+		const form = workflow.nodes.find((n) => n.type === 'n8n-nodes-base.formTrigger');
+		form.webhookId = crypto.randomUUID();
+		form.parameters.options.path = 'basicsengage-signup-skip-sent';
+		const send = workflow.nodes.find((n) => n.name === 'Send welcome email');
+		send.parameters.options = { skipAlreadySent: { settings: {} } };
+		const file = path.join(env.tmp, 'skip-sent.json');
+		await fsp.writeFile(file, JSON.stringify(workflow));
+		const res = await env.n8n.runCli(['import:workflow', `--input=${file}`]);
+		expect(res.code).toBe(0);
+		await activateWorkflow(env.rest, workflow.id);
+		await waitForForm(env.formUrl(form.parameters.options.path));
+		const options = { workflowId: workflow.id, formPath: form.parameters.options.path };
+
+		const jane = { firstName: 'Jane', email: 'jane.repeat@customer.test', company: 'Acme' };
+		const first = await signUp(env, jane, options);
+		expect(first.status).toBe('success');
+		expect(env.sandbox.state.emails.map((e) => e.to)).toEqual([jane.email]);
+
+		// the same person again, one at a time, until repeats have run on every worker (bounded)
+		const repeats = [];
+		for (let i = 0; i < 12; i++) {
+			repeats.push(await signUp(env, jane, options));
+			if (Object.keys(perWorker(repeats)).length >= env.workers.length && repeats.length >= 4)
+				break;
+		}
+		expectAllSucceeded(repeats);
+		log(`repeats per worker ${JSON.stringify(perWorker(repeats))}`);
+		expect(Object.keys(perWorker(repeats)).sort()).toEqual(env.workers.map((w) => w.name).sort());
+		// still the one email: no repeat, on either worker, reached BasicsEngage's send
+		expect(env.sandbox.state.emails.map((e) => e.to)).toEqual([jane.email]);
+		expect(requestsTo('/email/send')).toHaveLength(1);
+	},
+	240_000,
+);
