@@ -7,7 +7,18 @@ import crypto from 'node:crypto';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 
-import { activateWorkflow, readExamples, waitForForm } from '../../dev/n8n-setup.mjs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+import {
+	activateWorkflow,
+	executionsByWorker,
+	latestExecutionId,
+	mcpUrl,
+	readExamples,
+	waitForExecutions,
+	waitForForm,
+} from '../../dev/n8n-setup.mjs';
 import {
 	SIGNUP,
 	log,
@@ -156,45 +167,69 @@ test(`daily quota used up mid-burst (429): in every execution it reaches, on eit
 
 // "Skip Emails Already Sent": n8n's database-backed deduplication store, shared by all workers
 // through Postgres.
-test(
-	'Skip Emails Already Sent: a repeat sign-up gets no email, whichever worker runs it',
-	async () => {
-		// the sign-up example with the option on, as its own workflow and form
-		const example = readExamples().find((e) => e.id === SIGNUP);
-		const workflow = structuredClone(example.workflow);
-		workflow.id = 'beQueueSkipSent1';
-		workflow.name = `${workflow.name} (skip emails already sent)`;
-		const form = workflow.nodes.find((n) => n.type === 'n8n-nodes-base.formTrigger');
-		form.webhookId = crypto.randomUUID();
-		form.parameters.options.path = 'basicsengage-signup-skip-sent';
-		const send = workflow.nodes.find((n) => n.name === 'Send welcome email');
-		send.parameters.options = { skipAlreadySent: { settings: {} } };
-		const file = path.join(env.tmp, 'skip-sent.json');
-		await fsp.writeFile(file, JSON.stringify(workflow));
-		const res = await env.n8n.runCli(['import:workflow', `--input=${file}`]);
-		expect(res.code).toBe(0);
-		await activateWorkflow(env.rest, workflow.id);
-		await waitForForm(env.formUrl(form.parameters.options.path));
-		const options = { workflowId: workflow.id, formPath: form.parameters.options.path };
+test('Skip Emails Already Sent: a repeat sign-up gets no email, whichever worker runs it', async () => {
+	// the sign-up example with the option on, as its own workflow and form
+	const example = readExamples().find((e) => e.id === SIGNUP);
+	const workflow = structuredClone(example.workflow);
+	workflow.id = 'beQueueSkipSent1';
+	workflow.name = `${workflow.name} (skip emails already sent)`;
+	const form = workflow.nodes.find((n) => n.type === 'n8n-nodes-base.formTrigger');
+	form.webhookId = crypto.randomUUID();
+	form.parameters.options.path = 'basicsengage-signup-skip-sent';
+	const send = workflow.nodes.find((n) => n.name === 'Send welcome email');
+	send.parameters.options = { skipAlreadySent: { settings: {} } };
+	const file = path.join(env.tmp, 'skip-sent.json');
+	await fsp.writeFile(file, JSON.stringify(workflow));
+	const res = await env.n8n.runCli(['import:workflow', `--input=${file}`]);
+	expect(res.code).toBe(0);
+	await activateWorkflow(env.rest, workflow.id);
+	await waitForForm(env.formUrl(form.parameters.options.path));
+	const options = { workflowId: workflow.id, formPath: form.parameters.options.path };
 
-		const jane = { firstName: 'Jane', email: 'jane.repeat@customer.test', company: 'Acme' };
-		const first = await signUp(env, jane, options);
-		expect(first.status).toBe('success');
-		expect(env.sandbox.state.emails.map((e) => e.to)).toEqual([jane.email]);
+	const jane = { firstName: 'Jane', email: 'jane.repeat@customer.test', company: 'Acme' };
+	const first = await signUp(env, jane, options);
+	expect(first.status).toBe('success');
+	expect(env.sandbox.state.emails.map((e) => e.to)).toEqual([jane.email]);
 
-		// the same person again, one at a time, until repeats have run on every worker (bounded)
-		const repeats = [];
-		for (let i = 0; i < 12; i++) {
-			repeats.push(await signUp(env, jane, options));
-			if (Object.keys(perWorker(repeats)).length >= env.workers.length && repeats.length >= 4)
-				break;
-		}
-		expectAllSucceeded(repeats);
-		log(`repeats per worker ${JSON.stringify(perWorker(repeats))}`);
-		expect(Object.keys(perWorker(repeats)).sort()).toEqual(env.workers.map((w) => w.name).sort());
-		// still the one email: no repeat, on either worker, reached BasicsEngage's send
-		expect(env.sandbox.state.emails.map((e) => e.to)).toEqual([jane.email]);
-		expect(requestsTo('/email/send')).toHaveLength(1);
-	},
-	240_000,
-);
+	// the same person again, one at a time, until repeats have run on every worker (bounded)
+	const repeats = [];
+	for (let i = 0; i < 12; i++) {
+		repeats.push(await signUp(env, jane, options));
+		if (Object.keys(perWorker(repeats)).length >= env.workers.length && repeats.length >= 4) break;
+	}
+	expectAllSucceeded(repeats);
+	log(`repeats per worker ${JSON.stringify(perWorker(repeats))}`);
+	expect(Object.keys(perWorker(repeats)).sort()).toEqual(env.workers.map((w) => w.name).sort());
+	// still the one email: no repeat, on either worker, reached BasicsEngage's send
+	expect(env.sandbox.state.emails.map((e) => e.to)).toEqual([jane.email]);
+	expect(requestsTo('/email/send')).toHaveLength(1);
+}, 240_000);
+
+test('MCP: a tool call of an MCP client runs through a worker and sends exactly one email', async () => {
+	// The MCP server example (examples/mcp-server.json), published by the environment like the form.
+	const example = readExamples().find((e) => e.mcpPath);
+	const afterId = await latestExecutionId(env.rest, example.id);
+	const client = new Client({ name: 'basicsengage-queue-test', version: '1.0.0' });
+	const transport = new StreamableHTTPClientTransport(
+		new URL(mcpUrl(env.n8n.url, example.mcpPath)),
+	);
+	await client.connect(transport);
+	try {
+		const result = await client.callTool({
+			name: 'Send_Email',
+			arguments: { to: 'mcp.queue@customer.test', subject: 'Through a worker', body: 'Hi!' },
+		});
+		expect(result.isError).not.toBe(true);
+		expect(JSON.parse(result.content[0].text)[0].messageId).toEqual(expect.any(String));
+	} finally {
+		await transport.terminateSession().catch(() => {});
+		await client.close().catch(() => {});
+	}
+	const [execution] = await waitForExecutions(env.rest, example.id, { afterId, count: 1 });
+	const ranBy = executionsByWorker(env.workers).get(String(execution.id)) ?? [];
+	log(
+		`MCP tool call: execution ${execution.id} (${execution.status}) ran on ${JSON.stringify(ranBy)}`,
+	);
+	expect(ranBy).toHaveLength(1);
+	expect(requestsTo('/email/send').map((r) => r.body.to)).toEqual(['mcp.queue@customer.test']);
+}, 120_000);
