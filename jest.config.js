@@ -17,13 +17,20 @@ function project(engine, { engineIndependentTests }) {
 		testEnvironmentOptions: { n8nEngine: engine.id },
 		setupFilesAfterEnv: ['<rootDir>/test/harness/jest-setup.js'],
 		testMatch: ['<rootDir>/test/**/*.test.js'],
-		testPathIgnorePatterns: ['/node_modules/', ...(engineIndependentTests ? [] : ENGINE_INDEPENDENT)],
+		testPathIgnorePatterns: [
+			'/node_modules/',
+			...(engineIndependentTests ? [] : ENGINE_INDEPENDENT),
+		],
 		moduleNameMapper: moduleNameMapper(engine),
 	};
 }
 
 module.exports = {
 	testTimeout: 30000,
+	// Jest's default is one worker fewer than the cores: one worker on this 2-core machine kind.
+	// The engine tests wait on sockets and n8n, so both cores take a worker.
+	maxWorkers: 2,
+	reporters: ['default', '<rootDir>/test/harness/slowest-suites-reporter.js'],
 	projects: [
 		project(ENGINES.v2, { engineIndependentTests: true }),
 		project(ENGINES.v1, { engineIndependentTests: false }),

@@ -104,7 +104,8 @@ describe('error kinds on the error output (On Error: Continue (using error outpu
 
 	test('network_error: nothing listens at the base URL', async () => {
 		const result = await runNode(sandbox, {
-			parameters: sendParameters(),
+			// Retried (it never arrived), with the shortest wait: the retries are not the point here.
+			parameters: sendParameters({ options: { retryWait: 1 } }),
 			items: contacts(2),
 			baseUrl: await closedBaseUrl(),
 			onError: 'continueErrorOutput',

@@ -464,7 +464,7 @@ describe('timeouts and honest wording', () => {
 
 	test('only a failure before the request left is "never sent": a refused connection to the base URL', async () => {
 		const result = await runNode(sandbox, {
-			parameters: sendParameters(),
+			parameters: sendParameters({ options: { retries: 0 } }),
 			items: contacts(1),
 			baseUrl: 'http://127.0.0.1:9/api/v0/dev',
 			onError: 'continueErrorOutput',

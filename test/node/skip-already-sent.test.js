@@ -193,7 +193,7 @@ test('under Retry On Fail, what try 1 sent is answered again, not reported as sk
 		onError: 'continueRegularOutput',
 		retryOnFail: true,
 		maxTries: 2,
-		waitBetweenTries: 0,
+		waitBetweenTries: 1,
 	});
 	expect(sandbox.requests).toHaveLength(3);
 	expect(result.success.map((item) => Object.keys(item.json).sort())).toEqual([

@@ -26,7 +26,8 @@ beforeAll(async () => {
 afterEach(() => sandbox.reset());
 afterAll(() => sandbox.close());
 
-const retryOnFail = { retryOnFail: true, maxTries: 3, waitBetweenTries: 0 };
+// n8n reads a wait of 0 as its default of 1000 ms; 1 ms keeps the tries back to back.
+const retryOnFail = { retryOnFail: true, maxTries: 3, waitBetweenTries: 1 };
 /** Lets a request through untouched, so the next scripted fault hits a later request. */
 const pass = { action: /** @type {const} */ ('delay'), delayMs: 0 };
 const MODES = /** @type {const} */ ([
