@@ -4,7 +4,8 @@
 
 /**
  * `npm run sandbox` — runs the BasicsEngage sandbox until Ctrl+C.
- * Logs one line per request (method, path, status); header values are never printed.
+ * Logs one line per request (method, path, status, and what it changed that the answer does not
+ * show: new profile IDs, a sent campaign's recipients); header values are never printed.
  */
 
 const { parseArgs } = require('node:util');
@@ -89,8 +90,9 @@ function printBanner(sandbox, customKeys) {
 }
 
 /** @param {import('./server').ResponseLogEntry} entry */
-function logResponse({ method, path, status, durationMs }) {
-	console.log(`${new Date().toISOString()} ${method} ${path} ${status} ${durationMs}ms`);
+function logResponse({ method, path, status, durationMs, summary }) {
+	const line = `${new Date().toISOString()} ${method} ${path} ${status} ${durationMs}ms`;
+	console.log(summary === undefined ? line : `${line} ${summary}`);
 }
 
 async function main() {

@@ -15,7 +15,8 @@ const { MESSAGES, sendEmailBodySchema, addProfilesBodySchema } = require('./sche
  * @typedef {import('./server').SandboxState} SandboxState
  * @typedef {import('./server').ResolvedOptions} ResolvedOptions
  * @typedef {{ options: ResolvedOptions, state: SandboxState }} RouteContext
- * @typedef {{ status: number, body: unknown }} Reply
+ * @typedef {{ status: number, body: unknown, summary?: string }} Reply  summary: what the
+ *   request changed that the answer does not show, for the log (ResponseLogEntry.summary)
  */
 
 /** @param {string} text @returns {Reply} */
@@ -74,6 +75,23 @@ function validate(schema, body) {
 	if (result.success) return { data: result.data };
 	return { reply: badRequest(result.error.issues[0].message) };
 }
+
+/** Most items a log summary names before it says how many more there are. */
+const SUMMARY_ITEMS = 10;
+
+/**
+ * 'a, b, c' or 'a, b, c (+7 more)'.
+ * @param {string[]} items
+ */
+function someOf(items) {
+	const shown = items.slice(0, SUMMARY_ITEMS).join(', ');
+	const more = items.length - SUMMARY_ITEMS;
+	return more > 0 ? `${shown} (+${more} more)` : shown;
+}
+
+/** @param {import('./server').StoredProfile[]} profiles 'prof_… ann@x.test, prof_… bob@x.test' */
+const describeProfiles = (profiles) =>
+	someOf(profiles.map(({ profileId, email }) => `${profileId} ${email}`));
 
 /** @param {Date} date 'YYYY-MM-DD' in UTC */
 const utcDay = (date) => date.toISOString().slice(0, 10);
@@ -158,24 +176,53 @@ function sendEmail(request, context) {
 
 // ---------------------------------------------------------------- POST /list/addProfiles
 
+/** @param {number} length @returns {string} random lower-case hex digits */
+const randomHex = (length) => randomUUID().replace(/-/g, '').slice(0, length);
+
 /** @returns {string} */
-const newListId = () => `list_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+const newListId = () => `list_${randomHex(16)}`;
+
+/** @returns {string} */
+const newProfileId = () => `prof_${randomHex(16)}`;
 
 /**
- * Adds profiles not yet in the list (emails compared case-insensitively).
+ * The profileId of an email in the whole account; an email seen for the first time gets a new
+ * profile (with the fields given this time) and is added to `created`.
+ * @param {SandboxState} state
+ * @param {{ email: string, firstName?: string, lastName?: string }} profile
+ * @param {import('./server').StoredProfile[]} created
+ */
+function profileIdFor(state, profile, created) {
+	const key = profile.email.toLowerCase();
+	const known = state.profileIdsByEmail.get(key);
+	if (known !== undefined) return known;
+	const stored = { profileId: newProfileId(), ...profile };
+	state.profiles.set(stored.profileId, stored);
+	state.profileIdsByEmail.set(key, stored.profileId);
+	created.push(stored);
+	return stored.profileId;
+}
+
+/**
+ * Adds profiles not yet in the list (emails compared case-insensitively). The list keeps the
+ * fields given here; the profile's ID is the one its email has in the account.
+ * @param {SandboxState} state
  * @param {import('./server').StoredList} list
  * @param {import('zod').infer<typeof addProfilesBodySchema>['profiles']} profiles
- * @returns {number} how many were added
+ * @returns {{ addedCount: number, created: import('./server').StoredProfile[] }} how many were
+ *   added to the list, and the profiles new to the account
  */
-function addNewProfiles(list, profiles) {
+function addNewProfiles(state, list, profiles) {
 	let addedCount = 0;
+	/** @type {import('./server').StoredProfile[]} */
+	const created = [];
 	for (const profile of profiles) {
 		const key = profile.email.toLowerCase();
 		if (list.profiles.has(key)) continue;
-		list.profiles.set(key, { ...profile });
+		list.profiles.set(key, { profileId: profileIdFor(state, profile, created), ...profile });
 		addedCount += 1;
 	}
-	return addedCount;
+	return { addedCount, created };
 }
 
 /**
@@ -206,8 +253,12 @@ function addProfiles(request, { options, state }) {
 		state.lists.set(list.listId, list);
 	}
 
-	const addedCount = addNewProfiles(list, body.profiles);
-	return { status: 200, body: { status: 'success', data: { listId: list.listId, addedCount } } };
+	const { addedCount, created } = addNewProfiles(state, list, body.profiles);
+	return {
+		status: 200,
+		body: { status: 'success', data: { listId: list.listId, addedCount } },
+		summary: created.length > 0 ? `new profiles: ${describeProfiles(created)}` : undefined,
+	};
 }
 
 /**

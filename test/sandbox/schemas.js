@@ -170,6 +170,27 @@ const seedListSchema = z.object({
 	profiles: z.array(profileSchema).default([]),
 });
 
+const seedProfileSchema = profileSchema.extend({ profileId: z.string().min(1) });
+
+/** Seeded profiles: each profileId and each email (case-insensitive) at most once. */
+const seedProfilesSchema = z.array(seedProfileSchema).superRefine((profiles, ctx) => {
+	const ids = new Set();
+	const emails = new Set();
+	for (const { profileId, email } of profiles) {
+		if (ids.has(profileId)) {
+			ctx.addIssue({
+				code: z.ZodIssueCode.custom,
+				message: `profileId ${profileId} is seeded twice`,
+			});
+		}
+		if (emails.has(email.toLowerCase())) {
+			ctx.addIssue({ code: z.ZodIssueCode.custom, message: `email ${email} is seeded twice` });
+		}
+		ids.add(profileId);
+		emails.add(email.toLowerCase());
+	}
+});
+
 const functionSchema = z.custom((value) => typeof value === 'function', {
 	message: 'must be a function',
 });
@@ -196,6 +217,7 @@ const sandboxOptionsSchema = z
 		faultRate: z.number().min(0).max(1).default(0),
 		randomFaults: z.lazy(() => faultListSchema.min(1)).default(() => [{ status: 500 }]),
 		faultSeed: z.number().int().optional(),
+		profiles: seedProfilesSchema.default(() => []),
 		lists: z.array(seedListSchema).default(() => []),
 		now: /** @type {z.ZodType<() => Date>} */ (functionSchema).default(() => () => new Date()),
 		onResponse: /** @type {z.ZodType<(entry: any) => void>} */ (functionSchema).optional(),
