@@ -2,13 +2,18 @@
 'use strict';
 
 /**
- * The two BasicsEngage operations as plain functions: (request, context) -> reply.
+ * The BasicsEngage operations as plain functions: (request, context) -> reply.
  * No I/O here, so the rules read top to bottom in the order the spec implies:
  * authentication, JSON parsing, field validation, business rules, quota.
  */
 
 const { randomUUID } = require('node:crypto');
-const { MESSAGES, sendEmailBodySchema, addProfilesBodySchema } = require('./schemas');
+const {
+	MESSAGES,
+	sendEmailBodySchema,
+	addProfilesBodySchema,
+	createListBodySchema,
+} = require('./schemas');
 
 /**
  * @typedef {import('./server').RecordedRequest} RecordedRequest
@@ -261,6 +266,44 @@ function addProfiles(request, { options, state }) {
 	};
 }
 
+// ---------------------------------------------------------------- POST /list/create
+
+/**
+ * @param {RecordedRequest} request
+ * @param {RouteContext} context
+ * @returns {Reply}
+ */
+function createList(request, { options, state }) {
+	// Spelled correctly on this endpoint's pages; listAuthHeader is about Add Profiles only.
+	if (authenticate(request, ['authorization'], options.apiKeys) === undefined) {
+		return INVALID_API_KEY;
+	}
+	if (request.body === undefined) return INVALID_JSON;
+
+	const { data: body, reply } = validate(createListBodySchema, request.body);
+	if (reply) return reply;
+
+	// Every ID is looked up before the list is created: an unknown one changes nothing.
+	const profiles = [];
+	for (const profileId of new Set(body.profiles ?? [])) {
+		const profile = state.profiles.get(profileId);
+		if (!profile) {
+			return { status: 404, body: { status: 'error', error: MESSAGES.profileNotFound(profileId) } };
+		}
+		profiles.push(profile);
+	}
+
+	/** @type {import('./server').StoredList} */
+	const list = {
+		listId: newListId(),
+		name: body.listName,
+		description: body.listDescription,
+		profiles: new Map(profiles.map((profile) => [profile.email.toLowerCase(), { ...profile }])),
+	};
+	state.lists.set(list.listId, list);
+	return { status: 200, body: { status: 'success', data: { listId: list.listId } } };
+}
+
 /**
  * Routes under basePath, keyed by 'METHOD /path'.
  * @type {Readonly<Record<string, (request: RecordedRequest, context: RouteContext) => Reply>>}
@@ -268,6 +311,7 @@ function addProfiles(request, { options, state }) {
 const ROUTES = Object.freeze({
 	'POST /email/send': sendEmail,
 	'POST /list/addProfiles': addProfiles,
+	'POST /list/create': createList,
 });
 
 module.exports = { ROUTES, addNewProfiles };

@@ -22,6 +22,7 @@ const MESSAGES = Object.freeze({
 	profilesRequired: 'profiles array is required',
 	nameRequired: 'name is required when listId is not provided',
 	listNotFound: 'List not found',
+	profileIdsNotArray: 'Field "profiles" must be an array of profile IDs',
 	/** @param {string} field */
 	invalidEmailFormat: (field) => `Invalid email format for field "${field}"`,
 	/** @param {string} field */
@@ -30,6 +31,8 @@ const MESSAGES = Object.freeze({
 	fieldNotString: (field) => `Field "${field}" must be a string`,
 	/** @param {string} field */
 	fieldEmpty: (field) => `Field "${field}" must not be empty`,
+	/** @param {string} profileId */
+	profileNotFound: (profileId) => `Profile "${profileId}" not found`,
 	/** @param {string} from */
 	senderNotVerified: (from) => `Sender "${from}" is not a verified sender`,
 	/** @param {string} templateId */
@@ -49,6 +52,12 @@ const requiredString = (field) =>
 	z.string({
 		required_error: MESSAGES.fieldRequired(field),
 		invalid_type_error: MESSAGES.fieldNotString(field),
+	});
+
+/** A required string with more than white space in it. @param {string} field */
+const requiredText = (field) =>
+	requiredString(field).refine((value) => value.trim() !== '', {
+		message: MESSAGES.fieldEmpty(field),
 	});
 
 /** @param {string} field */
@@ -157,7 +166,27 @@ const addProfilesBodySchema = z
 		}
 	});
 
+// ---------------------------------------------------------------- POST /list/create
+
+// Create List names its fields listName / listDescription and takes profile IDs, unlike Add Profiles.
+const createListBodySchema = z.object(
+	{
+		listName: requiredText('listName'),
+		listDescription: requiredString('listDescription'),
+		profiles: z
+			.array(z.string(locatedError('must be a profile ID string')), {
+				invalid_type_error: MESSAGES.profileIdsNotArray,
+			})
+			.optional(),
+	},
+	{ invalid_type_error: MESSAGES.bodyNotObject },
+);
+
 // ---------------------------------------------------------------- sandbox options and faults
+
+/** Every route path under basePath; a fault's `path` is one of them. */
+const ROUTE_PATHS = /** @type {const} */ (['/email/send', '/list/addProfiles', '/list/create']);
+/** @typedef {typeof ROUTE_PATHS[number]} RoutePath */
 
 const LIST_AUTH_HEADERS = /** @type {const} */ (['Authroization', 'Authorization', 'either']);
 
@@ -226,7 +255,7 @@ const sandboxOptionsSchema = z
 
 const faultSchema = z
 	.object({
-		path: z.enum(['/email/send', '/list/addProfiles']).optional(),
+		path: z.enum(ROUTE_PATHS).optional(),
 		status: z.number().int().min(100).max(599).optional(),
 		body: z.union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())]).optional(),
 		headers: z.record(z.string(), z.string()).optional(),
@@ -243,6 +272,8 @@ module.exports = {
 	LIST_AUTH_HEADERS,
 	sendEmailBodySchema,
 	addProfilesBodySchema,
+	createListBodySchema,
+	ROUTE_PATHS,
 	sandboxOptionsSchema,
 	faultListSchema,
 };
