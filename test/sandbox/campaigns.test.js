@@ -2,7 +2,7 @@
 'use strict';
 
 /**
- * Tests of the further published endpoints (Create List) over
+ * Tests of the further published endpoints (Create List, Create Campaign) over
  * real HTTP, named like ./sandbox.test.js: "spec:" = what those pages publish, "assumption:" =
  * README "Assumptions where the spec is silent", "fault:" / "sandbox:" = test tooling.
  */
@@ -44,6 +44,11 @@ async function post(route, body, headers, target = sandbox) {
 
 /** @param {unknown} body @param {Record<string, string>} [headers] */
 const createList = (body, headers = AUTH) => post('/list/create', body, headers);
+
+/** @param {unknown} body @param {Record<string, string>} [headers] */
+const createCampaign = (body, headers = AUTH) => post('/campaign/create', body, headers);
+
+const CAMPAIGN_ID = /^[0-9a-f]{24}$/;
 
 /** The spec's error shape: status 'error' plus exactly one text field. */
 const errorBody = (/** @type {'error' | 'message'} */ field, /** @type {string} */ text) => ({
@@ -247,6 +252,316 @@ describe('POST /list/create (assumptions where the spec is silent)', () => {
 	});
 });
 
+// ---------------------------------------------------------------- POST /campaign/create
+
+/** @param {Record<string, unknown>} [overrides] */
+const validCampaign = (overrides = {}) => ({
+	name: 'Holiday Sale',
+	subject: 'Exclusive 50% Off',
+	content: '<p>Happy Holidays!</p>',
+	...overrides,
+});
+
+/** Creates lists through Create List and returns their IDs. @param {number} count */
+async function listIds(count) {
+	const ids = [];
+	for (let index = 0; index < count; index++) {
+		ids.push((await createList(validList({ listName: `List ${index}` }))).body.data.listId);
+	}
+	return ids;
+}
+
+describe('POST /campaign/create (spec)', () => {
+	test('spec: createCampaign stores the campaign and answers 200 with data.campaign: _id (24 hex), name, subject, content', async () => {
+		const { status, body } = await createCampaign(validCampaign());
+
+		expect(status).toBe(200);
+		expect(body).toEqual({
+			status: 'success',
+			data: {
+				campaign: expect.objectContaining({
+					_id: expect.stringMatching(CAMPAIGN_ID),
+					name: 'Holiday Sale',
+					subject: 'Exclusive 50% Off',
+					content: '<p>Happy Holidays!</p>',
+				}),
+			},
+		});
+		expect(sandbox.state.campaigns.get(body.data.campaign._id)).toMatchObject({
+			name: 'Holiday Sale',
+			subject: 'Exclusive 50% Off',
+			content: '<p>Happy Holidays!</p>',
+		});
+	});
+
+	test('spec: createCampaign takes the list IDs in the published, misspelled recepientList', async () => {
+		const [first, second] = await listIds(2);
+		const { status, body } = await createCampaign(
+			validCampaign({ recepientList: [first, second] }),
+		);
+		expect(status).toBe(200);
+		expect(sandbox.state.campaigns.get(body.data.campaign._id)?.recepientList).toEqual([
+			first,
+			second,
+		]);
+	});
+
+	test('spec: content and recepientList are optional', async () => {
+		const { status, body } = await createCampaign({ name: 'Plain', subject: 'Hello' });
+		expect(status).toBe(200);
+		expect(sandbox.state.campaigns.get(body.data.campaign._id)).toMatchObject({
+			name: 'Plain',
+			subject: 'Hello',
+			recepientList: [],
+		});
+	});
+
+	test('spec: createCampaign reads the correctly spelled Authorization header; a wrong or missing key answers 401 with message', async () => {
+		const attempts = [
+			{},
+			{ authorization: 'Bearer wrong' },
+			{ authorization: DEMO_KEY },
+			LIST_AUTH,
+		];
+		for (const headers of attempts) {
+			const { status, body } = await createCampaign(validCampaign(), headers);
+			expect({ headers, status, body }).toEqual({
+				headers,
+				status: 401,
+				body: errorBody('message', 'Invalid API key'),
+			});
+		}
+		expect(sandbox.state.campaigns.size).toBe(0);
+	});
+});
+
+describe('POST /campaign/create (assumptions where the spec is silent)', () => {
+	test('assumption: by default the correctly spelled recipientList is ignored like any unknown field', async () => {
+		const [listId] = await listIds(1);
+		const { status, body } = await createCampaign(validCampaign({ recipientList: [listId] }));
+		expect(status).toBe(200);
+		expect(body.data.campaign.recepientList).toEqual([]);
+		expect(sandbox.state.campaigns.get(body.data.campaign._id)?.recepientList).toEqual([]);
+
+		// Not read, so not validated either.
+		expect((await createCampaign(validCampaign({ recipientList: 'oops' }))).status).toBe(200);
+	});
+
+	test('assumption: campaignListField "recipientList" reads only the correct spelling, and names it in errors', async () => {
+		sandbox.setOptions({ campaignListField: 'recipientList' });
+		const [first, second] = await listIds(2);
+
+		const { body } = await createCampaign(
+			validCampaign({ recipientList: [first], recepientList: [second] }),
+		);
+		expect(sandbox.state.campaigns.get(body.data.campaign._id)?.recepientList).toEqual([first]);
+		// Stored and echoed under the published name, whichever spelling was read.
+		expect(body.data.campaign).toMatchObject({ recepientList: [first] });
+		expect(body.data.campaign).not.toHaveProperty('recipientList');
+
+		expect((await createCampaign(validCampaign({ recipientList: 'x' }))).body).toEqual(
+			errorBody('error', 'Field "recipientList" must be an array of list IDs'),
+		);
+	});
+
+	test('assumption: campaignListField "either" reads both spellings and combines them, each list once', async () => {
+		sandbox.setOptions({ campaignListField: 'either' });
+		const [first, second, third] = await listIds(3);
+
+		const published = await createCampaign(validCampaign({ recepientList: [first] }));
+		const correct = await createCampaign(validCampaign({ recipientList: [second] }));
+		const both = await createCampaign(
+			validCampaign({ recepientList: [first, second], recipientList: [second, third] }),
+		);
+
+		expect(published.body.data.campaign.recepientList).toEqual([first]);
+		expect(correct.body.data.campaign.recepientList).toEqual([second]);
+		expect(both.body.data.campaign.recepientList).toEqual([first, second, third]);
+	});
+
+	test('assumption: the answer echoes the stored campaign: _id, name, subject, content, recepientList, createdAt', async () => {
+		const clock = new Date('2025-03-01T10:00:00Z');
+		sandbox.setOptions({ now: () => clock });
+		const [listId] = await listIds(1);
+
+		const { body } = await createCampaign(validCampaign({ recepientList: [listId], extra: 1 }));
+
+		expect(body.data.campaign).toEqual({
+			_id: expect.stringMatching(CAMPAIGN_ID),
+			name: 'Holiday Sale',
+			subject: 'Exclusive 50% Off',
+			content: '<p>Happy Holidays!</p>',
+			recepientList: [listId],
+			createdAt: '2025-03-01T10:00:00.000Z',
+		});
+		expect(sandbox.state.campaigns.get(body.data.campaign._id)).toEqual(body.data.campaign);
+	});
+
+	test('assumption: without content the campaign has no content field', async () => {
+		const { body } = await createCampaign(validCampaign({ content: undefined }));
+		expect(body.data.campaign).not.toHaveProperty('content');
+	});
+
+	test('assumption: createCampaign checks authentication before the body, and a body that is not JSON answers 400', async () => {
+		expect((await createCampaign('{oops', {})).status).toBe(401);
+		expect(await createCampaign('{oops')).toMatchObject({
+			status: 400,
+			body: errorBody('error', 'Request body must be valid JSON'),
+		});
+		expect((await createCampaign('"text"')).body).toEqual(
+			errorBody('error', 'Request body must be a JSON object'),
+		);
+	});
+
+	test('assumption: missing name or subject answers 400 naming the field', async () => {
+		for (const field of ['name', 'subject']) {
+			const answer = await createCampaign(validCampaign({ [field]: undefined }));
+			expect({ field, status: answer.status, body: answer.body }).toEqual({
+				field,
+				status: 400,
+				body: errorBody('error', `Field "${field}" is required`),
+			});
+		}
+	});
+
+	test('assumption: non-string name, subject or content answers 400 naming the field', async () => {
+		for (const field of ['name', 'subject', 'content']) {
+			for (const value of [42, null]) {
+				const answer = await createCampaign(validCampaign({ [field]: value }));
+				expect({ field, value, status: answer.status, body: answer.body }).toEqual({
+					field,
+					value,
+					status: 400,
+					body: errorBody('error', `Field "${field}" must be a string`),
+				});
+			}
+		}
+	});
+
+	test('assumption: a blank name or an empty subject answers 400; empty content is accepted', async () => {
+		for (const [overrides, field] of [
+			[{ name: '' }, 'name'],
+			[{ name: '  ' }, 'name'],
+			[{ subject: '' }, 'subject'],
+		]) {
+			const answer = await createCampaign(validCampaign(overrides));
+			expect({ overrides, status: answer.status, body: answer.body }).toEqual({
+				overrides,
+				status: 400,
+				body: errorBody('error', `Field "${field}" must not be empty`),
+			});
+		}
+		expect((await createCampaign(validCampaign({ content: '' }))).status).toBe(200);
+	});
+
+	test('assumption: recepientList that is not an array of strings answers 400, and nothing is stored', async () => {
+		const [listId] = await listIds(1);
+		const cases = [
+			[listId, 'Field "recepientList" must be an array of list IDs'],
+			[null, 'Field "recepientList" must be an array of list IDs'],
+			[[listId, 7], 'recepientList[1] must be a list ID string'],
+			[[{ listId }], 'recepientList[0] must be a list ID string'],
+		];
+		for (const [recepientList, message] of cases) {
+			const { status, body } = await createCampaign(validCampaign({ recepientList }));
+			expect({ recepientList, status, body }).toEqual({
+				recepientList,
+				status: 400,
+				body: errorBody('error', message),
+			});
+		}
+		expect(sandbox.state.campaigns.size).toBe(0);
+	});
+
+	test('assumption: an unknown list ID answers 404 naming it, and no campaign is stored', async () => {
+		const [listId] = await listIds(1);
+		for (const unknown of ['list_missing', '']) {
+			const { status, body } = await createCampaign(
+				validCampaign({ recepientList: [listId, unknown] }),
+			);
+			expect({ unknown, status, body }).toEqual({
+				unknown,
+				status: 404,
+				body: errorBody('error', `List "${unknown}" not found`),
+			});
+		}
+		expect(sandbox.state.campaigns.size).toBe(0);
+	});
+
+	test('assumption: a repeated list ID is kept once, and an empty recepientList is accepted', async () => {
+		const [listId] = await listIds(1);
+		const repeated = await createCampaign(validCampaign({ recepientList: [listId, listId] }));
+		expect(repeated.body.data.campaign.recepientList).toEqual([listId]);
+		expect((await createCampaign(validCampaign({ recepientList: [] }))).status).toBe(200);
+	});
+
+	test('assumption: two campaigns may share a name; each gets its own _id', async () => {
+		const first = await createCampaign(validCampaign());
+		const second = await createCampaign(validCampaign());
+		expect(second.body.data.campaign._id).not.toBe(first.body.data.campaign._id);
+		expect(sandbox.state.campaigns.size).toBe(2);
+	});
+});
+
+// ---------------------------------------------------------------- options, seeds, reset
+
+describe('sandbox options for these endpoints', () => {
+	test('sandbox: campaignListField defaults to the published recepientList and refuses other values', () => {
+		expect(sandbox.options.campaignListField).toBe('recepientList');
+		// @ts-expect-error deliberately invalid
+		expect(() => sandbox.setOptions({ campaignListField: 'recipients' })).toThrow();
+		expect(() => sandbox.setOptions({ campaigns: [] })).toThrow(
+			'Cannot change campaigns after start',
+		);
+	});
+
+	test('sandbox: reset() clears campaigns and restores campaignListField', async () => {
+		sandbox.setOptions({ campaignListField: 'either' });
+		await createCampaign(validCampaign());
+		sandbox.reset();
+		expect(sandbox.state.campaigns.size).toBe(0);
+		expect(sandbox.options.campaignListField).toBe('recepientList');
+	});
+
+	test('sandbox: seeded campaigns exist at start and again after reset()', async () => {
+		const _id = '64a55f1230000000000000a1';
+		const custom = await startSandbox({
+			lists: [{ listId: 'list_vip', name: 'VIP' }],
+			campaigns: [{ _id, name: 'Seeded', subject: 'Hi', recepientList: ['list_vip'] }],
+		});
+		try {
+			const expected = {
+				_id,
+				name: 'Seeded',
+				subject: 'Hi',
+				recepientList: ['list_vip'],
+				createdAt: expect.any(String),
+			};
+			expect(custom.state.campaigns.get(_id)).toEqual(expected);
+			custom.state.campaigns.clear();
+			custom.reset();
+			expect(custom.state.campaigns.get(_id)).toEqual(expected);
+		} finally {
+			await custom.close();
+		}
+	});
+
+	test('sandbox: a seeded campaign needs a 24-hex _id and seeded lists', async () => {
+		await expect(
+			startSandbox({ campaigns: [{ _id: 'camp_1', name: 'X', subject: 'Y' }] }),
+		).rejects.toThrow('_id must be 24 lower-case hex characters');
+		await expect(
+			startSandbox({
+				campaigns: [
+					{ _id: '64a55f1230000000000000a1', name: 'X', subject: 'Y', recepientList: ['nope'] },
+				],
+			}),
+		).rejects.toThrow(
+			'Seeded campaign 64a55f1230000000000000a1 names list nope, which is not seeded',
+		);
+	});
+});
+
 // ---------------------------------------------------------------- faults and error shape
 
 /**
@@ -255,11 +570,12 @@ describe('POST /list/create (assumptions where the spec is silent)', () => {
  */
 const VALID_REQUESTS = {
 	'/list/create': async () => ({ body: validList() }),
+	'/campaign/create': async () => ({ body: validCampaign() }),
 };
 const PATHS = /** @type {import('./schemas').RoutePath[]} */ (Object.keys(VALID_REQUESTS));
 
 /** How much state the valid requests change. */
-const stateSize = () => sandbox.state.lists.size;
+const stateSize = () => sandbox.state.lists.size + sandbox.state.campaigns.size;
 
 describe('fault injection on these endpoints', () => {
 	test('fault: a fault with the path is consumed only by a request to it, answers without touching state, then normal handling resumes', async () => {
@@ -318,7 +634,10 @@ describe('fault injection on these endpoints', () => {
 				await post(path, {}, AUTH),
 			);
 		}
-		answers.push(await createList(validList({ profiles: ['prof_missing'] })));
+		answers.push(
+			await createList(validList({ profiles: ['prof_missing'] })),
+			await createCampaign(validCampaign({ recepientList: ['list_missing'] })),
+		);
 		for (const { status, body } of answers) {
 			expect(status).toBeGreaterThanOrEqual(400);
 			expect(body.status).toBe('error');

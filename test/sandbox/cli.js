@@ -11,7 +11,7 @@
 const { parseArgs } = require('node:util');
 const { ZodError } = require('zod');
 const { startSandbox } = require('./server');
-const { DEMO_API_KEY, LIST_AUTH_HEADERS } = require('./schemas');
+const { DEMO_API_KEY, LIST_AUTH_HEADERS, CAMPAIGN_LIST_FIELDS } = require('./schemas');
 
 const USAGE = `Usage: node test/sandbox/cli.js [options]
 
@@ -20,6 +20,9 @@ const USAGE = `Usage: node test/sandbox/cli.js [options]
   --key <key>                accepted API key; repeat for several (default ${DEMO_API_KEY})
   --daily-limit <n>          emails per key per UTC day (default 100)
   --list-auth-header <name>  ${LIST_AUTH_HEADERS.join(' | ')} (default Authroization, as published)
+  --campaign-list-field <name>
+                             ${CAMPAIGN_LIST_FIELDS.join(' | ')}: the list IDs field Create
+                             Campaign reads (default recepientList, as published)
   --latency <ms>             delay before every answer (default 0)
   --any-sender               accept any "from" address instead of the verified senders
   -h, --help                 show this help`;
@@ -42,6 +45,7 @@ function optionsFromArgs(argv) {
 			key: { type: 'string', multiple: true },
 			'daily-limit': { type: 'string' },
 			'list-auth-header': { type: 'string' },
+			'campaign-list-field': { type: 'string' },
 			latency: { type: 'string' },
 			'any-sender': { type: 'boolean', default: false },
 			help: { type: 'boolean', short: 'h', default: false },
@@ -56,6 +60,7 @@ function optionsFromArgs(argv) {
 		apiKeys: values.key,
 		dailyLimit: toInteger(values['daily-limit'], '--daily-limit'),
 		listAuthHeader: values['list-auth-header'],
+		campaignListField: values['campaign-list-field'],
 		latencyMs: toInteger(values.latency, '--latency'),
 		verifiedSenders: values['any-sender'] ? null : undefined,
 	};
@@ -77,6 +82,7 @@ function printBanner(sandbox, customKeys) {
 		// Keys given with --key may be real ones, so only the built-in demo key is shown.
 		`  API key:           ${customKeys ? '(as given with --key, not shown)' : DEMO_API_KEY}`,
 		`  List auth header:  ${options.listAuthHeader}`,
+		`  Campaign lists:    read from ${options.campaignListField}`,
 		`  Daily limit:       ${options.dailyLimit} emails per key per UTC day`,
 		`  Verified senders:  ${options.verifiedSenders ? options.verifiedSenders.join(', ') : 'any'}`,
 		'  Templates:',

@@ -7,12 +7,13 @@
  * authentication, JSON parsing, field validation, business rules, quota.
  */
 
-const { randomUUID } = require('node:crypto');
+const { randomBytes, randomUUID } = require('node:crypto');
 const {
 	MESSAGES,
 	sendEmailBodySchema,
 	addProfilesBodySchema,
 	createListBodySchema,
+	createCampaignBodySchemas,
 } = require('./schemas');
 
 /**
@@ -32,6 +33,9 @@ const INVALID_API_KEY = { status: 401, body: { status: 'error', message: MESSAGE
 
 /** @type {Reply} */
 const INVALID_JSON = badRequest(MESSAGES.invalidJson);
+
+/** @param {string} text @returns {Reply} */
+const notFound = (text) => ({ status: 404, body: { status: 'error', error: text } });
 
 // ---------------------------------------------------------------- authentication
 
@@ -247,7 +251,7 @@ function addProfiles(request, { options, state }) {
 	let list;
 	if (body.listId !== undefined) {
 		list = state.lists.get(body.listId);
-		if (!list) return { status: 404, body: { status: 'error', error: MESSAGES.listNotFound } };
+		if (!list) return notFound(MESSAGES.listNotFound);
 	} else {
 		list = {
 			listId: newListId(),
@@ -287,9 +291,7 @@ function createList(request, { options, state }) {
 	const profiles = [];
 	for (const profileId of new Set(body.profiles ?? [])) {
 		const profile = state.profiles.get(profileId);
-		if (!profile) {
-			return { status: 404, body: { status: 'error', error: MESSAGES.profileNotFound(profileId) } };
-		}
+		if (!profile) return notFound(MESSAGES.profileNotFound(profileId));
 		profiles.push(profile);
 	}
 
@@ -304,6 +306,41 @@ function createList(request, { options, state }) {
 	return { status: 200, body: { status: 'success', data: { listId: list.listId } } };
 }
 
+// ---------------------------------------------------------------- POST /campaign/create
+
+/** A MongoDB-ObjectId-like campaign _id: 24 lower-case hex characters, as in the examples. */
+const newCampaignId = () => randomBytes(12).toString('hex');
+
+/**
+ * @param {RecordedRequest} request
+ * @param {RouteContext} context
+ * @returns {Reply}
+ */
+function createCampaign(request, { options, state }) {
+	if (authenticate(request, ['authorization'], options.apiKeys) === undefined) {
+		return INVALID_API_KEY;
+	}
+	if (request.body === undefined) return INVALID_JSON;
+
+	const schema = createCampaignBodySchemas[options.campaignListField];
+	const { data: input, reply } = validate(schema, request.body);
+	if (reply) return reply;
+
+	const { listIds, ...fields } = input;
+	const unknownListId = listIds.find((listId) => !state.lists.has(listId));
+	if (unknownListId !== undefined) return notFound(MESSAGES.listIdNotFound(unknownListId));
+
+	/** @type {import('./server').StoredCampaign} */
+	const campaign = {
+		_id: newCampaignId(),
+		...fields,
+		recepientList: listIds,
+		createdAt: options.now().toISOString(),
+	};
+	state.campaigns.set(campaign._id, campaign);
+	return { status: 200, body: { status: 'success', data: { campaign } } };
+}
+
 /**
  * Routes under basePath, keyed by 'METHOD /path'.
  * @type {Readonly<Record<string, (request: RecordedRequest, context: RouteContext) => Reply>>}
@@ -312,6 +349,7 @@ const ROUTES = Object.freeze({
 	'POST /email/send': sendEmail,
 	'POST /list/addProfiles': addProfiles,
 	'POST /list/create': createList,
+	'POST /campaign/create': createCampaign,
 });
 
 module.exports = { ROUTES, addNewProfiles };

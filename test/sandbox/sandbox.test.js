@@ -1048,6 +1048,38 @@ describe('cli', () => {
 		expect(await cli.exited).toBe(0);
 	});
 
+	test('cli: --campaign-list-field sets the list IDs field Create Campaign reads, and the banner shows it', async () => {
+		const published = await startCli([]);
+		expect(published.output()).toContain('Campaign lists:    read from recepientList');
+		published.child.kill('SIGTERM');
+		expect(await published.exited).toBe(0);
+
+		const cli = await startCli(['--campaign-list-field', 'recipientList']);
+		expect(cli.output()).toContain('Campaign lists:    read from recipientList');
+		const url = cli.baseUrl.replace('localhost', '127.0.0.1');
+		const answer = await fetch(`${url}/campaign/create`, {
+			method: 'POST',
+			headers: { ...SEND_AUTH, 'content-type': 'application/json' },
+			body: JSON.stringify({ name: 'X', subject: 'Y', recipientList: 'not an array' }),
+		});
+		expect(await answer.json()).toEqual(
+			errorBody('error', 'Field "recipientList" must be an array of list IDs'),
+		);
+		cli.child.kill('SIGTERM');
+		expect(await cli.exited).toBe(0);
+	});
+
+	test('cli: an invalid --campaign-list-field stops with a readable error', async () => {
+		const child = spawn(process.execPath, [CLI, '--port', '0', '--campaign-list-field', 'x'], {
+			stdio: ['ignore', 'pipe', 'pipe'],
+		});
+		let stderr = '';
+		child.stderr.on('data', (chunk) => (stderr += chunk));
+		const code = await new Promise((resolve) => child.on('exit', resolve));
+		expect(code).toBe(1);
+		expect(stderr).toContain('Invalid option campaignListField');
+	});
+
 	test('cli: prints base URL, demo key, templates and verified senders; stops cleanly on SIGTERM', async () => {
 		const cli = await startCli([]);
 		expect(cli.baseUrl).toMatch(/^http:\/\/localhost:\d+\/api\/v0\/dev$/);

@@ -33,6 +33,10 @@ const MESSAGES = Object.freeze({
 	fieldEmpty: (field) => `Field "${field}" must not be empty`,
 	/** @param {string} profileId */
 	profileNotFound: (profileId) => `Profile "${profileId}" not found`,
+	/** @param {string} field */
+	listIdsNotArray: (field) => `Field "${field}" must be an array of list IDs`,
+	/** @param {string} listId */
+	listIdNotFound: (listId) => `List "${listId}" not found`,
 	/** @param {string} from */
 	senderNotVerified: (from) => `Sender "${from}" is not a verified sender`,
 	/** @param {string} templateId */
@@ -182,10 +186,70 @@ const createListBodySchema = z.object(
 	{ invalid_type_error: MESSAGES.bodyNotObject },
 );
 
+// ---------------------------------------------------------------- POST /campaign/create
+
+/** Which spelling of the list IDs field Create Campaign reads (option `campaignListField`). */
+const CAMPAIGN_LIST_FIELDS = /** @type {const} */ (['recepientList', 'recipientList', 'either']);
+
+/** @param {string} field */
+const listIdsSchema = (field) =>
+	z
+		.array(z.string(locatedError('must be a list ID string')), {
+			invalid_type_error: MESSAGES.listIdsNotArray(field),
+		})
+		.optional();
+
+const campaignFields = {
+	name: requiredText('name'),
+	// Like Send Email's subject: empty is refused, white space is not.
+	subject: requiredString('subject').min(1, { message: MESSAGES.fieldEmpty('subject') }),
+	content: optionalString('content'),
+};
+
+/**
+ * The campaign with its list IDs under `listIds`, whichever spelling carried them, each once.
+ * @param {{ name: string, subject: string, content?: string,
+ *   recepientList?: string[], recipientList?: string[] }} body
+ */
+const withListIds = ({ recepientList, recipientList, ...fields }) => ({
+	...fields,
+	listIds: [...new Set([...(recepientList ?? []), ...(recipientList ?? [])])],
+});
+
+const bodyNotObject = { invalid_type_error: MESSAGES.bodyNotObject };
+
+/**
+ * Create Campaign's body per `campaignListField`. A spelling that is not read is an unknown field,
+ * ignored like any other.
+ */
+const createCampaignBodySchemas = {
+	recepientList: z
+		.object({ ...campaignFields, recepientList: listIdsSchema('recepientList') }, bodyNotObject)
+		.transform(withListIds),
+	recipientList: z
+		.object({ ...campaignFields, recipientList: listIdsSchema('recipientList') }, bodyNotObject)
+		.transform(withListIds),
+	either: z
+		.object(
+			{
+				...campaignFields,
+				recepientList: listIdsSchema('recepientList'),
+				recipientList: listIdsSchema('recipientList'),
+			},
+			bodyNotObject,
+		)
+		.transform(withListIds),
+};
+
 // ---------------------------------------------------------------- sandbox options and faults
 
 /** Every route path under basePath; a fault's `path` is one of them. */
-const ROUTE_PATHS = /** @type {const} */ (['/email/send', '/list/addProfiles', '/list/create']);
+const ROUTE_PATHS = /** @type {const} */ ([
+	'/email/send',
+	'/list/addProfiles',
+	'/list/create',
+	'/campaign/create',
+]);
 /** @typedef {typeof ROUTE_PATHS[number]} RoutePath */
 
 const LIST_AUTH_HEADERS = /** @type {const} */ (['Authroization', 'Authorization', 'either']);
@@ -197,6 +261,14 @@ const seedListSchema = z.object({
 	name: z.string().default(''),
 	description: z.string().optional(),
 	profiles: z.array(profileSchema).default([]),
+});
+
+const seedCampaignSchema = z.object({
+	_id: z.string().regex(/^[0-9a-f]{24}$/, '_id must be 24 lower-case hex characters'),
+	name: z.string().min(1),
+	subject: z.string().min(1),
+	content: z.string().optional(),
+	recepientList: z.array(z.string()).default(() => []),
 });
 
 const seedProfileSchema = profileSchema.extend({ profileId: z.string().min(1) });
@@ -248,6 +320,8 @@ const sandboxOptionsSchema = z
 		faultSeed: z.number().int().optional(),
 		profiles: seedProfilesSchema.default(() => []),
 		lists: z.array(seedListSchema).default(() => []),
+		campaigns: z.array(seedCampaignSchema).default(() => []),
+		campaignListField: z.enum(CAMPAIGN_LIST_FIELDS).default('recepientList'),
 		now: /** @type {z.ZodType<() => Date>} */ (functionSchema).default(() => () => new Date()),
 		onResponse: /** @type {z.ZodType<(entry: any) => void>} */ (functionSchema).optional(),
 	})
@@ -273,6 +347,8 @@ module.exports = {
 	sendEmailBodySchema,
 	addProfilesBodySchema,
 	createListBodySchema,
+	CAMPAIGN_LIST_FIELDS,
+	createCampaignBodySchemas,
 	ROUTE_PATHS,
 	sandboxOptionsSchema,
 	faultListSchema,

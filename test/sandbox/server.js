@@ -41,6 +41,12 @@ const { createFaultQueue, defaultFaultBody } = require('./faults');
  *   profiles?: { email: string, firstName?: string, lastName?: string }[] }[]} [lists]
  *   Lists that exist at start (and again after reset()). Their profiles take the profileId of a
  *   seeded profile with the same email, else a new one. Default [].
+ * @property {{ _id: string, name: string, subject: string, content?: string,
+ *   recepientList?: string[] }[]} [campaigns] Campaigns that exist at start (and again after
+ *   reset()); `_id` is 24 hex characters, `recepientList` names seeded lists. Default [].
+ * @property {'recepientList' | 'recipientList' | 'either'} [campaignListField] The spelling of
+ *   the list IDs field Create Campaign reads; the other is ignored like any unknown field.
+ *   Default 'recepientList', the spelling the spec publishes.
  * @property {() => Date} [now] Clock used for the daily quota. Default () => new Date().
  * @property {(entry: ResponseLogEntry) => void} [onResponse] Called once per request after it
  *   was answered (or reset, or left hanging). Used by the CLI to log.
@@ -64,6 +70,9 @@ const { createFaultQueue, defaultFaultBody } = require('./faults');
  * @typedef {{ messageId: string, apiKey: string, to: string, from: string, subject: string,
  *   html?: string, text?: string, templateId?: string, templateVariables?: Record<string, string>,
  *   queuedAt: string }} QueuedEmail
+ * @typedef {{ _id: string, name: string, subject: string, content?: string,
+ *   recepientList: string[], createdAt: string }} StoredCampaign  recepientList: list IDs, under
+ *   the published spelling whichever spelling the request used
  *
  * @typedef {object} SandboxState
  * @property {QueuedEmail[]} emails Accepted emails, oldest first.
@@ -71,6 +80,7 @@ const { createFaultQueue, defaultFaultBody } = require('./faults');
  *   per email (case-insensitive) in the whole account.
  * @property {Map<string, string>} profileIdsByEmail lower-cased email -> profileId (index of `profiles`).
  * @property {Map<string, StoredList>} lists listId -> list.
+ * @property {Map<string, StoredCampaign>} campaigns _id -> campaign.
  * @property {Map<string, { day: string, count: number }>} quota API key -> count for a UTC day.
  *
  * @typedef {{ method: string, path: string, status: number | 'reset' | 'drop' | 'hang', durationMs: number,
@@ -84,7 +94,8 @@ const { createFaultQueue, defaultFaultBody } = require('./faults');
  * @property {RecordedRequest[]} requests Every request received, rejected ones included.
  * @property {SandboxState} state
  * @property {ResolvedOptions} options The options in effect (read-only view).
- * @property {() => void} reset Back to the state right after start: options, lists, quota, requests, faults.
+ * @property {() => void} reset Back to the state right after start: options, profiles, lists,
+ *   campaigns, quota, requests, faults.
  * @property {(partial: SandboxOptions) => void} setOptions Changes options until the next reset().
  * @property {(faults: import('./faults').Fault | import('./faults').Fault[]) => void} injectFaults
  * @property {() => number} pendingFaults Scripted faults not consumed yet.
@@ -92,7 +103,7 @@ const { createFaultQueue, defaultFaultBody } = require('./faults');
  */
 
 /** Options that shape the listening server or the seeded state, so they are fixed at start. */
-const FIXED_OPTIONS = ['port', 'host', 'basePath', 'profiles', 'lists'];
+const FIXED_OPTIONS = ['port', 'host', 'basePath', 'profiles', 'lists', 'campaigns'];
 
 /** @type {import('./routes').Reply} */
 const INTERNAL_ERROR = { status: 500, body: { status: 'error', message: MESSAGES.internalError } };
@@ -165,15 +176,17 @@ const createState = () => ({
 	profiles: new Map(),
 	profileIdsByEmail: new Map(),
 	lists: new Map(),
+	campaigns: new Map(),
 	quota: new Map(),
 });
 
 /**
- * Seeded profiles first, so seeded lists find their IDs by email.
+ * Seeded profiles first, so seeded lists find their IDs by email; lists before the campaigns
+ * that name them.
  * @param {SandboxState} state
  * @param {ResolvedOptions} options
  */
-function seedState(state, { profiles, lists }) {
+function seedState(state, { profiles, lists, campaigns, now }) {
 	for (const profile of profiles) {
 		state.profiles.set(profile.profileId, { ...profile });
 		state.profileIdsByEmail.set(profile.email.toLowerCase(), profile.profileId);
@@ -189,6 +202,19 @@ function seedState(state, { profiles, lists }) {
 		addNewProfiles(state, list, seed.profiles);
 		state.lists.set(list.listId, list);
 	}
+	for (const seed of campaigns) {
+		const unknownListId = seed.recepientList.find((listId) => !state.lists.has(listId));
+		if (unknownListId !== undefined) {
+			throw new Error(
+				`Seeded campaign ${seed._id} names list ${unknownListId}, which is not seeded`,
+			);
+		}
+		state.campaigns.set(seed._id, {
+			...seed,
+			recepientList: [...new Set(seed.recepientList)],
+			createdAt: now().toISOString(),
+		});
+	}
 }
 
 /** @param {SandboxState} state */
@@ -197,6 +223,7 @@ function clearState(state) {
 	state.profiles.clear();
 	state.profileIdsByEmail.clear();
 	state.lists.clear();
+	state.campaigns.clear();
 	state.quota.clear();
 }
 
