@@ -116,15 +116,16 @@ async function main() {
 	}
 
 	const sandbox = await startSandbox({ ...options, onResponse: logResponse });
-	printBanner(sandbox, options.apiKeys !== undefined);
 
 	/** @param {NodeJS.Signals} signal */
 	const stop = (signal) => {
 		console.log(`\n${signal} received, stopping sandbox.`);
 		sandbox.close().then(() => process.exit(0));
 	};
+	// Before the banner: whoever waits for "Press Ctrl+C" may signal as soon as it is written.
 	process.once('SIGINT', stop);
 	process.once('SIGTERM', stop);
+	printBanner(sandbox, options.apiKeys !== undefined);
 }
 
 /** Readable text for a failed start: zod lists the offending options. @param {unknown} error */
