@@ -2,7 +2,7 @@
 'use strict';
 
 /**
- * Tests of the further published endpoints (Create List, Create Campaign) over
+ * Tests of the further published endpoints (Create List, Create Campaign, Send Campaign) over
  * real HTTP, named like ./sandbox.test.js: "spec:" = what those pages publish, "assumption:" =
  * README "Assumptions where the spec is silent", "fault:" / "sandbox:" = test tooling.
  */
@@ -47,6 +47,9 @@ const createList = (body, headers = AUTH) => post('/list/create', body, headers)
 
 /** @param {unknown} body @param {Record<string, string>} [headers] */
 const createCampaign = (body, headers = AUTH) => post('/campaign/create', body, headers);
+
+/** @param {unknown} body @param {Record<string, string>} [headers] */
+const sendCampaign = (body, headers = AUTH) => post('/campaign/send', body, headers);
 
 const CAMPAIGN_ID = /^[0-9a-f]{24}$/;
 
@@ -503,6 +506,227 @@ describe('POST /campaign/create (assumptions where the spec is silent)', () => {
 	});
 });
 
+// ---------------------------------------------------------------- POST /campaign/send
+
+/**
+ * A campaign whose lists hold these emails (one list per array), via the HTTP endpoints.
+ * @param {string[][]} lists emails per list
+ * @returns {Promise<string>} the campaign's _id
+ */
+async function campaignFor(lists) {
+	const ids = [];
+	for (const emails of lists) {
+		const added = await post(
+			'/list/addProfiles',
+			{ name: 'L', profiles: emails.map((email) => ({ email })) },
+			LIST_AUTH,
+		);
+		ids.push(added.body.data.listId);
+	}
+	return (await createCampaign(validCampaign({ recepientList: ids }))).body.data.campaign._id;
+}
+
+describe('POST /campaign/send (spec)', () => {
+	test('spec: sendCampaign starts sending the campaign to every profile of its lists', async () => {
+		const campaignId = await campaignFor([['ann@customer.test', 'bob@customer.test']]);
+
+		const { status, body } = await sendCampaign({ campaignId });
+
+		expect(status).toBe(200);
+		expect(body.status).toBe('success');
+		expect(sandbox.state.campaignSends).toEqual([
+			{
+				campaignId,
+				recipients: ['ann@customer.test', 'bob@customer.test'],
+				sentAt: expect.any(String),
+			},
+		]);
+	});
+
+	test('spec: sendCampaign reads the correctly spelled Authorization header; a wrong or missing key answers 401 with message', async () => {
+		const campaignId = await campaignFor([['ann@customer.test']]);
+		const attempts = [
+			{},
+			{ authorization: 'Bearer wrong' },
+			{ authorization: DEMO_KEY },
+			LIST_AUTH,
+		];
+		for (const headers of attempts) {
+			const { status, body } = await sendCampaign({ campaignId }, headers);
+			expect({ headers, status, body }).toEqual({
+				headers,
+				status: 401,
+				body: errorBody('message', 'Invalid API key'),
+			});
+		}
+		expect(sandbox.state.campaignSends).toHaveLength(0);
+	});
+
+	test('spec: a missing campaignId answers 400 with error', async () => {
+		const { status, body } = await sendCampaign({});
+		expect(status).toBe(400);
+		expect(body).toEqual(errorBody('error', 'Field "campaignId" is required'));
+	});
+});
+
+describe('POST /campaign/send (assumptions where the spec is silent)', () => {
+	test('assumption: the answer is 200 with message "Campaign sending started" and data { campaignId, recipientCount }', async () => {
+		const campaignId = await campaignFor([['ann@customer.test', 'bob@customer.test']]);
+		const { status, body } = await sendCampaign({ campaignId });
+		expect(status).toBe(200);
+		expect(body).toEqual({
+			status: 'success',
+			message: 'Campaign sending started',
+			data: { campaignId, recipientCount: 2 },
+		});
+	});
+
+	test("assumption: the send is recorded before the answer, with the recipients' emails and sentAt from the clock", async () => {
+		const campaignId = await campaignFor([['ann@customer.test']]);
+		sandbox.setOptions({ now: () => new Date('2025-03-01T10:00:00Z') });
+		await sendCampaign({ campaignId });
+		expect(sandbox.state.campaignSends).toEqual([
+			{ campaignId, recipients: ['ann@customer.test'], sentAt: '2025-03-01T10:00:00.000Z' },
+		]);
+	});
+
+	test("assumption: recipients are the lists' profiles at send time, in list order, each email once", async () => {
+		const campaignId = await campaignFor([
+			['ann@customer.test', 'bob@customer.test'],
+			['BOB@customer.test', 'carl@customer.test'],
+		]);
+		const [firstListId] = sandbox.state.campaigns.get(campaignId)?.recepientList ?? [];
+		await post(
+			'/list/addProfiles',
+			{ listId: firstListId, profiles: [{ email: 'dora@customer.test' }] },
+			LIST_AUTH,
+		);
+
+		const { body } = await sendCampaign({ campaignId });
+
+		expect(body.data.recipientCount).toBe(4);
+		expect(sandbox.state.campaignSends[0].recipients).toEqual([
+			'ann@customer.test',
+			'bob@customer.test',
+			'dora@customer.test',
+			'carl@customer.test',
+		]);
+	});
+
+	test('assumption: an unknown campaignId answers 404 with error, and nothing is sent', async () => {
+		await campaignFor([['ann@customer.test']]);
+		for (const campaignId of ['64a55f1230000000000000ff', '']) {
+			const { status, body } = await sendCampaign({ campaignId });
+			expect({ campaignId, status, body }).toEqual({
+				campaignId,
+				status: 404,
+				body: errorBody('error', 'Campaign not found'),
+			});
+		}
+		expect(sandbox.state.campaignSends).toHaveLength(0);
+	});
+
+	test('assumption: a campaign without recipients (no lists, or only empty ones) answers 400, and nothing is sent', async () => {
+		const withoutLists = (await createCampaign(validCampaign())).body.data.campaign._id;
+		const withEmptyList = await campaignFor([[]]);
+		for (const campaignId of [withoutLists, withEmptyList]) {
+			const { status, body } = await sendCampaign({ campaignId });
+			expect({ campaignId, status, body }).toEqual({
+				campaignId,
+				status: 400,
+				body: errorBody('error', 'Campaign has no recipients'),
+			});
+		}
+		expect(sandbox.state.campaignSends).toHaveLength(0);
+	});
+
+	test('assumption: sending twice sends again, and both sends are recorded', async () => {
+		const campaignId = await campaignFor([['ann@customer.test']]);
+		expect((await sendCampaign({ campaignId })).status).toBe(200);
+		expect((await sendCampaign({ campaignId })).status).toBe(200);
+		expect(sandbox.state.campaignSends.map((send) => send.campaignId)).toEqual([
+			campaignId,
+			campaignId,
+		]);
+	});
+
+	test('assumption: campaign emails do not count against the daily quota and are not in state.emails', async () => {
+		sandbox.setOptions({ dailyLimit: 1 });
+		const campaignId = await campaignFor([['ann@customer.test', 'bob@customer.test']]);
+		expect((await sendCampaign({ campaignId })).status).toBe(200);
+		expect(sandbox.state.emails).toHaveLength(0);
+
+		const email = await post(
+			'/email/send',
+			{ to: 'jane@customer.test', from: 'hello@example.com', subject: 'Hi', text: 'Hello' },
+			AUTH,
+		);
+		expect(email.body.data).toMatchObject({ dailyEmailCount: 1, dailyEmailLimit: 1 });
+		sandbox.setOptions({ dailyLimit: 0 });
+		expect((await sendCampaign({ campaignId })).status).toBe(200);
+	});
+
+	test('assumption: a non-string campaignId answers 400; authentication comes before the body', async () => {
+		for (const campaignId of [42, null, { _id: 'x' }]) {
+			const { status, body } = await sendCampaign({ campaignId });
+			expect({ campaignId, status, body }).toEqual({
+				campaignId,
+				status: 400,
+				body: errorBody('error', 'Field "campaignId" must be a string'),
+			});
+		}
+		expect((await sendCampaign('{oops', {})).status).toBe(401);
+		expect((await sendCampaign('{oops')).body).toEqual(
+			errorBody('error', 'Request body must be valid JSON'),
+		);
+		expect((await sendCampaign([])).body).toEqual(
+			errorBody('error', 'Request body must be a JSON object'),
+		);
+	});
+
+	test('sandbox: onResponse gets a summary naming the recipients, also when the answer is dropped', async () => {
+		/** @type {import('./server').ResponseLogEntry[]} */
+		const entries = [];
+		const _id = '64a55f1230000000000000a1';
+		const own = await startSandbox({
+			lists: [{ listId: 'list_vip', profiles: [{ email: 'vip@customer.test' }] }],
+			campaigns: [{ _id, name: 'Seeded', subject: 'Hi', recepientList: ['list_vip'] }],
+			onResponse: (entry) => entries.push(entry),
+		});
+		try {
+			await post('/campaign/send', { campaignId: _id }, AUTH, own);
+			own.injectFaults({ action: 'drop' });
+			await expect(post('/campaign/send', { campaignId: _id }, AUTH, own)).rejects.toThrow();
+			await post('/campaign/send', { campaignId: 'nope' }, AUTH, own);
+
+			const summary = `campaign ${_id} sent to 1 recipient: vip@customer.test`;
+			expect(entries.map(({ status, summary }) => ({ status, summary }))).toEqual([
+				{ status: 200, summary },
+				{ status: 'drop', summary },
+				{ status: 404, summary: undefined },
+			]);
+			expect(entries[2]).not.toHaveProperty('summary');
+		} finally {
+			await own.close();
+		}
+	});
+
+	test('assumption: a seeded campaign can be sent', async () => {
+		const _id = '64a55f1230000000000000a1';
+		const custom = await startSandbox({
+			lists: [{ listId: 'list_vip', profiles: [{ email: 'vip@customer.test' }] }],
+			campaigns: [{ _id, name: 'Seeded', subject: 'Hi', recepientList: ['list_vip'] }],
+		});
+		try {
+			const { body } = await post('/campaign/send', { campaignId: _id }, AUTH, custom);
+			expect(body.data).toEqual({ campaignId: _id, recipientCount: 1 });
+			expect(custom.state.campaignSends[0].recipients).toEqual(['vip@customer.test']);
+		} finally {
+			await custom.close();
+		}
+	});
+});
+
 // ---------------------------------------------------------------- options, seeds, reset
 
 describe('sandbox options for these endpoints', () => {
@@ -515,11 +739,12 @@ describe('sandbox options for these endpoints', () => {
 		);
 	});
 
-	test('sandbox: reset() clears campaigns and restores campaignListField', async () => {
+	test('sandbox: reset() clears campaigns and campaign sends, and restores campaignListField', async () => {
 		sandbox.setOptions({ campaignListField: 'either' });
-		await createCampaign(validCampaign());
+		await sendCampaign({ campaignId: await campaignFor([['ann@customer.test']]) });
 		sandbox.reset();
 		expect(sandbox.state.campaigns.size).toBe(0);
+		expect(sandbox.state.campaignSends).toHaveLength(0);
 		expect(sandbox.options.campaignListField).toBe('recepientList');
 	});
 
@@ -571,11 +796,15 @@ describe('sandbox options for these endpoints', () => {
 const VALID_REQUESTS = {
 	'/list/create': async () => ({ body: validList() }),
 	'/campaign/create': async () => ({ body: validCampaign() }),
+	'/campaign/send': async () => ({
+		body: { campaignId: await campaignFor([['ann@customer.test']]) },
+	}),
 };
 const PATHS = /** @type {import('./schemas').RoutePath[]} */ (Object.keys(VALID_REQUESTS));
 
 /** How much state the valid requests change. */
-const stateSize = () => sandbox.state.lists.size + sandbox.state.campaigns.size;
+const stateSize = () =>
+	sandbox.state.lists.size + sandbox.state.campaigns.size + sandbox.state.campaignSends.length;
 
 describe('fault injection on these endpoints', () => {
 	test('fault: a fault with the path is consumed only by a request to it, answers without touching state, then normal handling resumes', async () => {
@@ -599,6 +828,23 @@ describe('fault injection on these endpoints', () => {
 				status: 200,
 			});
 		}
+	});
+
+	test('fault: drop on /campaign/send records the send but answers nothing: the case where a node must not send again', async () => {
+		const campaignId = await campaignFor([['ann@customer.test']]);
+		sandbox.injectFaults({ path: '/campaign/send', action: 'drop' });
+		await expect(sendCampaign({ campaignId })).rejects.toThrow('fetch failed');
+		expect(sandbox.state.campaignSends).toEqual([expect.objectContaining({ campaignId })]);
+	});
+
+	test('fault: every route path is accepted as a fault path', () => {
+		const { ROUTES } = require('./routes');
+		for (const route of Object.keys(ROUTES)) {
+			const path = /** @type {import('./schemas').RoutePath} */ (route.replace(/^POST /, ''));
+			sandbox.injectFaults({ path, status: 500 });
+		}
+		expect(sandbox.pendingFaults()).toBe(Object.keys(ROUTES).length);
+		expect(PATHS).toEqual(['/list/create', '/campaign/create', '/campaign/send']);
 	});
 
 	test('fault: reset, drop and faultRate work on these paths', async () => {
@@ -637,6 +883,10 @@ describe('fault injection on these endpoints', () => {
 		answers.push(
 			await createList(validList({ profiles: ['prof_missing'] })),
 			await createCampaign(validCampaign({ recepientList: ['list_missing'] })),
+			await sendCampaign({ campaignId: 'nope' }),
+			await sendCampaign({
+				campaignId: (await createCampaign(validCampaign())).body.data.campaign._id,
+			}),
 		);
 		for (const { status, body } of answers) {
 			expect(status).toBeGreaterThanOrEqual(400);

@@ -14,6 +14,7 @@ const {
 	addProfilesBodySchema,
 	createListBodySchema,
 	createCampaignBodySchemas,
+	sendCampaignBodySchema,
 } = require('./schemas');
 
 /**
@@ -341,6 +342,63 @@ function createCampaign(request, { options, state }) {
 	return { status: 200, body: { status: 'success', data: { campaign } } };
 }
 
+// ---------------------------------------------------------------- POST /campaign/send
+
+/**
+ * The emails of every profile in the campaign's lists as they are now: lists in the campaign's
+ * order, profiles in list order, each email (case-insensitive) once.
+ * @param {SandboxState} state
+ * @param {import('./server').StoredCampaign} campaign
+ * @returns {string[]}
+ */
+function campaignRecipients(state, campaign) {
+	/** @type {Map<string, string>} */
+	const recipients = new Map();
+	for (const listId of campaign.recepientList) {
+		for (const [key, profile] of state.lists.get(listId)?.profiles ?? []) {
+			if (!recipients.has(key)) recipients.set(key, profile.email);
+		}
+	}
+	return [...recipients.values()];
+}
+
+/**
+ * Sending "in the background" is over when the answer leaves: the send is recorded at once.
+ * @param {RecordedRequest} request
+ * @param {RouteContext} context
+ * @returns {Reply}
+ */
+function sendCampaign(request, { options, state }) {
+	if (authenticate(request, ['authorization'], options.apiKeys) === undefined) {
+		return INVALID_API_KEY;
+	}
+	if (request.body === undefined) return INVALID_JSON;
+
+	const { data: body, reply } = validate(sendCampaignBodySchema, request.body);
+	if (reply) return reply;
+	const campaign = state.campaigns.get(body.campaignId);
+	if (!campaign) return notFound(MESSAGES.campaignNotFound);
+	const recipients = campaignRecipients(state, campaign);
+	if (recipients.length === 0) return badRequest(MESSAGES.campaignWithoutRecipients);
+
+	// Campaign emails are not transactional emails: no quota, not in state.emails.
+	const sentTo = `${recipients.length} recipient${recipients.length === 1 ? '' : 's'}`;
+	state.campaignSends.push({
+		campaignId: campaign._id,
+		recipients,
+		sentAt: options.now().toISOString(),
+	});
+	return {
+		status: 200,
+		body: {
+			status: 'success',
+			message: MESSAGES.campaignSendingStarted,
+			data: { campaignId: campaign._id, recipientCount: recipients.length },
+		},
+		summary: `campaign ${campaign._id} sent to ${sentTo}: ${someOf(recipients)}`,
+	};
+}
+
 /**
  * Routes under basePath, keyed by 'METHOD /path'.
  * @type {Readonly<Record<string, (request: RecordedRequest, context: RouteContext) => Reply>>}
@@ -350,6 +408,7 @@ const ROUTES = Object.freeze({
 	'POST /list/addProfiles': addProfiles,
 	'POST /list/create': createList,
 	'POST /campaign/create': createCampaign,
+	'POST /campaign/send': sendCampaign,
 });
 
 module.exports = { ROUTES, addNewProfiles };

@@ -1080,6 +1080,43 @@ describe('cli', () => {
 		expect(stderr).toContain('Invalid option campaignListField');
 	});
 
+	test('cli: logs the recipients of a sent campaign', async () => {
+		const cli = await startCli([]);
+		const url = cli.baseUrl.replace('localhost', '127.0.0.1');
+		/** @param {string} route @param {unknown} body @param {Record<string, string>} auth */
+		const call = async (route, body, auth) => {
+			const response = await fetch(`${url}${route}`, {
+				method: 'POST',
+				headers: { ...auth, 'content-type': 'application/json' },
+				body: JSON.stringify(body),
+			});
+			return response.json();
+		};
+		const list = await call(
+			'/list/addProfiles',
+			{ name: 'X', profiles: [{ email: 'ann@customer.test' }, { email: 'bob@customer.test' }] },
+			LIST_AUTH,
+		);
+		const created = await call(
+			'/campaign/create',
+			{ name: 'Sale', subject: 'Hi', recepientList: [list.data.listId] },
+			SEND_AUTH,
+		);
+		const campaignId = created.data.campaign._id;
+		expect((await call('/campaign/send', { campaignId }, SEND_AUTH)).status).toBe('success');
+
+		await waitFor(() => cli.output().includes('POST /campaign/send 200'));
+		expect(cli.output()).toMatch(
+			new RegExp(
+				`POST /campaign/send 200 \\d+ms campaign ${campaignId} sent to 2 recipients: ann@customer\\.test, bob@customer\\.test\n`,
+			),
+		);
+		expect(cli.output()).toMatch(/POST \/campaign\/create 200 \d+ms\n/);
+
+		cli.child.kill('SIGTERM');
+		expect(await cli.exited).toBe(0);
+	});
+
 	test('cli: prints base URL, demo key, templates and verified senders; stops cleanly on SIGTERM', async () => {
 		const cli = await startCli([]);
 		expect(cli.baseUrl).toMatch(/^http:\/\/localhost:\d+\/api\/v0\/dev$/);

@@ -23,6 +23,9 @@ const MESSAGES = Object.freeze({
 	nameRequired: 'name is required when listId is not provided',
 	listNotFound: 'List not found',
 	profileIdsNotArray: 'Field "profiles" must be an array of profile IDs',
+	campaignNotFound: 'Campaign not found',
+	campaignWithoutRecipients: 'Campaign has no recipients',
+	campaignSendingStarted: 'Campaign sending started',
 	/** @param {string} field */
 	invalidEmailFormat: (field) => `Invalid email format for field "${field}"`,
 	/** @param {string} field */
@@ -241,6 +244,13 @@ const createCampaignBodySchemas = {
 		.transform(withListIds),
 };
 
+// ---------------------------------------------------------------- POST /campaign/send
+
+const sendCampaignBodySchema = z.object(
+	{ campaignId: requiredString('campaignId') },
+	bodyNotObject,
+);
+
 // ---------------------------------------------------------------- sandbox options and faults
 
 /** Every route path under basePath; a fault's `path` is one of them. */
@@ -249,6 +259,7 @@ const ROUTE_PATHS = /** @type {const} */ ([
 	'/list/addProfiles',
 	'/list/create',
 	'/campaign/create',
+	'/campaign/send',
 ]);
 /** @typedef {typeof ROUTE_PATHS[number]} RoutePath */
 
@@ -349,6 +360,7 @@ module.exports = {
 	createListBodySchema,
 	CAMPAIGN_LIST_FIELDS,
 	createCampaignBodySchemas,
+	sendCampaignBodySchema,
 	ROUTE_PATHS,
 	sandboxOptionsSchema,
 	faultListSchema,

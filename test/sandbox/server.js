@@ -73,6 +73,8 @@ const { createFaultQueue, defaultFaultBody } = require('./faults');
  * @typedef {{ _id: string, name: string, subject: string, content?: string,
  *   recepientList: string[], createdAt: string }} StoredCampaign  recepientList: list IDs, under
  *   the published spelling whichever spelling the request used
+ * @typedef {{ campaignId: string, recipients: string[], sentAt: string }} CampaignSend  recipients:
+ *   the emails the campaign went to
  *
  * @typedef {object} SandboxState
  * @property {QueuedEmail[]} emails Accepted emails, oldest first.
@@ -81,6 +83,7 @@ const { createFaultQueue, defaultFaultBody } = require('./faults');
  * @property {Map<string, string>} profileIdsByEmail lower-cased email -> profileId (index of `profiles`).
  * @property {Map<string, StoredList>} lists listId -> list.
  * @property {Map<string, StoredCampaign>} campaigns _id -> campaign.
+ * @property {CampaignSend[]} campaignSends Accepted Send Campaign requests, oldest first.
  * @property {Map<string, { day: string, count: number }>} quota API key -> count for a UTC day.
  *
  * @typedef {{ method: string, path: string, status: number | 'reset' | 'drop' | 'hang', durationMs: number,
@@ -95,7 +98,7 @@ const { createFaultQueue, defaultFaultBody } = require('./faults');
  * @property {SandboxState} state
  * @property {ResolvedOptions} options The options in effect (read-only view).
  * @property {() => void} reset Back to the state right after start: options, profiles, lists,
- *   campaigns, quota, requests, faults.
+ *   campaigns, campaign sends, quota, requests, faults.
  * @property {(partial: SandboxOptions) => void} setOptions Changes options until the next reset().
  * @property {(faults: import('./faults').Fault | import('./faults').Fault[]) => void} injectFaults
  * @property {() => number} pendingFaults Scripted faults not consumed yet.
@@ -177,6 +180,7 @@ const createState = () => ({
 	profileIdsByEmail: new Map(),
 	lists: new Map(),
 	campaigns: new Map(),
+	campaignSends: [],
 	quota: new Map(),
 });
 
@@ -224,6 +228,7 @@ function clearState(state) {
 	state.profileIdsByEmail.clear();
 	state.lists.clear();
 	state.campaigns.clear();
+	state.campaignSends.length = 0;
 	state.quota.clear();
 }
 
