@@ -13,7 +13,9 @@
 //   5. creates the owner account (or logs in), imports the credential "BasicsEngage sandbox"
 //      and the example workflows (examples/*.json) when they are missing, and publishes the
 //      sign-up form workflow,
-//   6. prints what runs where, then logs every request the sandbox gets until Ctrl-C.
+//   6. prints what runs where, then logs every request the sandbox gets until Ctrl-C, with the
+//      sandbox's summary of what an answer does not show (new profile IDs, a sent campaign's
+//      recipients).
 //
 // Usage: node dev/dev.mjs [--reset] [--port N] [--sandbox-port N] [--user-folder DIR] [--no-build]
 //   --reset            delete the n8n data folder first (owner, workflows, executions)
@@ -292,8 +294,10 @@ async function main(argv) {
 		n8nPort,
 		sandboxPort,
 		userFolder,
-		onSandboxResponse: ({ method, path: p, status, durationMs }) =>
-			console.log(`[sandbox] ${new Date().toISOString()} ${method} ${p} ${status} ${durationMs}ms`),
+		onSandboxResponse: ({ method, path: p, status, durationMs, summary }) =>
+			console.log(
+				`[sandbox] ${new Date().toISOString()} ${method} ${p} ${status} ${durationMs}ms${summary === undefined ? '' : ` ${summary}`}`,
+			),
 	});
 	try {
 		env = await starting;
