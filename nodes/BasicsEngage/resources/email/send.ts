@@ -5,17 +5,16 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
-import type { ApiResult, SuccessContract } from '../../shared/answers';
+import type { SuccessContract } from '../../shared/answers';
 import type { ApiFailure } from '../../shared/errors';
-import { invalidInput, RUN_STOPPING_KINDS, toNodeError } from '../../shared/errors';
+import { invalidInput } from '../../shared/errors';
 import type { RunMemory } from '../../shared/once';
-import { failItem, notSentFailure } from '../../shared/output';
-import { sendConcurrently } from '../../shared/queue';
+import { notSentFailure } from '../../shared/output';
+import { runPerItem } from '../../shared/perItem';
 import { readRetryPolicy, retryOptions } from '../../shared/retry';
 import { getRequestSettings, readNumberOption, readOptions } from '../../shared/settings';
-import type { ApiRequest } from '../../shared/transport';
 import type { Checked } from '../../shared/validation';
-import { readEmailAddress, readItem, readText } from '../../shared/validation';
+import { readEmailAddress, readText } from '../../shared/validation';
 
 const showForSend = { resource: ['email'], operation: ['send'] };
 
@@ -209,83 +208,26 @@ export async function sendEmail(
 	this: IExecuteFunctions,
 	memory: RunMemory,
 ): Promise<INodeExecutionData[][]> {
-	const items = this.getInputData();
 	const settings = await getRequestSettings(this);
 	const options = readOptions(this, 'options');
-	const concurrency = readNumberOption(options, concurrencyOption);
-	// A retried email may be queued twice, so only the user can allow that.
-	const retryPolicy = readRetryPolicy(options, options.retrySendOnServerError === true);
-
-	// Check every item first, so a bad item costs no quota and stops nothing already sent.
-	const output: INodeExecutionData[] = new Array(items.length);
-	const requests: ApiRequest[] = [];
-	const requestItemIndexes: number[] = [];
-	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
-		const email = readItem(() => readEmailRequest(this, itemIndex));
-		if (email.ok) {
-			requests.push({ path: '/email/send', body: email.value, contract: queuedEmail });
-			requestItemIndexes.push(itemIndex);
-		} else {
-			output[itemIndex] = failItem(this, email.failure, itemIndex);
-		}
-	}
-
-	const continueOnFail = this.continueOnFail();
-	const results = await sendConcurrently(this, settings, requests, {
-		concurrency,
-		retryPolicy,
-		stopAfter: (failure) => !continueOnFail || RUN_STOPPING_KINDS.has(failure.kind),
-		memory,
-		itemKeys: requestItemIndexes.map(String),
+	return await runPerItem(this, memory, settings, {
+		read: (itemIndex) => {
+			const email = readEmailRequest(this, itemIndex);
+			return email.ok
+				? { ok: true, value: { path: '/email/send', body: email.value, contract: queuedEmail } }
+				: email;
+		},
+		concurrency: readNumberOption(options, concurrencyOption),
+		// A retried email may be queued twice, so only the user can allow that.
+		retryPolicy: readRetryPolicy(options, options.retrySendOnServerError === true),
+		toJson: toSentEmail,
+		wording: {
+			done: 'Queued',
+			noneDone: 'No other email of this run was queued.',
+			mayHaveBeenDone: 'May have been queued',
+			notSent,
+		},
 	});
-
-	if (!continueOnFail) throwFirstFailure(this, results, requestItemIndexes);
-
-	let runStopper: ApiFailure | undefined;
-	results.forEach((result, requestIndex) => {
-		const itemIndex = requestItemIndexes[requestIndex];
-		if (result === undefined) {
-			output[itemIndex] = failItem(this, notSent(runStopper), itemIndex);
-		} else if (result.ok) {
-			output[itemIndex] = { json: toSentEmail(result.body), pairedItem: { item: itemIndex } };
-		} else {
-			if (RUN_STOPPING_KINDS.has(result.failure.kind)) runStopper ??= result.failure;
-			output[itemIndex] = failItem(this, result.failure, itemIndex);
-		}
-	});
-	return [output];
-}
-
-/**
- * Under "On Error: Stop Workflow" the run ends at the first failed email. Emails sent before
- * it (or in flight beside it) did go out, and the error says which, so a re-run can skip them.
- */
-function throwFirstFailure(
-	context: IExecuteFunctions,
-	results: Array<ApiResult | undefined>,
-	requestItemIndexes: number[],
-): void {
-	const failedAt = results.findIndex((result) => result !== undefined && !result.ok);
-	if (failedAt === -1) return;
-	const { failure } = results[failedAt] as { failure: ApiFailure };
-	const itemsWhere = (test: (result: ApiResult | undefined, requestIndex: number) => boolean) =>
-		requestItemIndexes.filter((_, requestIndex) => test(results[requestIndex], requestIndex));
-	const queued = itemsWhere((result) => result?.ok === true);
-	const unknown = itemsWhere(
-		(result, requestIndex) =>
-			requestIndex !== failedAt && result?.ok === false && result.failure.mayHaveTakenEffect,
-	);
-	const notes = [
-		queued.length > 0
-			? `Queued in this run (item indexes): ${queued.join(', ')}.`
-			: 'No other email of this run was queued.',
-		unknown.length > 0 ? `May have been queued (item indexes): ${unknown.join(', ')}.` : '',
-	];
-	throw toNodeError(
-		context,
-		{ ...failure, description: [failure.description, ...notes].filter(Boolean).join(' ') },
-		requestItemIndexes[failedAt],
-	);
 }
 
 function notSent(cause: ApiFailure | undefined): ApiFailure {
