@@ -77,7 +77,13 @@ describe('the package as n8n loads it', () => {
 		]);
 		expect(operations).toEqual([
 			['email', [['send', 'Send Email']]],
-			['list', [['addProfiles', 'Add Profiles to List']]],
+			[
+				'list',
+				[
+					['addProfiles', 'Add Profiles to List'],
+					['create', 'Create List'],
+				],
+			],
 		]);
 		const names = new Set(properties.map((/** @type {any} */ candidate) => candidate.name));
 		for (const name of [
@@ -97,6 +103,7 @@ describe('the package as n8n loads it', () => {
 			'listDescription',
 			'email',
 			'additionalFields',
+			'profileIds',
 			'options',
 		]) {
 			expect(names).toContain(name);

@@ -19,8 +19,8 @@ export class BasicsEngage implements INodeType {
 		group: ['output'],
 		version: 1,
 		subtitle:
-			'={{ { send: "Send Email", addProfiles: "Add Profiles to List" }[$parameter["operation"]] }}',
-		description: 'Send transactional emails and add contacts to lists with BasicsEngage',
+			'={{ { "email:send": "Send Email", "list:addProfiles": "Add Profiles to List", "list:create": "Create List" }[$parameter["resource"] + ":" + $parameter["operation"]] }}',
+		description: 'Send transactional emails and manage contact lists with BasicsEngage',
 		defaults: { name: 'BasicsEngage' },
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],

@@ -3,6 +3,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { sendEmail } from './resources/email/send';
 import { addProfiles } from './resources/list/addProfiles';
+import { createList } from './resources/list/create';
 import { FailureError, invalidInput } from './shared/errors';
 import { RunMemory } from './shared/once';
 import { failItem } from './shared/output';
@@ -11,7 +12,7 @@ type Operation = (this: IExecuteFunctions, memory: RunMemory) => Promise<INodeEx
 
 const operations: Record<string, Record<string, Operation>> = {
 	email: { send: sendEmail },
-	list: { addProfiles },
+	list: { addProfiles, create: createList },
 };
 
 /**
