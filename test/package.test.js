@@ -68,9 +68,11 @@ describe('the package as n8n loads it', () => {
 		const { properties } = (await loadPackage(PACKAGE_DIR)).nodes[NODE_TYPE].description;
 		const resource = property(properties, 'resource')[0];
 		expect(resource.options.map((/** @type {any} */ option) => option.value)).toEqual([
+			'campaign',
 			'email',
 			'list',
 		]);
+		expect(resource.default).toBe('email');
 		const operations = property(properties, 'operation').map((operation) => [
 			operation.displayOptions.show.resource[0],
 			operation.options.map((/** @type {any} */ option) => [option.value, option.name]),
@@ -82,6 +84,13 @@ describe('the package as n8n loads it', () => {
 				[
 					['addProfiles', 'Add Profiles to List'],
 					['create', 'Create List'],
+				],
+			],
+			[
+				'campaign',
+				[
+					['create', 'Create Campaign'],
+					['send', 'Send Campaign'],
 				],
 			],
 		]);
@@ -104,6 +113,13 @@ describe('the package as n8n loads it', () => {
 			'email',
 			'additionalFields',
 			'profileIds',
+			'campaignName',
+			'campaignSubject',
+			'contentFormat',
+			'campaignHtml',
+			'campaignText',
+			'recipientListIds',
+			'campaignId',
 			'options',
 		]) {
 			expect(names).toContain(name);
