@@ -60,7 +60,7 @@ describe('the package as n8n loads it', () => {
 		const { description } = (await loadPackage(PACKAGE_DIR)).nodes[NODE_TYPE];
 		expect(description.codex).toMatchObject({
 			categories: ['Communication', 'Marketing'],
-			alias: ['email', 'mail', 'newsletter', 'transactional', 'contact', 'list'],
+			alias: ['email', 'mail', 'newsletter', 'transactional', 'contact', 'list', 'campaign'],
 		});
 	});
 
