@@ -27,17 +27,7 @@ const AUTUMN = 'bbbbbbbbbbbbbbbbbbbbbbbb';
 /** @type {Awaited<ReturnType<typeof startSandbox>>} */
 let sandbox;
 beforeAll(async () => {
-	sandbox = await startSandbox({
-		dailyLimit: 1000,
-		lists: [
-			{ listId: 'list_spring', profiles: [{ email: 'ann@customer.test' }] },
-			{ listId: 'list_autumn', profiles: [{ email: 'bob@customer.test' }] },
-		],
-		campaigns: [
-			{ _id: SPRING, name: 'Spring', subject: 'Hi', recepientList: ['list_spring'] },
-			{ _id: AUTUMN, name: 'Autumn', subject: 'Hi', recepientList: ['list_autumn'] },
-		],
-	});
+	sandbox = await startSandbox({ dailyLimit: 1000 });
 });
 afterEach(() => sandbox.reset());
 afterAll(() => sandbox.close());
@@ -217,7 +207,35 @@ describe('Add Profiles under Retry On Fail (max tries 3)', () => {
 	});
 });
 
+/**
+ * The campaign tests' own sandbox, with lists and campaigns seeded (the tests above count the
+ * lists of an empty account).
+ */
+function useCampaignSandbox() {
+	/** @type {typeof sandbox} */
+	let plain;
+	beforeAll(async () => {
+		plain = sandbox;
+		sandbox = await startSandbox({
+			lists: [
+				{ listId: 'list_spring', profiles: [{ email: 'ann@customer.test' }] },
+				{ listId: 'list_autumn', profiles: [{ email: 'bob@customer.test' }] },
+			],
+			campaigns: [
+				{ _id: SPRING, name: 'Spring', subject: 'Hi', recepientList: ['list_spring'] },
+				{ _id: AUTUMN, name: 'Autumn', subject: 'Hi', recepientList: ['list_autumn'] },
+			],
+		});
+	});
+	afterAll(async () => {
+		await sandbox.close();
+		sandbox = plain;
+	});
+}
+
 describe('Send Campaign under Retry On Fail (max tries 3): never a second send', () => {
+	useCampaignSandbox();
+
 	test.each(MODES)(
 		'%s: a 500 on the first send is never sent again; under Continue the second is sent once',
 		async (onError) => {
@@ -291,6 +309,8 @@ describe('Send Campaign under Retry On Fail (max tries 3): never a second send',
 });
 
 describe('Create List and Create Campaign under Retry On Fail (max tries 3)', () => {
+	useCampaignSandbox();
+
 	test.each(MODES)(
 		"%s: Create List: a 400 on the first item is sent again by n8n's retry; the other lists are created once",
 		async (onError) => {
