@@ -13,7 +13,9 @@
 //   5. creates the owner account (or logs in), imports the credential "BasicsEngage sandbox"
 //      and the example workflows (examples/*.json) when they are missing, and publishes the
 //      sign-up form workflow and the MCP server workflow,
-//   6. prints what runs where, then logs every request the sandbox gets until Ctrl-C.
+//   6. prints what runs where, then logs every request the sandbox gets until Ctrl-C, with the
+//      sandbox's summary of what an answer does not show (new profile IDs, a sent campaign's
+//      recipients).
 //
 // With --queue (`npm run dev:queue`), n8n runs in queue mode instead: its own Redis and Postgres
 // (dev/queue-services.mjs; Debian's packages, installed with apt-get when missing), an n8n main
@@ -462,8 +464,10 @@ async function main(argv) {
 		sandboxPort,
 		userFolder,
 		queue,
-		onSandboxResponse: ({ method, path: p, status, durationMs }) =>
-			console.log(`[sandbox] ${new Date().toISOString()} ${method} ${p} ${status} ${durationMs}ms`),
+		onSandboxResponse: ({ method, path: p, status, durationMs, summary }) =>
+			console.log(
+				`[sandbox] ${new Date().toISOString()} ${method} ${p} ${status} ${durationMs}ms${summary === undefined ? '' : ` ${summary}`}`,
+			),
 	});
 	try {
 		env = await starting;

@@ -60,7 +60,7 @@ describe('the package as n8n loads it', () => {
 		const { description } = (await loadPackage(PACKAGE_DIR)).nodes[NODE_TYPE];
 		expect(description.codex).toMatchObject({
 			categories: ['Communication', 'Marketing'],
-			alias: ['email', 'mail', 'newsletter', 'transactional', 'contact', 'list'],
+			alias: ['email', 'mail', 'newsletter', 'transactional', 'contact', 'list', 'campaign'],
 		});
 	});
 
@@ -68,16 +68,31 @@ describe('the package as n8n loads it', () => {
 		const { properties } = (await loadPackage(PACKAGE_DIR)).nodes[NODE_TYPE].description;
 		const resource = property(properties, 'resource')[0];
 		expect(resource.options.map((/** @type {any} */ option) => option.value)).toEqual([
+			'campaign',
 			'email',
 			'list',
 		]);
+		expect(resource.default).toBe('email');
 		const operations = property(properties, 'operation').map((operation) => [
 			operation.displayOptions.show.resource[0],
 			operation.options.map((/** @type {any} */ option) => [option.value, option.name]),
 		]);
 		expect(operations).toEqual([
 			['email', [['send', 'Send Email']]],
-			['list', [['addProfiles', 'Add Profiles to List']]],
+			[
+				'list',
+				[
+					['addProfiles', 'Add Profiles to List'],
+					['create', 'Create List'],
+				],
+			],
+			[
+				'campaign',
+				[
+					['create', 'Create Campaign'],
+					['send', 'Send Campaign'],
+				],
+			],
 		]);
 		const names = new Set(properties.map((/** @type {any} */ candidate) => candidate.name));
 		for (const name of [
@@ -97,6 +112,14 @@ describe('the package as n8n loads it', () => {
 			'listDescription',
 			'email',
 			'additionalFields',
+			'profileIds',
+			'campaignName',
+			'campaignSubject',
+			'contentFormat',
+			'campaignHtml',
+			'campaignText',
+			'recipientListIds',
+			'campaignId',
 			'options',
 		]) {
 			expect(names).toContain(name);

@@ -64,6 +64,40 @@ function addProfilesParameters(overrides = {}) {
 	};
 }
 
+/** Create List parameters; override what a test is about. */
+function createListParameters(overrides = {}) {
+	return {
+		resource: 'list',
+		operation: 'create',
+		listName: 'Spring segment',
+		listDescription: 'Bought twice',
+		...overrides,
+	};
+}
+
+/** Create Campaign parameters with HTML content; override what a test is about. */
+function createCampaignParameters(overrides = {}) {
+	return {
+		resource: 'campaign',
+		operation: 'create',
+		campaignName: 'Spring sale',
+		campaignSubject: '20% off',
+		contentFormat: 'html',
+		campaignHtml: '<p>Sale!</p>',
+		...overrides,
+	};
+}
+
+/** Send Campaign parameters, the ID from each item's `campaignId`; override what a test is about. */
+function sendCampaignParameters(overrides = {}) {
+	return {
+		resource: 'campaign',
+		operation: 'send',
+		campaignId: '={{ $json.campaignId }}',
+		...overrides,
+	};
+}
+
 /** `count` contacts with distinct addresses. */
 function contacts(count, start = 0) {
 	return Array.from({ length: count }, (_, offset) => {
@@ -130,12 +164,15 @@ module.exports = {
 	PACKAGE_DIR,
 	addProfilesParameters,
 	contacts,
+	createCampaignParameters,
+	createListParameters,
 	expectEachInputExactlyOnce,
 	expectNoSecret,
 	freePort,
 	loadPackage,
 	pairedIndexes,
 	runNode,
+	sendCampaignParameters,
 	sendParameters,
 	startSandbox,
 	testCredential,

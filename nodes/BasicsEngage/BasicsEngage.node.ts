@@ -6,6 +6,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
+import { campaignOperations } from './resources/campaign';
 import { emailOperations } from './resources/email';
 import { listOperations } from './resources/list';
 import { router } from './router';
@@ -19,8 +20,9 @@ export class BasicsEngage implements INodeType {
 		group: ['output'],
 		version: 1,
 		subtitle:
-			'={{ { send: "Send Email", addProfiles: "Add Profiles to List" }[$parameter["operation"]] }}',
-		description: 'Send transactional emails and add contacts to lists with BasicsEngage',
+			'={{ { "email:send": "Send Email", "list:addProfiles": "Add Profiles to List", "list:create": "Create List", "campaign:create": "Create Campaign", "campaign:send": "Send Campaign" }[$parameter["resource"] + ":" + $parameter["operation"]] }}',
+		description:
+			'Send transactional emails, manage contact lists and send campaigns with BasicsEngage',
 		defaults: { name: 'BasicsEngage' },
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],
@@ -39,6 +41,7 @@ export class BasicsEngage implements INodeType {
 				type: 'options',
 				noDataExpression: true,
 				options: [
+					{ name: 'Campaign', value: 'campaign' },
 					{ name: 'Email', value: 'email' },
 					{ name: 'List', value: 'list' },
 				],
@@ -46,6 +49,7 @@ export class BasicsEngage implements INodeType {
 			},
 			...emailOperations,
 			...listOperations,
+			...campaignOperations,
 			requestOptionsProperty,
 		],
 	};

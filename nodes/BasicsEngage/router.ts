@@ -1,8 +1,11 @@
 import type { IExecuteFunctions, INodeExecutionData, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
+import { createCampaign } from './resources/campaign/create';
+import { sendCampaign } from './resources/campaign/send';
 import { sendEmail } from './resources/email/send';
 import { addProfiles } from './resources/list/addProfiles';
+import { createList } from './resources/list/create';
 import { FailureError, invalidInput } from './shared/errors';
 import { RunMemory } from './shared/once';
 import { failItem } from './shared/output';
@@ -11,7 +14,8 @@ type Operation = (this: IExecuteFunctions, memory: RunMemory) => Promise<INodeEx
 
 const operations: Record<string, Record<string, Operation>> = {
 	email: { send: sendEmail },
-	list: { addProfiles },
+	list: { addProfiles, create: createList },
+	campaign: { create: createCampaign, send: sendCampaign },
 };
 
 /**

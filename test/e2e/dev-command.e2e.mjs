@@ -129,6 +129,7 @@ test('npm run dev starts the sandbox and n8n, prints how to use them, and Ctrl-C
 	expect(output).toMatch(/BasicsEngage example: welcome new sign-ups: http/);
 	expect(output).toMatch(/BasicsEngage example: nightly contact sync: http/);
 	expect(output).toMatch(/BasicsEngage example: MCP server for AI agents: http/);
+	expect(output).toMatch(/BasicsEngage example: new segment to sent campaign: http/);
 
 	// what it printed works
 	expect((await fetch(editor)).status).toBe(200);
@@ -155,6 +156,35 @@ test('npm run dev starts the sandbox and n8n, prints how to use them, and Ctrl-C
 	});
 	expect(send.status).toBe(200);
 	await waitForOutput(/\[sandbox\] \S+ POST \/email\/send 200/, 5_000);
+
+	// the log names what an answer does not show: a sent campaign's recipients
+	const post = async (route, body, auth = 'authorization') => {
+		const res = await fetch(`${sandboxUrl}${route}`, {
+			method: 'POST',
+			headers: { [auth]: `Bearer ${DEMO_API_KEY}`, 'content-type': 'application/json' },
+			body: JSON.stringify(body),
+		});
+		expect(res.status).toBe(200);
+		return (await res.json()).data;
+	};
+	const { listId } = await post('/list/create', { listName: 'Dev', listDescription: 'e2e' });
+	await post(
+		'/list/addProfiles',
+		{ listId, profiles: [{ email: 'ann@customer.test' }] },
+		'authroization',
+	);
+	const { campaign } = await post('/campaign/create', {
+		name: 'Dev',
+		subject: 'Hi',
+		recepientList: [listId],
+	});
+	await post('/campaign/send', { campaignId: campaign._id });
+	await waitForOutput(
+		new RegExp(
+			`\\[sandbox\\] \\S+ POST /campaign/send 200 \\d+ms campaign ${campaign._id} sent to 1 recipient: ann@customer\\.test`,
+		),
+		5_000,
+	);
 
 	// Ctrl-C in a terminal sends SIGINT to the whole foreground group (npm and node dev/dev.mjs)
 	const started = descendants(child.pid);

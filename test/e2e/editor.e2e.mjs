@@ -170,7 +170,7 @@ uiTest('a new user creates the owner account on the setup form', async () => {
 	});
 });
 
-uiTest('the node creator lists BasicsEngage with both actions', async () => {
+uiTest('the node creator lists BasicsEngage with its actions', async () => {
 	await openWorkflow('beExampleSync001');
 	await page.locator('[data-test-id="node-creator-plus-button"]').click();
 	await page.keyboard.type('BasicsEngage');
@@ -180,12 +180,21 @@ uiTest('the node creator lists BasicsEngage with both actions', async () => {
 		// n8n 1.x's node creator shows no description under a community node's name
 	} else {
 		await page
-			.getByText('Send transactional emails and add contacts to lists with BasicsEngage')
+			.getByText(
+				'Send transactional emails, manage contact lists and send campaigns with BasicsEngage',
+			)
 			.waitFor();
 	}
 	await page.keyboard.press('Enter');
 	await page.getByText('Add profiles to a list').waitFor();
-	await expect(page.getByText('Send an email').isVisible()).resolves.toBe(true);
+	for (const action of [
+		'Send an email',
+		'Create a list',
+		'Create a campaign',
+		'Send a campaign to every profile of its lists',
+	]) {
+		await expect(page.getByText(action, { exact: true }).isVisible()).resolves.toBe(true);
+	}
 	await screenshot('node-creator.png');
 	await page.keyboard.press('Escape');
 	await page.keyboard.press('Escape');

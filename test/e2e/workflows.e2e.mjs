@@ -1,7 +1,7 @@
 // The example workflows in a real n8n (2.40.7; 1.123.81 under `npm run test:e2e:v1`) with this
 // package installed as a community package, against the BasicsEngage sandbox: the scheduled sync
-// through `n8n execute`, the sign-up form through real submissions to its published form URL,
-// and what n8n lists as node and credential.
+// and the segment campaign through `n8n execute`, the sign-up form through real submissions to
+// its published form URL, and what n8n lists as node and credential.
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 
@@ -24,6 +24,7 @@ import { parseCliJson, startTestEnvironment } from './helpers.mjs';
 const NODE_TYPE = 'n8n-nodes-basicsengage.basicsEngage';
 const SYNC = 'beExampleSync001';
 const SIGNUP = 'beExampleSignup1';
+const CAMPAIGN = 'beExampleCampgn1';
 const BEARER = `Bearer ${DEMO_API_KEY}`;
 const JANE = { firstName: 'Jane', email: 'jane@customer.test', company: 'Acme' };
 
@@ -62,7 +63,7 @@ describe('n8n lists the package', () => {
 		expect(names).toEqual(expect.arrayContaining([NODE_TYPE, `${NODE_TYPE}Tool`]));
 	});
 
-	test('/types/nodes.json has both resources and operations; /types/credentials.json the credential', async () => {
+	test('/types/nodes.json has the resources and operations; /types/credentials.json the credential', async () => {
 		const cookie = { headers: { cookie: env.cookie } };
 		const nodes = await (await fetch(`${env.n8n.url}/types/nodes.json`, cookie)).json();
 		const node = nodes.find((n) => n.name === NODE_TYPE);
@@ -72,11 +73,21 @@ describe('n8n lists the package', () => {
 		]);
 		const resource = node.properties.find((p) => p.name === 'resource');
 		// (n8n itself appends "Custom API Call" to the resources of a declarative node)
-		expect(resource.options.map((o) => o.name)).toEqual(expect.arrayContaining(['Email', 'List']));
+		expect(resource.options.map((o) => o.name)).toEqual(
+			expect.arrayContaining(['Campaign', 'Email', 'List']),
+		);
 		const operations = node.properties
 			.filter((p) => p.name === 'operation')
 			.flatMap((p) => p.options.map((o) => o.name));
-		expect(operations).toEqual(expect.arrayContaining(['Send Email', 'Add Profiles to List']));
+		expect(operations).toEqual(
+			expect.arrayContaining([
+				'Send Email',
+				'Add Profiles to List',
+				'Create List',
+				'Create Campaign',
+				'Send Campaign',
+			]),
+		);
 
 		const credentials = await (await fetch(`${env.n8n.url}/types/credentials.json`, cookie)).json();
 		const credential = credentials.find((c) => c.name === 'basicsEngageApi');
@@ -139,6 +150,57 @@ describe('scheduled contact sync (n8n execute --id)', () => {
 		expect(created[0].profiles.size).toBe(5);
 
 		expect(summary).toEqual([{ listId, requests: 3, submittedCount: 5, addedCount: 5 }]);
+	});
+});
+
+describe('new segment to sent campaign (n8n execute --id)', () => {
+	const SEGMENT = ['ada@example.com', 'grace@example.com', 'alan@example.com'];
+
+	test('one list holding the segment, one campaign naming that list, exactly one send to exactly those contacts', async () => {
+		const res = await env.n8n.runCli(['execute', `--id=${CAMPAIGN}`, '--rawOutput']);
+		expect(res.code).toBe(0);
+		const run = parseCliJson(res.stdout);
+		expect(run.status).toBe('success');
+		const output = (name) => run.data.resultData.runData[name][0].data.main[0].map((i) => i.json);
+
+		// One list for the whole segment (Create List runs once), with exactly its contacts.
+		const lists = [...env.sandbox.state.lists.values()].filter(
+			(l) => l.listId !== NEWSLETTER_LIST.listId,
+		);
+		expect(lists).toHaveLength(1);
+		const [list] = lists;
+		expect(list.name).toMatch(/^Spring buyers \d{4}-\d{2}-\d{2}$/);
+		expect([...list.profiles.values()].map((p) => p.email)).toEqual(SEGMENT);
+		expect(requestsTo('/list/create').map((r) => r.body)).toEqual([
+			{ listName: list.name, listDescription: 'Segment "Spring buyers", created by n8n' },
+		]);
+		expect(output('Create a list for the segment')).toEqual([{ listId: list.listId }]);
+		expect(requestsTo('/list/addProfiles').map((r) => r.body.listId)).toEqual([list.listId]);
+
+		// One campaign, its recipients that list.
+		const campaigns = [...env.sandbox.state.campaigns.values()];
+		expect(campaigns).toHaveLength(1);
+		const [campaign] = campaigns;
+		expect(campaign).toMatchObject({
+			name: 'Spring sale for Spring buyers',
+			subject: 'Our spring sale starts today',
+			recepientList: [list.listId],
+		});
+		const [create] = requestsTo('/campaign/create');
+		expect(create.headers.authorization).toBe(BEARER);
+		expect(create.body.recepientList).toEqual([list.listId]);
+		expect(output('Create the campaign')).toEqual([
+			{ campaignId: campaign._id, name: campaign.name, subject: campaign.subject },
+		]);
+
+		// Exactly one send, to exactly the segment.
+		expect(requestsTo('/campaign/send').map((r) => r.body)).toEqual([{ campaignId: campaign._id }]);
+		expect(env.sandbox.state.campaignSends).toEqual([
+			expect.objectContaining({ campaignId: campaign._id, recipients: SEGMENT }),
+		]);
+		expect(output('Send the campaign')).toEqual([
+			expect.objectContaining({ campaignId: campaign._id, sendingStarted: true }),
+		]);
 	});
 });
 

@@ -449,7 +449,7 @@ const AGENT_TYPE = `${HARNESS_PACKAGE}.agent`;
  * makeHandleToolInvocation, exactly as for a real agent) and invokes the one tool once per call,
  * in order. Each call becomes one output item: `{ answer }` (the string the tool returned to
  * the model) or `{ thrown }` (the message of the error the tool threw, which an MCP client sees
- * as an `isError` result).
+ * as an `isError` result), each with `toolName` and `toolDescription` (what the model reads).
  * @param {Array<Record<string, unknown>>} calls
  * @returns {INodeType}
  */
@@ -478,9 +478,18 @@ function createAgentNodeType(calls) {
 			const answers = [];
 			for (const args of calls) {
 				try {
-					answers.push({ json: { toolName: tool.name, answer: await tool.invoke(args) } });
+					const answer = await tool.invoke(args);
+					answers.push({
+						json: { toolName: tool.name, toolDescription: tool.description, answer },
+					});
 				} catch (error) {
-					answers.push({ json: { toolName: tool.name, thrown: String(error?.message ?? error) } });
+					answers.push({
+						json: {
+							toolName: tool.name,
+							toolDescription: tool.description,
+							thrown: String(error?.message ?? error),
+						},
+					});
 				}
 			}
 			return [answers];

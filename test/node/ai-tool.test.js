@@ -12,15 +12,26 @@
 const {
 	API_KEY,
 	addProfilesParameters,
+	createCampaignParameters,
+	createListParameters,
 	runNode,
+	sendCampaignParameters,
 	sendParameters,
 	startSandbox,
 } = require('../support');
 
+const CAMPAIGN_ID = 'eeeeeeeeeeeeeeeeeeeeeeee';
+
 /** @type {Awaited<ReturnType<typeof startSandbox>>} */
 let sandbox;
 beforeAll(async () => {
-	sandbox = await startSandbox({ lists: [{ listId: 'lst_vip', name: 'VIP' }] });
+	sandbox = await startSandbox({
+		lists: [
+			{ listId: 'lst_vip', name: 'VIP' },
+			{ listId: 'lst_news', name: 'News', profiles: [{ email: 'ann@customer.test' }] },
+		],
+		campaigns: [{ _id: CAMPAIGN_ID, name: 'News', subject: 'Hi', recepientList: ['lst_news'] }],
+	});
 });
 afterEach(() => sandbox.reset());
 afterAll(() => sandbox.close());
@@ -159,4 +170,92 @@ test('AI tool: two calls are two emails, each sent once', async () => {
 		'jane@customer.test',
 		'sam@customer.test',
 	]);
+});
+
+/** Send Campaign with the campaign ID a model fills through $fromAI. */
+const sendCampaignByModel = sendCampaignParameters({
+	campaignId: "={{ $fromAI('campaignId', 'ID of the campaign to send', 'string') }}",
+});
+
+test('AI tool: Create List creates the list the model named and answers with its listId', async () => {
+	const result = await runNode(sandbox, {
+		parameters: createListParameters({
+			listName: "={{ $fromAI('listName', 'Name of the new list', 'string') }}",
+			listDescription: "={{ $fromAI('listDescription', 'What the list is for', 'string') }}",
+		}),
+		toolCalls: [{ listName: 'Churn risk', listDescription: 'No order in 6 months' }],
+	});
+	expect(result.toolAnswers[0].thrown).toBeUndefined();
+	const created = [...sandbox.state.lists.values()].find((list) => list.name === 'Churn risk');
+	expect(created?.description).toBe('No order in 6 months');
+	expect(JSON.parse(result.toolAnswers[0].answer)).toEqual([{ listId: created?.listId }]);
+});
+
+test('AI tool: Create Campaign answers with the campaignId that Send Campaign then sends', async () => {
+	const created = await runNode(sandbox, {
+		parameters: createCampaignParameters({
+			campaignName: "={{ $fromAI('name', 'Campaign name', 'string') }}",
+			campaignSubject: "={{ $fromAI('subject', 'Subject line', 'string') }}",
+			campaignHtml: "={{ $fromAI('html', 'HTML content', 'string') }}",
+			recipientListIds: "={{ $fromAI('listIds', 'Comma-separated list IDs', 'string') }}",
+		}),
+		toolCalls: [
+			{ name: 'Win-back', subject: 'We miss you', html: '<p>Hi</p>', listIds: 'lst_news' },
+		],
+	});
+	expect(created.toolAnswers[0].thrown).toBeUndefined();
+	const [campaign] = JSON.parse(created.toolAnswers[0].answer);
+	expect(campaign).toEqual({
+		campaignId: expect.stringMatching(/^[0-9a-f]{24}$/),
+		name: 'Win-back',
+		subject: 'We miss you',
+	});
+
+	const sent = await runNode(sandbox, {
+		parameters: sendCampaignByModel,
+		toolCalls: [{ campaignId: campaign.campaignId }],
+	});
+	expect(sent.toolAnswers[0].thrown).toBeUndefined();
+	expect(JSON.parse(sent.toolAnswers[0].answer)).toEqual([
+		expect.objectContaining({ campaignId: campaign.campaignId, sendingStarted: true }),
+	]);
+	expect(sandbox.state.campaignSends.map((send) => send.recipients)).toEqual([
+		['ann@customer.test'],
+	]);
+});
+
+test("AI tool: Send Campaign's description tells the model it mails every profile of the campaign's lists", async () => {
+	const result = await runNode(sandbox, {
+		parameters: sendCampaignByModel,
+		toolCalls: [{ campaignId: CAMPAIGN_ID }],
+	});
+	expect(result.toolAnswers[0].toolDescription).toMatch(
+		/^Send a campaign to every profile of its lists/,
+	);
+	expect(sandbox.state.campaignSends).toHaveLength(1);
+});
+
+test('AI tool, On Error = Stop: an unknown campaign is a tool error with its kind; nothing sent', async () => {
+	const result = await runNode(sandbox, {
+		parameters: sendCampaignByModel,
+		toolCalls: [{ campaignId: '000000000000000000000000' }],
+	});
+	expect(result.toolAnswers[0].thrown).toMatch(/Campaign not found/);
+	expect(result.toolAnswers[0].thrown).toMatch(/kind: unexpected_response/);
+	expect(sandbox.state.campaignSends).toEqual([]);
+});
+
+test('AI tool: a Send Campaign whose answer was lost warns the model not to send it again', async () => {
+	sandbox.injectFaults([{ path: '/campaign/send', action: 'drop' }]);
+	const result = await runNode(sandbox, {
+		parameters: sendCampaignByModel,
+		toolCalls: [{ campaignId: CAMPAIGN_ID }, { campaignId: CAMPAIGN_ID }],
+	});
+	for (const answer of result.toolAnswers) {
+		expect(answer.thrown).toMatch(/may have started sending/);
+		expect(answer.thrown).toMatch(/Do not send this campaign again/);
+	}
+	// The model's second call with the same campaign is answered from the first, not sent.
+	expect(sandbox.requests).toHaveLength(1);
+	expect(sandbox.state.campaignSends).toHaveLength(1);
 });

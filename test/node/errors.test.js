@@ -5,11 +5,14 @@ const {
 	API_KEY,
 	addProfilesParameters,
 	contacts,
+	createCampaignParameters,
+	createListParameters,
 	expectEachInputExactlyOnce,
 	expectNoSecret,
 	freePort,
 	pairedIndexes,
 	runNode,
+	sendCampaignParameters,
 	sendParameters,
 	startSandbox,
 } = require('../support');
@@ -190,6 +193,61 @@ describe('error kinds on the error output (On Error: Continue (using error outpu
 		expect(result.errors.slice(1).every((item) => /^Not sent/.test(item.json.error))).toBe(true);
 		expectEachInputExactlyOnce(result, 4);
 	});
+});
+
+describe('error kinds of Create List, Create Campaign and Send Campaign (error output)', () => {
+	const operations = {
+		'Create List': { path: '/list/create', parameters: () => createListParameters() },
+		'Create Campaign': { path: '/campaign/create', parameters: () => createCampaignParameters() },
+		// Unknown to the sandbox: every case below answers before the lookup.
+		'Send Campaign': {
+			path: '/campaign/send',
+			parameters: () => sendCampaignParameters({ campaignId: '0123456789abcdef01234567' }),
+		},
+	};
+	/** @type {Array<[string, string, number | null, (path: string) => any]>} */
+	const cases = [
+		['invalid_request', 'a 400', 400, (path) => ({ fault: { path, status: 400 } })],
+		['invalid_api_key', 'a 401', 401, () => ({ apiKey: 'be_wrong_key' })],
+		['quota_exceeded', 'a 429', 429, (path) => ({ fault: { path, status: 429 } })],
+		['server_error', 'a 502', 502, (path) => ({ fault: { path, status: 502 } })],
+		[
+			'unexpected_response',
+			'a 404 with the spec error shape',
+			404,
+			(path) => ({ fault: { path, status: 404, body: { status: 'error', error: 'Not here' } } }),
+		],
+		['network_error', 'a timeout', null, (path) => ({ fault: { path, action: 'hang' } })],
+		['network_error', 'a refused connection', null, () => ({ closed: true })],
+	];
+
+	test.each(
+		Object.keys(operations).flatMap((name) =>
+			cases.map(([kind, label, httpCode, arrange]) => ({ name, kind, label, httpCode, arrange })),
+		),
+	)(
+		'$name: $label is $kind, paired, input fields kept',
+		async ({ name, kind, httpCode, arrange }) => {
+			const operation = operations[/** @type {keyof typeof operations} */ (name)];
+			const { fault, apiKey, closed } = arrange(operation.path);
+			if (fault) sandbox.injectFaults([fault]);
+			const result = await runNode(sandbox, {
+				parameters: { ...operation.parameters(), requestOptions: { timeout: 300 } },
+				items: [{ crmId: 'c-1' }],
+				apiKey,
+				baseUrl: closed ? await closedBaseUrl() : undefined,
+				onError: 'continueErrorOutput',
+			});
+			expect(result.error).toBeUndefined();
+			expect(result.success).toEqual([]);
+			expect(result.errors).toHaveLength(1);
+			const [failed] = result.errors;
+			expect(failed.pairedItem).toEqual({ item: 0 });
+			expect(failed.json).toMatchObject({ crmId: 'c-1', error: expect.any(String) });
+			expect(failed.json.details).toEqual({ kind, httpCode, description: expect.any(String) });
+			expectNoSecret(result, apiKey ?? API_KEY);
+		},
+	);
 });
 
 describe('429 in the middle of a run', () => {

@@ -12,15 +12,20 @@ const {
 	API_KEY,
 	addProfilesParameters,
 	contacts,
+	createCampaignParameters,
+	createListParameters,
 	expectEachInputExactlyOnce,
 	expectNoSecret,
 	runNode,
+	sendCampaignParameters,
 	sendParameters,
 	startSandbox,
 	testCredential,
 	CREDENTIAL_TYPE,
 	PACKAGE_DIR,
 } = require('../support');
+
+const CAMPAIGN_ID = 'cccccccccccccccccccccccc';
 
 /** @type {Awaited<ReturnType<typeof startSandbox>>} */
 let sandbox;
@@ -52,7 +57,10 @@ async function startForeignServer() {
 }
 
 beforeAll(async () => {
-	sandbox = await startSandbox({ lists: [{ listId: 'lst_vip', name: 'VIP' }] });
+	sandbox = await startSandbox({
+		lists: [{ listId: 'lst_vip', name: 'VIP', profiles: [{ email: 'vip@customer.test' }] }],
+		campaigns: [{ _id: CAMPAIGN_ID, name: 'VIP news', subject: 'Hi', recepientList: ['lst_vip'] }],
+	});
 	foreign = await startForeignServer();
 });
 afterEach(() => {
@@ -70,12 +78,21 @@ const OPERATIONS = {
 		parameters: addProfilesParameters({ listMode: 'existing', listId: 'lst_vip' }),
 		path: '/list/addProfiles',
 	},
+	'Create List': { parameters: createListParameters(), path: '/list/create' },
+	'Create Campaign': {
+		parameters: createCampaignParameters({ recipientListIds: 'lst_vip' }),
+		path: '/campaign/create',
+	},
+	'Send Campaign': {
+		parameters: sendCampaignParameters({ campaignId: CAMPAIGN_ID }),
+		path: '/campaign/send',
+	},
 };
 const operationNames = /** @type {Array<keyof typeof OPERATIONS>} */ (Object.keys(OPERATIONS));
 
 describe('the API key never leaves for another host', () => {
 	test.each([301, 302, 303, 307, 308])(
-		'a %s from the base URL is not followed, in both operations',
+		'a %s from the base URL is not followed, in every operation',
 		async (status) => {
 			for (const name of operationNames) {
 				sandbox.reset();
@@ -158,7 +175,7 @@ describe('server text is untrusted', () => {
 	};
 
 	test.each(Object.keys(echoes))(
-		'the key echoed in %s is redacted from items, errors and logs, in both operations and both On Error modes',
+		'the key echoed in %s is redacted from items, errors and logs, in every operation and both On Error modes',
 		async (echo) => {
 			for (const name of operationNames) {
 				for (const onError of /** @type {const} */ (['continueErrorOutput', 'stopWorkflow'])) {
@@ -315,6 +332,9 @@ describe('numbers typed as expressions are read as numbers and held to their ran
 			label,
 			parameters,
 		]),
+		...['Create List', 'Create Campaign', 'Send Campaign'].flatMap((name) =>
+			badNumbers.map(([label, parameters]) => [name, label, parameters]),
+		),
 	])('%s: %s = %j is refused as invalid_input, nothing sent', async (name, label, parameters) => {
 		const operation = OPERATIONS[/** @type {keyof typeof OPERATIONS} */ (name)];
 		const result = await runNode(sandbox, {
@@ -390,6 +410,44 @@ describe('a 200 must be the contract 200', () => {
 			expect(result.success).toEqual([]);
 		}
 	});
+
+	test('Create List: a 200 without listId is unexpected_response, may have created it, and is not retried', async () => {
+		for (const data of [{}, { listId: '' }, { listId: 42 }]) {
+			sandbox.reset();
+			sandbox.injectFaults([{ status: 200, body: { status: 'success', data } }]);
+			const result = await runNode(sandbox, {
+				parameters: { ...OPERATIONS['Create List'].parameters, options: { retries: 3 } },
+				onError: 'continueErrorOutput',
+			});
+			expect(sandbox.requests).toHaveLength(1);
+			expect(result.success).toEqual([]);
+			expect(result.errors[0].json.details.kind).toBe('unexpected_response');
+			expect(result.errors[0].json.details.description).toMatch(/the list may have been created/);
+		}
+	});
+
+	test.each(Object.keys(brokenSuccesses).filter((shape) => !/data|messageId/.test(shape)))(
+		'Send Campaign: a 200 with %s is unexpected_response, says the campaign may have started sending, and is not retried',
+		async (shape) => {
+			sandbox.injectFaults([
+				{
+					status: 200,
+					body: JSON.stringify(
+						brokenSuccesses[/** @type {keyof typeof brokenSuccesses} */ (shape)],
+					),
+					headers: { 'content-type': 'application/json' },
+				},
+			]);
+			const result = await runNode(sandbox, {
+				parameters: { ...OPERATIONS['Send Campaign'].parameters, options: { retries: 3 } },
+				onError: 'continueErrorOutput',
+			});
+			expect(sandbox.requests).toHaveLength(1);
+			expect(result.success).toEqual([]);
+			expect(result.errors[0].json.details.kind).toBe('unexpected_response');
+			expect(result.errors[0].json.error).toMatch(/may have started sending/);
+		},
+	);
 
 	test('Create New List: a first 200 without listId sends no later batch; those items fail clearly', async () => {
 		sandbox.injectFaults([{ status: 200, body: { status: 'success', data: { addedCount: 2 } } }]);

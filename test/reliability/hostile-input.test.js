@@ -11,18 +11,31 @@ const fc = require('fast-check');
 const {
 	API_KEY,
 	addProfilesParameters,
+	createCampaignParameters,
+	createListParameters,
 	expectEachInputExactlyOnce,
 	expectNoSecret,
 	pairedIndexes,
 	runNode,
+	sendCampaignParameters,
 	sendParameters,
 	startSandbox,
 } = require('../support');
 
+const PROFILE_ID = 'prof_00000000000000a1';
+const LIST_ID = 'list_hostile';
+const CAMPAIGN_ID = 'dddddddddddddddddddddddd';
+
 /** @type {Awaited<ReturnType<typeof startSandbox>>} */
 let sandbox;
 beforeAll(async () => {
-	sandbox = await startSandbox({ dailyLimit: 1_000_000, verifiedSenders: null });
+	sandbox = await startSandbox({
+		dailyLimit: 1_000_000,
+		verifiedSenders: null,
+		profiles: [{ profileId: PROFILE_ID, email: 'ann@customer.test' }],
+		lists: [{ listId: LIST_ID, profiles: [{ email: 'ann@customer.test' }] }],
+		campaigns: [{ _id: CAMPAIGN_ID, name: 'C', subject: 'S', recepientList: [LIST_ID] }],
+	});
 });
 afterEach(() => sandbox.reset());
 afterAll(() => sandbox.close());
@@ -87,14 +100,22 @@ const anyValue = fc.oneof(
 	fc.array(fc.string(), { maxLength: 3 }),
 );
 
-/** Checks every outcome of a run: errors are per item and clear, requests are clean. */
-function expectCleanRun(/** @type {any} */ result, /** @type {number} */ itemCount) {
+/**
+ * Checks every outcome of a run: errors are per item and clear, requests are clean.
+ * @param {any} result
+ * @param {number} itemCount
+ * @param {string[]} [kinds] the failure kinds the run may show; an unknown ID answers 404,
+ *   which is unexpected_response
+ */
+function expectCleanRun(result, itemCount, kinds = ['invalid_input', 'invalid_request']) {
 	expect(result.error).toBeUndefined();
 	expectEachInputExactlyOnce(result, itemCount);
 	for (const item of result.errors) {
 		expect(typeof item.json.error).toBe('string');
 		expect(item.json.error.length).toBeGreaterThan(0);
-		expect(['invalid_input', 'invalid_request']).toContain(item.json.details.kind);
+		expect(kinds).toContain(item.json.details.kind);
+		if (item.json.details.kind === 'unexpected_response')
+			expect(item.json.details.httpCode).toBe(404);
 	}
 	for (const request of sandbox.requests) {
 		for (const header of Object.keys(request.headers)) expect(EXPECTED_HEADERS).toContain(header);
@@ -194,6 +215,135 @@ test('Add Profiles: any email, first and last name', async () => {
 		),
 		RUNS,
 	);
+});
+
+/** IDs as an expression may hand them over: real ones, padded, among hostile text and non-text. */
+const idsLike = (/** @type {string} */ realId) =>
+	fc.oneof(
+		anyValue,
+		fc.constant(realId),
+		fc.tuple(tricky, tricky).map(([before, after]) => `${before}${realId}${after}`),
+		fc.array(fc.oneof(fc.constant(realId), fc.constant(` ${realId} `), anyValue), {
+			maxLength: 4,
+		}),
+	);
+const WITH_404 = ['invalid_input', 'invalid_request', 'unexpected_response'];
+
+test('Create List: any name, description and profile IDs', async () => {
+	let accepted = 0;
+	await fc.assert(
+		fc.asyncProperty(
+			fc.array(fc.record({ name: anyValue, description: anyValue, ids: idsLike(PROFILE_ID) }), {
+				minLength: 1,
+				maxLength: 5,
+			}),
+			async (items) => {
+				sandbox.reset();
+				const result = await runNode(sandbox, {
+					parameters: createListParameters({
+						listName: '={{ $json.name }}',
+						listDescription: '={{ $json.description }}',
+						profileIds: '={{ $json.ids }}',
+					}),
+					items,
+					onError: 'continueErrorOutput',
+				});
+				expectCleanRun(result, items.length, WITH_404);
+				accepted += result.success.length;
+				// Each created list is one item's, with that item's values as sent.
+				for (const item of result.success) {
+					const source = items[pairedIndexes(item)[0]];
+					const list = sandbox.state.lists.get(String(item.json.listId));
+					expect(list?.name).toBe(String(source.name).trim());
+					expect(list?.description).toBe(String(source.description));
+				}
+				for (const request of sandbox.requests) {
+					for (const id of request.body.profiles ?? []) {
+						expect(typeof id).toBe('string');
+						expect(id).toBe(id.trim());
+						expect(id).not.toBe('');
+					}
+				}
+			},
+		),
+		RUNS,
+	);
+	// The generated values reach the API often enough for the checks above to mean something.
+	expect(accepted).toBeGreaterThan(5);
+});
+
+test('Create Campaign: any name, subject, content and list IDs', async () => {
+	let accepted = 0;
+	await fc.assert(
+		fc.asyncProperty(
+			fc.array(
+				fc.record({
+					name: anyValue,
+					subject: anyValue,
+					content: anyValue,
+					lists: idsLike(LIST_ID),
+				}),
+				{ minLength: 1, maxLength: 5 },
+			),
+			fc.constantFrom('html', 'text'),
+			async (items, contentFormat) => {
+				sandbox.reset();
+				const result = await runNode(sandbox, {
+					parameters: createCampaignParameters({
+						campaignName: '={{ $json.name }}',
+						campaignSubject: '={{ $json.subject }}',
+						contentFormat,
+						campaignHtml: '={{ $json.content }}',
+						campaignText: '={{ $json.content }}',
+						recipientListIds: '={{ $json.lists }}',
+					}),
+					items,
+					onError: 'continueErrorOutput',
+				});
+				expectCleanRun(result, items.length, WITH_404);
+				accepted += result.success.length;
+				for (const item of result.success) {
+					const source = items[pairedIndexes(item)[0]];
+					const campaign = sandbox.state.campaigns.get(String(item.json.campaignId));
+					expect(campaign?.name).toBe(String(source.name).trim());
+					expect(item.json.name).toBe(campaign?.name);
+					expect(item.json.subject).toBe(String(source.subject));
+				}
+				for (const request of sandbox.requests) {
+					expect(request.body.recipientList).toEqual(request.body.recepientList);
+				}
+			},
+		),
+		RUNS,
+	);
+	// The generated values reach the API often enough for the checks above to mean something.
+	expect(accepted).toBeGreaterThan(5);
+});
+
+test('Send Campaign: any campaign ID; each accepted item is exactly one send', async () => {
+	let accepted = 0;
+	await fc.assert(
+		fc.asyncProperty(
+			fc.array(fc.record({ campaignId: idsLike(CAMPAIGN_ID) }), { minLength: 1, maxLength: 5 }),
+			async (items) => {
+				sandbox.reset();
+				const result = await runNode(sandbox, {
+					parameters: sendCampaignParameters(),
+					items,
+					onError: 'continueErrorOutput',
+				});
+				expectCleanRun(result, items.length, WITH_404);
+				accepted += result.success.length;
+				expect(sandbox.state.campaignSends).toHaveLength(result.success.length);
+				for (const item of result.success) {
+					expect(item.json).toMatchObject({ campaignId: CAMPAIGN_ID, sendingStarted: true });
+				}
+			},
+		),
+		RUNS,
+	);
+	// The generated values reach the API often enough for the checks above to mean something.
+	expect(accepted).toBeGreaterThan(5);
 });
 
 test('1 MB subject and body go out unchanged', async () => {

@@ -12,11 +12,17 @@
 const {
 	addProfilesParameters,
 	contacts,
+	createCampaignParameters,
+	createListParameters,
 	expectEachInputExactlyOnce,
 	runNode,
+	sendCampaignParameters,
 	sendParameters,
 	startSandbox,
 } = require('../support');
+
+const SPRING = 'aaaaaaaaaaaaaaaaaaaaaaaa';
+const AUTUMN = 'bbbbbbbbbbbbbbbbbbbbbbbb';
 
 /** @type {Awaited<ReturnType<typeof startSandbox>>} */
 let sandbox;
@@ -38,6 +44,9 @@ const MODES = /** @type {const} */ ([
 
 /** @param {any[]} requests */
 const recipients = (requests) => requests.map((request) => request.body.to);
+/** @param {string} path */
+const requestsTo = (path) => sandbox.requests.filter((request) => request.path === path);
+const sentCampaigns = () => sandbox.state.campaignSends.map((send) => send.campaignId);
 
 /** Every email queued at most once, whatever n8n re-ran. */
 function expectNoEmailTwice() {
@@ -197,4 +206,173 @@ describe('Add Profiles under Retry On Fail (max tries 3)', () => {
 		expect(sandbox.requests).toHaveLength(1);
 		expectEachInputExactlyOnce(result, 4);
 	});
+});
+
+/**
+ * The campaign tests' own sandbox, with lists and campaigns seeded (the tests above count the
+ * lists of an empty account).
+ */
+function useCampaignSandbox() {
+	/** @type {typeof sandbox} */
+	let plain;
+	beforeAll(async () => {
+		plain = sandbox;
+		sandbox = await startSandbox({
+			lists: [
+				{ listId: 'list_spring', profiles: [{ email: 'ann@customer.test' }] },
+				{ listId: 'list_autumn', profiles: [{ email: 'bob@customer.test' }] },
+			],
+			campaigns: [
+				{ _id: SPRING, name: 'Spring', subject: 'Hi', recepientList: ['list_spring'] },
+				{ _id: AUTUMN, name: 'Autumn', subject: 'Hi', recepientList: ['list_autumn'] },
+			],
+		});
+	});
+	afterAll(async () => {
+		await sandbox.close();
+		sandbox = plain;
+	});
+}
+
+describe('Send Campaign under Retry On Fail (max tries 3): never a second send', () => {
+	useCampaignSandbox();
+
+	test.each(MODES)(
+		'%s: a 500 on the first send is never sent again; under Continue the second is sent once',
+		async (onError) => {
+			sandbox.injectFaults([{ path: '/campaign/send', status: 500 }]);
+			const result = await runNode(sandbox, {
+				parameters: sendCampaignParameters({ options: { retries: 5, retryWait: 0 } }),
+				items: [{ campaignId: SPRING }, { campaignId: AUTUMN }],
+				onError,
+				...retryOnFail,
+			});
+			const sendRequests = requestsTo('/campaign/send').map((request) => request.body.campaignId);
+			// Stop ends each try at the unknown send; Continue sends the other campaign in try 1.
+			expect(sendRequests).toEqual(onError === 'stopWorkflow' ? [SPRING] : [SPRING, AUTUMN]);
+			expect(sentCampaigns()).toEqual(onError === 'stopWorkflow' ? [] : [AUTUMN]);
+			if (onError === 'stopWorkflow') {
+				expect(result.error.message).toMatch(/may have started sending/);
+			} else {
+				expectEachInputExactlyOnce(result, 2);
+				const failed = [...result.success, ...result.errors].find((item) => item.json.error);
+				expect(failed?.json.error).toMatch(/may have started sending/);
+			}
+		},
+	);
+
+	test.each(MODES)(
+		'%s: a dropped answer (the campaign went out) is never sent again by any try',
+		async (onError) => {
+			sandbox.injectFaults([{ path: '/campaign/send', action: 'drop' }]);
+			const result = await runNode(sandbox, {
+				parameters: sendCampaignParameters({ campaignId: SPRING }),
+				items: [{}],
+				onError,
+				...retryOnFail,
+			});
+			expect(requestsTo('/campaign/send')).toHaveLength(1);
+			expect(sentCampaigns()).toEqual([SPRING]);
+			if (onError !== 'stopWorkflow') expectEachInputExactlyOnce(result, 1);
+		},
+	);
+
+	test.each(MODES)(
+		"%s: a refusal (400) did nothing, so n8n's retry sends it; sends already done are not repeated",
+		async (onError) => {
+			sandbox.injectFaults([
+				{ path: '/campaign/send', status: 400, body: { status: 'error', error: 'Busy' } },
+			]);
+			const result = await runNode(sandbox, {
+				parameters: sendCampaignParameters(),
+				items: [{ campaignId: SPRING }, { campaignId: AUTUMN }],
+				onError,
+				...retryOnFail,
+			});
+			expect(result.error).toBeUndefined();
+			expect(sentCampaigns().sort()).toEqual([SPRING, AUTUMN].sort());
+			expectEachInputExactlyOnce(result, 2);
+		},
+	);
+
+	test('as an AI tool: n8n retries the call with a new run index; the campaign is not sent again', async () => {
+		sandbox.injectFaults([{ status: 502 }, { status: 502 }, { status: 502 }]);
+		const result = await runNode(sandbox, {
+			parameters: sendCampaignParameters({
+				campaignId: "={{ $fromAI('campaignId', 'ID of the campaign', 'string') }}",
+			}),
+			toolCalls: [{ campaignId: SPRING }],
+			...retryOnFail,
+		});
+		expect(result.toolAnswers[0].thrown).toMatch(/may have started sending/);
+		expect(sandbox.requests).toHaveLength(1);
+	});
+});
+
+describe('Create List and Create Campaign under Retry On Fail (max tries 3)', () => {
+	useCampaignSandbox();
+
+	test.each(MODES)(
+		"%s: Create List: a 400 on the first item is sent again by n8n's retry; the other lists are created once",
+		async (onError) => {
+			sandbox.injectFaults([
+				{ path: '/list/create', status: 400, body: { status: 'error', error: 'Busy' } },
+			]);
+			const result = await runNode(sandbox, {
+				parameters: createListParameters({ listName: '=Segment {{ $itemIndex }}' }),
+				items: [{}, {}, {}],
+				onError,
+				...retryOnFail,
+			});
+			expect(result.error).toBeUndefined();
+			const created = [...sandbox.state.lists.values()].map((list) => list.name).filter(Boolean);
+			expect(created.sort()).toEqual(['Segment 0', 'Segment 1', 'Segment 2']);
+			expectEachInputExactlyOnce(result, 3);
+		},
+	);
+
+	test.each(MODES)(
+		'%s: Create List whose request got no answer (dropped) is never created again',
+		async (onError) => {
+			sandbox.injectFaults([{ path: '/list/create', action: 'drop' }]);
+			const result = await runNode(sandbox, {
+				parameters: createListParameters(),
+				items: [{}, {}],
+				onError,
+				...retryOnFail,
+			});
+			const created = [...sandbox.state.lists.values()].filter((list) => list.name);
+			// Stop ends every try at the first item; Continue creates the second list once.
+			expect(created).toHaveLength(onError === 'stopWorkflow' ? 1 : 2);
+			expect(requestsTo('/list/create')).toHaveLength(onError === 'stopWorkflow' ? 1 : 2);
+			if (onError !== 'stopWorkflow') expectEachInputExactlyOnce(result, 2);
+		},
+	);
+
+	test.each(MODES)(
+		'%s: Create Campaign: a 500 on the first item; no campaign is created twice',
+		async (onError) => {
+			sandbox.injectFaults([{ path: '/campaign/create', status: 500 }]);
+			const result = await runNode(sandbox, {
+				parameters: createCampaignParameters({
+					campaignName: '=Campaign {{ $itemIndex }}',
+					recipientListIds: 'list_spring',
+				}),
+				items: [{}, {}, {}],
+				onError,
+				...retryOnFail,
+			});
+			const names = requestsTo('/campaign/create').map((request) => request.body.name);
+			expect(new Set(names).size).toBe(names.length);
+			expect(names).toEqual(
+				onError === 'stopWorkflow' ? ['Campaign 0'] : ['Campaign 0', 'Campaign 1', 'Campaign 2'],
+			);
+			if (onError !== 'stopWorkflow') {
+				expectEachInputExactlyOnce(result, 3);
+				expect(
+					result.success.concat(result.errors).filter((item) => item.json.campaignId),
+				).toHaveLength(2);
+			}
+		},
+	);
 });

@@ -4,13 +4,14 @@
 
 /**
  * `npm run sandbox` — runs the BasicsEngage sandbox until Ctrl+C.
- * Logs one line per request (method, path, status); header values are never printed.
+ * Logs one line per request (method, path, status, and what it changed that the answer does not
+ * show: new profile IDs, a sent campaign's recipients); header values are never printed.
  */
 
 const { parseArgs } = require('node:util');
 const { ZodError } = require('zod');
 const { startSandbox } = require('./server');
-const { DEMO_API_KEY, LIST_AUTH_HEADERS } = require('./schemas');
+const { DEMO_API_KEY, LIST_AUTH_HEADERS, CAMPAIGN_LIST_FIELDS } = require('./schemas');
 
 const USAGE = `Usage: node test/sandbox/cli.js [options]
 
@@ -19,6 +20,9 @@ const USAGE = `Usage: node test/sandbox/cli.js [options]
   --key <key>                accepted API key; repeat for several (default ${DEMO_API_KEY})
   --daily-limit <n>          emails per key per UTC day (default 100)
   --list-auth-header <name>  ${LIST_AUTH_HEADERS.join(' | ')} (default Authroization, as published)
+  --campaign-list-field <name>
+                             ${CAMPAIGN_LIST_FIELDS.join(' | ')}: the list IDs field Create
+                             Campaign reads (default recepientList, as published)
   --latency <ms>             delay before every answer (default 0)
   --any-sender               accept any "from" address instead of the verified senders
   -h, --help                 show this help`;
@@ -41,6 +45,7 @@ function optionsFromArgs(argv) {
 			key: { type: 'string', multiple: true },
 			'daily-limit': { type: 'string' },
 			'list-auth-header': { type: 'string' },
+			'campaign-list-field': { type: 'string' },
 			latency: { type: 'string' },
 			'any-sender': { type: 'boolean', default: false },
 			help: { type: 'boolean', short: 'h', default: false },
@@ -55,6 +60,7 @@ function optionsFromArgs(argv) {
 		apiKeys: values.key,
 		dailyLimit: toInteger(values['daily-limit'], '--daily-limit'),
 		listAuthHeader: values['list-auth-header'],
+		campaignListField: values['campaign-list-field'],
 		latencyMs: toInteger(values.latency, '--latency'),
 		verifiedSenders: values['any-sender'] ? null : undefined,
 	};
@@ -76,6 +82,7 @@ function printBanner(sandbox, customKeys) {
 		// Keys given with --key may be real ones, so only the built-in demo key is shown.
 		`  API key:           ${customKeys ? '(as given with --key, not shown)' : DEMO_API_KEY}`,
 		`  List auth header:  ${options.listAuthHeader}`,
+		`  Campaign lists:    read from ${options.campaignListField}`,
 		`  Daily limit:       ${options.dailyLimit} emails per key per UTC day`,
 		`  Verified senders:  ${options.verifiedSenders ? options.verifiedSenders.join(', ') : 'any'}`,
 		'  Templates:',
@@ -89,8 +96,9 @@ function printBanner(sandbox, customKeys) {
 }
 
 /** @param {import('./server').ResponseLogEntry} entry */
-function logResponse({ method, path, status, durationMs }) {
-	console.log(`${new Date().toISOString()} ${method} ${path} ${status} ${durationMs}ms`);
+function logResponse({ method, path, status, durationMs, summary }) {
+	const line = `${new Date().toISOString()} ${method} ${path} ${status} ${durationMs}ms`;
+	console.log(summary === undefined ? line : `${line} ${summary}`);
 }
 
 async function main() {
@@ -108,15 +116,16 @@ async function main() {
 	}
 
 	const sandbox = await startSandbox({ ...options, onResponse: logResponse });
-	printBanner(sandbox, options.apiKeys !== undefined);
 
 	/** @param {NodeJS.Signals} signal */
 	const stop = (signal) => {
 		console.log(`\n${signal} received, stopping sandbox.`);
 		sandbox.close().then(() => process.exit(0));
 	};
+	// Before the banner: whoever waits for "Press Ctrl+C" may signal as soon as it is written.
 	process.once('SIGINT', stop);
 	process.once('SIGTERM', stop);
+	printBanner(sandbox, options.apiKeys !== undefined);
 }
 
 /** Readable text for a failed start: zod lists the offending options. @param {unknown} error */

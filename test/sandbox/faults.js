@@ -13,7 +13,7 @@ const { MESSAGES, faultListSchema } = require('./schemas');
 
 /**
  * @typedef {object} Fault
- * @property {'/email/send' | '/list/addProfiles'} [path] only requests to this path consume it; omit = any request
+ * @property {import('./schemas').RoutePath} [path] only requests to this path consume it; omit = any request
  * @property {number} [status] answer this status (with `body`, `headers`) without touching state
  * @property {string | object} [body] response body; objects are JSON-encoded. Default: the spec's error body for the status
  * @property {Record<string, string>} [headers] extra response headers

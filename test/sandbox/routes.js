@@ -2,20 +2,28 @@
 'use strict';
 
 /**
- * The two BasicsEngage operations as plain functions: (request, context) -> reply.
+ * The BasicsEngage operations as plain functions: (request, context) -> reply.
  * No I/O here, so the rules read top to bottom in the order the spec implies:
  * authentication, JSON parsing, field validation, business rules, quota.
  */
 
-const { randomUUID } = require('node:crypto');
-const { MESSAGES, sendEmailBodySchema, addProfilesBodySchema } = require('./schemas');
+const { randomBytes, randomUUID } = require('node:crypto');
+const {
+	MESSAGES,
+	sendEmailBodySchema,
+	addProfilesBodySchema,
+	createListBodySchema,
+	createCampaignBodySchemas,
+	sendCampaignBodySchema,
+} = require('./schemas');
 
 /**
  * @typedef {import('./server').RecordedRequest} RecordedRequest
  * @typedef {import('./server').SandboxState} SandboxState
  * @typedef {import('./server').ResolvedOptions} ResolvedOptions
  * @typedef {{ options: ResolvedOptions, state: SandboxState }} RouteContext
- * @typedef {{ status: number, body: unknown }} Reply
+ * @typedef {{ status: number, body: unknown, summary?: string }} Reply  summary: what the
+ *   request changed that the answer does not show, for the log (ResponseLogEntry.summary)
  */
 
 /** @param {string} text @returns {Reply} */
@@ -26,6 +34,9 @@ const INVALID_API_KEY = { status: 401, body: { status: 'error', message: MESSAGE
 
 /** @type {Reply} */
 const INVALID_JSON = badRequest(MESSAGES.invalidJson);
+
+/** @param {string} text @returns {Reply} */
+const notFound = (text) => ({ status: 404, body: { status: 'error', error: text } });
 
 // ---------------------------------------------------------------- authentication
 
@@ -74,6 +85,23 @@ function validate(schema, body) {
 	if (result.success) return { data: result.data };
 	return { reply: badRequest(result.error.issues[0].message) };
 }
+
+/** Most items a log summary names before it says how many more there are. */
+const SUMMARY_ITEMS = 10;
+
+/**
+ * 'a, b, c' or 'a, b, c (+7 more)'.
+ * @param {string[]} items
+ */
+function someOf(items) {
+	const shown = items.slice(0, SUMMARY_ITEMS).join(', ');
+	const more = items.length - SUMMARY_ITEMS;
+	return more > 0 ? `${shown} (+${more} more)` : shown;
+}
+
+/** @param {import('./server').StoredProfile[]} profiles 'prof_… ann@x.test, prof_… bob@x.test' */
+const describeProfiles = (profiles) =>
+	someOf(profiles.map(({ profileId, email }) => `${profileId} ${email}`));
 
 /** @param {Date} date 'YYYY-MM-DD' in UTC */
 const utcDay = (date) => date.toISOString().slice(0, 10);
@@ -158,24 +186,53 @@ function sendEmail(request, context) {
 
 // ---------------------------------------------------------------- POST /list/addProfiles
 
+/** @param {number} length @returns {string} random lower-case hex digits */
+const randomHex = (length) => randomUUID().replace(/-/g, '').slice(0, length);
+
 /** @returns {string} */
-const newListId = () => `list_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+const newListId = () => `list_${randomHex(16)}`;
+
+/** @returns {string} */
+const newProfileId = () => `prof_${randomHex(16)}`;
 
 /**
- * Adds profiles not yet in the list (emails compared case-insensitively).
+ * The profileId of an email in the whole account; an email seen for the first time gets a new
+ * profile (with the fields given this time) and is added to `created`.
+ * @param {SandboxState} state
+ * @param {{ email: string, firstName?: string, lastName?: string }} profile
+ * @param {import('./server').StoredProfile[]} created
+ */
+function profileIdFor(state, profile, created) {
+	const key = profile.email.toLowerCase();
+	const known = state.profileIdsByEmail.get(key);
+	if (known !== undefined) return known;
+	const stored = { profileId: newProfileId(), ...profile };
+	state.profiles.set(stored.profileId, stored);
+	state.profileIdsByEmail.set(key, stored.profileId);
+	created.push(stored);
+	return stored.profileId;
+}
+
+/**
+ * Adds profiles not yet in the list (emails compared case-insensitively). The list keeps the
+ * fields given here; the profile's ID is the one its email has in the account.
+ * @param {SandboxState} state
  * @param {import('./server').StoredList} list
  * @param {import('zod').infer<typeof addProfilesBodySchema>['profiles']} profiles
- * @returns {number} how many were added
+ * @returns {{ addedCount: number, created: import('./server').StoredProfile[] }} how many were
+ *   added to the list, and the profiles new to the account
  */
-function addNewProfiles(list, profiles) {
+function addNewProfiles(state, list, profiles) {
 	let addedCount = 0;
+	/** @type {import('./server').StoredProfile[]} */
+	const created = [];
 	for (const profile of profiles) {
 		const key = profile.email.toLowerCase();
 		if (list.profiles.has(key)) continue;
-		list.profiles.set(key, { ...profile });
+		list.profiles.set(key, { profileId: profileIdFor(state, profile, created), ...profile });
 		addedCount += 1;
 	}
-	return addedCount;
+	return { addedCount, created };
 }
 
 /**
@@ -195,7 +252,7 @@ function addProfiles(request, { options, state }) {
 	let list;
 	if (body.listId !== undefined) {
 		list = state.lists.get(body.listId);
-		if (!list) return { status: 404, body: { status: 'error', error: MESSAGES.listNotFound } };
+		if (!list) return notFound(MESSAGES.listNotFound);
 	} else {
 		list = {
 			listId: newListId(),
@@ -206,8 +263,140 @@ function addProfiles(request, { options, state }) {
 		state.lists.set(list.listId, list);
 	}
 
-	const addedCount = addNewProfiles(list, body.profiles);
-	return { status: 200, body: { status: 'success', data: { listId: list.listId, addedCount } } };
+	const { addedCount, created } = addNewProfiles(state, list, body.profiles);
+	return {
+		status: 200,
+		body: { status: 'success', data: { listId: list.listId, addedCount } },
+		summary: created.length > 0 ? `new profiles: ${describeProfiles(created)}` : undefined,
+	};
+}
+
+// ---------------------------------------------------------------- POST /list/create
+
+/**
+ * @param {RecordedRequest} request
+ * @param {RouteContext} context
+ * @returns {Reply}
+ */
+function createList(request, { options, state }) {
+	// Spelled correctly on this endpoint's pages; listAuthHeader is about Add Profiles only.
+	if (authenticate(request, ['authorization'], options.apiKeys) === undefined) {
+		return INVALID_API_KEY;
+	}
+	if (request.body === undefined) return INVALID_JSON;
+
+	const { data: body, reply } = validate(createListBodySchema, request.body);
+	if (reply) return reply;
+
+	// Every ID is looked up before the list is created: an unknown one changes nothing.
+	const profiles = [];
+	for (const profileId of new Set(body.profiles ?? [])) {
+		const profile = state.profiles.get(profileId);
+		if (!profile) return notFound(MESSAGES.profileNotFound(profileId));
+		profiles.push(profile);
+	}
+
+	/** @type {import('./server').StoredList} */
+	const list = {
+		listId: newListId(),
+		name: body.listName,
+		description: body.listDescription,
+		profiles: new Map(profiles.map((profile) => [profile.email.toLowerCase(), { ...profile }])),
+	};
+	state.lists.set(list.listId, list);
+	return { status: 200, body: { status: 'success', data: { listId: list.listId } } };
+}
+
+// ---------------------------------------------------------------- POST /campaign/create
+
+/** A MongoDB-ObjectId-like campaign _id: 24 lower-case hex characters, as in the examples. */
+const newCampaignId = () => randomBytes(12).toString('hex');
+
+/**
+ * @param {RecordedRequest} request
+ * @param {RouteContext} context
+ * @returns {Reply}
+ */
+function createCampaign(request, { options, state }) {
+	if (authenticate(request, ['authorization'], options.apiKeys) === undefined) {
+		return INVALID_API_KEY;
+	}
+	if (request.body === undefined) return INVALID_JSON;
+
+	const schema = createCampaignBodySchemas[options.campaignListField];
+	const { data: input, reply } = validate(schema, request.body);
+	if (reply) return reply;
+
+	const { listIds, ...fields } = input;
+	const unknownListId = listIds.find((listId) => !state.lists.has(listId));
+	if (unknownListId !== undefined) return notFound(MESSAGES.listIdNotFound(unknownListId));
+
+	/** @type {import('./server').StoredCampaign} */
+	const campaign = {
+		_id: newCampaignId(),
+		...fields,
+		recepientList: listIds,
+		createdAt: options.now().toISOString(),
+	};
+	state.campaigns.set(campaign._id, campaign);
+	return { status: 200, body: { status: 'success', data: { campaign } } };
+}
+
+// ---------------------------------------------------------------- POST /campaign/send
+
+/**
+ * The emails of every profile in the campaign's lists as they are now: lists in the campaign's
+ * order, profiles in list order, each email (case-insensitive) once.
+ * @param {SandboxState} state
+ * @param {import('./server').StoredCampaign} campaign
+ * @returns {string[]}
+ */
+function campaignRecipients(state, campaign) {
+	/** @type {Map<string, string>} */
+	const recipients = new Map();
+	for (const listId of campaign.recepientList) {
+		for (const [key, profile] of state.lists.get(listId)?.profiles ?? []) {
+			if (!recipients.has(key)) recipients.set(key, profile.email);
+		}
+	}
+	return [...recipients.values()];
+}
+
+/**
+ * Sending "in the background" is over when the answer leaves: the send is recorded at once.
+ * @param {RecordedRequest} request
+ * @param {RouteContext} context
+ * @returns {Reply}
+ */
+function sendCampaign(request, { options, state }) {
+	if (authenticate(request, ['authorization'], options.apiKeys) === undefined) {
+		return INVALID_API_KEY;
+	}
+	if (request.body === undefined) return INVALID_JSON;
+
+	const { data: body, reply } = validate(sendCampaignBodySchema, request.body);
+	if (reply) return reply;
+	const campaign = state.campaigns.get(body.campaignId);
+	if (!campaign) return notFound(MESSAGES.campaignNotFound);
+	const recipients = campaignRecipients(state, campaign);
+	if (recipients.length === 0) return badRequest(MESSAGES.campaignWithoutRecipients);
+
+	// Campaign emails are not transactional emails: no quota, not in state.emails.
+	const sentTo = `${recipients.length} recipient${recipients.length === 1 ? '' : 's'}`;
+	state.campaignSends.push({
+		campaignId: campaign._id,
+		recipients,
+		sentAt: options.now().toISOString(),
+	});
+	return {
+		status: 200,
+		body: {
+			status: 'success',
+			message: MESSAGES.campaignSendingStarted,
+			data: { campaignId: campaign._id, recipientCount: recipients.length },
+		},
+		summary: `campaign ${campaign._id} sent to ${sentTo}: ${someOf(recipients)}`,
+	};
 }
 
 /**
@@ -217,6 +406,9 @@ function addProfiles(request, { options, state }) {
 const ROUTES = Object.freeze({
 	'POST /email/send': sendEmail,
 	'POST /list/addProfiles': addProfiles,
+	'POST /list/create': createList,
+	'POST /campaign/create': createCampaign,
+	'POST /campaign/send': sendCampaign,
 });
 
 module.exports = { ROUTES, addNewProfiles };

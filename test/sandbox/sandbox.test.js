@@ -14,6 +14,7 @@ const { startSandbox } = require('./server');
 const DEMO_KEY = 'be_sandbox_demo_key';
 const SEND_AUTH = { authorization: `Bearer ${DEMO_KEY}` };
 const LIST_AUTH = { authroization: `Bearer ${DEMO_KEY}` };
+const PROFILE_ID = /^prof_[0-9a-f]{16}$/;
 
 /** @type {import('./server').SandboxHandle} */
 let sandbox;
@@ -214,8 +215,13 @@ describe('POST /list/addProfiles (spec)', () => {
 			description: 'Monthly news',
 		});
 		expect([...(list?.profiles.values() ?? [])]).toEqual([
-			{ email: 'ann@customer.test', firstName: 'Ann', lastName: 'Lee' },
-			{ email: 'bob@customer.test' },
+			{
+				profileId: expect.stringMatching(PROFILE_ID),
+				email: 'ann@customer.test',
+				firstName: 'Ann',
+				lastName: 'Lee',
+			},
+			{ profileId: expect.stringMatching(PROFILE_ID), email: 'bob@customer.test' },
 		]);
 	});
 
@@ -589,8 +595,8 @@ describe('POST /list/addProfiles (assumptions where the spec is silent)', () => 
 
 		const profiles = [...(sandbox.state.lists.get(listId)?.profiles.values() ?? [])];
 		expect(profiles).toEqual([
-			{ email: 'ann@customer.test', firstName: 'Ann' },
-			{ email: 'bob@customer.test' },
+			{ profileId: expect.any(String), email: 'ann@customer.test', firstName: 'Ann' },
+			{ profileId: expect.any(String), email: 'bob@customer.test' },
 		]);
 	});
 
@@ -605,6 +611,40 @@ describe('POST /list/addProfiles (assumptions where the spec is silent)', () => 
 		const first = await addProfiles({ name: 'A', profiles: [] });
 		const second = await addProfiles({ name: 'A', profiles: [] });
 		expect(first.body.data.listId).not.toBe(second.body.data.listId);
+	});
+
+	test('assumption: an email gets one profileId in the whole account, the first time it is added', async () => {
+		const first = await addProfiles({
+			name: 'A',
+			profiles: [{ email: 'ann@customer.test', firstName: 'Ann' }],
+		});
+		const second = await addProfiles({
+			name: 'B',
+			profiles: [
+				{ email: 'ANN@customer.test', firstName: 'Annie' },
+				{ email: 'bob@customer.test' },
+			],
+		});
+
+		const entry = (/** @type {string} */ listId, /** @type {string} */ email) =>
+			sandbox.state.lists.get(listId)?.profiles.get(email);
+		const annInA = entry(first.body.data.listId, 'ann@customer.test');
+		const annInB = entry(second.body.data.listId, 'ann@customer.test');
+		expect(annInA?.profileId).toMatch(PROFILE_ID);
+		expect(annInB?.profileId).toBe(annInA?.profileId);
+		// Each list keeps the fields it was given; the account keeps the first ones.
+		expect(annInB).toMatchObject({ email: 'ANN@customer.test', firstName: 'Annie' });
+		expect([...sandbox.state.profiles.values()]).toEqual([
+			{ profileId: annInA?.profileId, email: 'ann@customer.test', firstName: 'Ann' },
+			{ profileId: expect.stringMatching(PROFILE_ID), email: 'bob@customer.test' },
+		]);
+		expect(sandbox.state.profileIdsByEmail.get('ann@customer.test')).toBe(annInA?.profileId);
+	});
+
+	test('assumption: a rejected request creates no profiles', async () => {
+		await addProfiles({ name: 'X', profiles: [{ email: 'a@customer.test' }, { email: 'bad' }] });
+		await addProfiles({ listId: 'nope', profiles: [{ email: 'a@customer.test' }] });
+		expect(sandbox.state.profiles.size).toBe(0);
 	});
 });
 
@@ -696,7 +736,7 @@ describe('sandbox harness', () => {
 	test('sandbox: reset() restores options and clears state, requests and faults', async () => {
 		sandbox.setOptions({ dailyLimit: 1 });
 		await sendEmail(validEmail());
-		await addProfiles({ name: 'X', profiles: [] });
+		await addProfiles({ name: 'X', profiles: [{ email: 'a@customer.test' }] });
 		sandbox.injectFaults({ status: 500 });
 
 		sandbox.reset();
@@ -705,12 +745,17 @@ describe('sandbox harness', () => {
 		expect(sandbox.requests).toHaveLength(0);
 		expect(sandbox.state.emails).toHaveLength(0);
 		expect(sandbox.state.lists.size).toBe(0);
+		expect(sandbox.state.profiles.size).toBe(0);
+		expect(sandbox.state.profileIdsByEmail.size).toBe(0);
 		expect(sandbox.pendingFaults()).toBe(0);
 		expect((await sendEmail(validEmail())).body.data.dailyEmailCount).toBe(1);
 	});
 
 	test('sandbox: setOptions() refuses options fixed at start and invalid values', () => {
 		expect(() => sandbox.setOptions({ port: 1234 })).toThrow('Cannot change port after start');
+		expect(() => sandbox.setOptions({ profiles: [] })).toThrow(
+			'Cannot change profiles after start',
+		);
 		// @ts-expect-error deliberately invalid
 		expect(() => sandbox.setOptions({ listAuthHeader: 'Auth' })).toThrow();
 		expect(() => sandbox.setOptions({ dailyLimit: -1 })).toThrow();
@@ -753,6 +798,52 @@ describe('sandbox harness', () => {
 		} finally {
 			await custom.close();
 		}
+	});
+
+	test('sandbox: seeded profiles keep their profileId, and seeded lists take it by email', async () => {
+		const custom = await startSandbox({
+			profiles: [{ profileId: 'prof_ann', email: 'Ann@customer.test', firstName: 'Ann' }],
+			lists: [
+				{
+					listId: 'list_seeded',
+					profiles: [{ email: 'ann@customer.test' }, { email: 'bob@customer.test' }],
+				},
+			],
+		});
+		try {
+			const check = () => {
+				const seeded = custom.state.lists.get('list_seeded')?.profiles;
+				expect(seeded?.get('ann@customer.test')?.profileId).toBe('prof_ann');
+				expect(seeded?.get('bob@customer.test')?.profileId).toMatch(PROFILE_ID);
+				expect(custom.state.profiles.get('prof_ann')).toEqual({
+					profileId: 'prof_ann',
+					email: 'Ann@customer.test',
+					firstName: 'Ann',
+				});
+				expect(custom.state.profiles.size).toBe(2);
+			};
+			check();
+			await post(
+				'/list/addProfiles',
+				{ name: 'X', profiles: [{ email: 'carl@customer.test' }] },
+				LIST_AUTH,
+				custom,
+			);
+			custom.reset();
+			check();
+		} finally {
+			await custom.close();
+		}
+	});
+
+	test('sandbox: seeded profiles must not repeat a profileId or an email', async () => {
+		const ann = { profileId: 'prof_ann', email: 'ann@customer.test' };
+		await expect(startSandbox({ profiles: [ann, { ...ann, email: 'b@x.test' }] })).rejects.toThrow(
+			'profileId prof_ann is seeded twice',
+		);
+		await expect(
+			startSandbox({ profiles: [ann, { profileId: 'prof_2', email: 'ANN@customer.test' }] }),
+		).rejects.toThrow('email ANN@customer.test is seeded twice');
 	});
 
 	test('sandbox: latencyMs delays every answer', async () => {
@@ -930,6 +1021,102 @@ describe('cli', () => {
 		return { child, exited, baseUrl, output: () => output };
 	}
 
+	test('cli: logs the profileId and email of each profile new to the account', async () => {
+		const cli = await startCli([]);
+		const url = cli.baseUrl.replace('localhost', '127.0.0.1');
+		const profiles = Array.from({ length: 12 }, (_, index) => ({
+			email: `p${index}@customer.test`,
+		}));
+		const add = () =>
+			fetch(`${url}/list/addProfiles`, {
+				method: 'POST',
+				headers: { ...LIST_AUTH, 'content-type': 'application/json' },
+				body: JSON.stringify({ name: 'X', profiles }),
+			});
+		expect((await add()).status).toBe(200);
+		await waitFor(() => cli.output().includes('POST /list/addProfiles 200'));
+		expect(cli.output()).toMatch(
+			/POST \/list\/addProfiles 200 \d+ms new profiles: prof_[0-9a-f]{16} p0@customer\.test, prof_[0-9a-f]{16} p1@customer\.test, .*p9@customer\.test \(\+2 more\)\n/,
+		);
+
+		// Known emails get no new IDs, so the second line has no summary.
+		expect((await add()).status).toBe(200);
+		await waitFor(() => cli.output().match(/POST \/list\/addProfiles 200/g)?.length === 2);
+		expect(cli.output()).toMatch(/POST \/list\/addProfiles 200 \d+ms\n/);
+
+		cli.child.kill('SIGTERM');
+		expect(await cli.exited).toBe(0);
+	});
+
+	test('cli: --campaign-list-field sets the list IDs field Create Campaign reads, and the banner shows it', async () => {
+		const published = await startCli([]);
+		expect(published.output()).toContain('Campaign lists:    read from recepientList');
+		published.child.kill('SIGTERM');
+		expect(await published.exited).toBe(0);
+
+		const cli = await startCli(['--campaign-list-field', 'recipientList']);
+		expect(cli.output()).toContain('Campaign lists:    read from recipientList');
+		const url = cli.baseUrl.replace('localhost', '127.0.0.1');
+		const answer = await fetch(`${url}/campaign/create`, {
+			method: 'POST',
+			headers: { ...SEND_AUTH, 'content-type': 'application/json' },
+			body: JSON.stringify({ name: 'X', subject: 'Y', recipientList: 'not an array' }),
+		});
+		expect(await answer.json()).toEqual(
+			errorBody('error', 'Field "recipientList" must be an array of list IDs'),
+		);
+		cli.child.kill('SIGTERM');
+		expect(await cli.exited).toBe(0);
+	});
+
+	test('cli: an invalid --campaign-list-field stops with a readable error', async () => {
+		const child = spawn(process.execPath, [CLI, '--port', '0', '--campaign-list-field', 'x'], {
+			stdio: ['ignore', 'pipe', 'pipe'],
+		});
+		let stderr = '';
+		child.stderr.on('data', (chunk) => (stderr += chunk));
+		const code = await new Promise((resolve) => child.on('exit', resolve));
+		expect(code).toBe(1);
+		expect(stderr).toContain('Invalid option campaignListField');
+	});
+
+	test('cli: logs the recipients of a sent campaign', async () => {
+		const cli = await startCli([]);
+		const url = cli.baseUrl.replace('localhost', '127.0.0.1');
+		/** @param {string} route @param {unknown} body @param {Record<string, string>} auth */
+		const call = async (route, body, auth) => {
+			const response = await fetch(`${url}${route}`, {
+				method: 'POST',
+				headers: { ...auth, 'content-type': 'application/json' },
+				body: JSON.stringify(body),
+			});
+			return response.json();
+		};
+		const list = await call(
+			'/list/addProfiles',
+			{ name: 'X', profiles: [{ email: 'ann@customer.test' }, { email: 'bob@customer.test' }] },
+			LIST_AUTH,
+		);
+		const created = await call(
+			'/campaign/create',
+			{ name: 'Sale', subject: 'Hi', recepientList: [list.data.listId] },
+			SEND_AUTH,
+		);
+		const campaignId = created.data.campaign._id;
+		expect((await call('/campaign/send', { campaignId }, SEND_AUTH)).status).toBe('success');
+
+		await waitFor(() => cli.output().includes('POST /campaign/send 200'));
+		expect(cli.output()).toMatch(
+			new RegExp(
+				`POST /campaign/send 200 \\d+ms campaign ${campaignId} sent to 2 recipients: ann@customer\\.test, bob@customer\\.test\n`,
+			),
+		);
+		expect(cli.output()).toMatch(/POST \/campaign\/create 200 \d+ms\n/);
+
+		cli.child.kill('SIGTERM');
+		expect(await cli.exited).toBe(0);
+	});
+
 	test('cli: prints base URL, demo key, templates and verified senders; stops cleanly on SIGTERM', async () => {
 		const cli = await startCli([]);
 		expect(cli.baseUrl).toMatch(/^http:\/\/localhost:\d+\/api\/v0\/dev$/);
@@ -966,6 +1153,7 @@ describe('cli', () => {
 		expect(list.status).toBe(200);
 
 		await waitFor(() => cli.output().includes('POST /list/addProfiles 200'));
+		expect(cli.output()).toMatch(/POST \/list\/addProfiles 200 \d+ms\n/);
 		expect(cli.output()).toMatch(/POST \/email\/send 200/);
 		expect(cli.output()).toMatch(/POST \/email\/send 429/);
 		expect(cli.output()).not.toContain(secret);

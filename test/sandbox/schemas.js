@@ -22,6 +22,10 @@ const MESSAGES = Object.freeze({
 	profilesRequired: 'profiles array is required',
 	nameRequired: 'name is required when listId is not provided',
 	listNotFound: 'List not found',
+	profileIdsNotArray: 'Field "profiles" must be an array of profile IDs',
+	campaignNotFound: 'Campaign not found',
+	campaignWithoutRecipients: 'Campaign has no recipients',
+	campaignSendingStarted: 'Campaign sending started',
 	/** @param {string} field */
 	invalidEmailFormat: (field) => `Invalid email format for field "${field}"`,
 	/** @param {string} field */
@@ -30,6 +34,12 @@ const MESSAGES = Object.freeze({
 	fieldNotString: (field) => `Field "${field}" must be a string`,
 	/** @param {string} field */
 	fieldEmpty: (field) => `Field "${field}" must not be empty`,
+	/** @param {string} profileId */
+	profileNotFound: (profileId) => `Profile "${profileId}" not found`,
+	/** @param {string} field */
+	listIdsNotArray: (field) => `Field "${field}" must be an array of list IDs`,
+	/** @param {string} listId */
+	listIdNotFound: (listId) => `List "${listId}" not found`,
 	/** @param {string} from */
 	senderNotVerified: (from) => `Sender "${from}" is not a verified sender`,
 	/** @param {string} templateId */
@@ -49,6 +59,12 @@ const requiredString = (field) =>
 	z.string({
 		required_error: MESSAGES.fieldRequired(field),
 		invalid_type_error: MESSAGES.fieldNotString(field),
+	});
+
+/** A required string with more than white space in it. @param {string} field */
+const requiredText = (field) =>
+	requiredString(field).refine((value) => value.trim() !== '', {
+		message: MESSAGES.fieldEmpty(field),
 	});
 
 /** @param {string} field */
@@ -157,7 +173,95 @@ const addProfilesBodySchema = z
 		}
 	});
 
+// ---------------------------------------------------------------- POST /list/create
+
+// Create List names its fields listName / listDescription and takes profile IDs, unlike Add Profiles.
+const createListBodySchema = z.object(
+	{
+		listName: requiredText('listName'),
+		listDescription: requiredString('listDescription'),
+		profiles: z
+			.array(z.string(locatedError('must be a profile ID string')), {
+				invalid_type_error: MESSAGES.profileIdsNotArray,
+			})
+			.optional(),
+	},
+	{ invalid_type_error: MESSAGES.bodyNotObject },
+);
+
+// ---------------------------------------------------------------- POST /campaign/create
+
+/** Which spelling of the list IDs field Create Campaign reads (option `campaignListField`). */
+const CAMPAIGN_LIST_FIELDS = /** @type {const} */ (['recepientList', 'recipientList', 'either']);
+
+/** @param {string} field */
+const listIdsSchema = (field) =>
+	z
+		.array(z.string(locatedError('must be a list ID string')), {
+			invalid_type_error: MESSAGES.listIdsNotArray(field),
+		})
+		.optional();
+
+const campaignFields = {
+	name: requiredText('name'),
+	// Like Send Email's subject: empty is refused, white space is not.
+	subject: requiredString('subject').min(1, { message: MESSAGES.fieldEmpty('subject') }),
+	content: optionalString('content'),
+};
+
+/**
+ * The campaign with its list IDs under `listIds`, whichever spelling carried them, each once.
+ * @param {{ name: string, subject: string, content?: string,
+ *   recepientList?: string[], recipientList?: string[] }} body
+ */
+const withListIds = ({ recepientList, recipientList, ...fields }) => ({
+	...fields,
+	listIds: [...new Set([...(recepientList ?? []), ...(recipientList ?? [])])],
+});
+
+const bodyNotObject = { invalid_type_error: MESSAGES.bodyNotObject };
+
+/**
+ * Create Campaign's body per `campaignListField`. A spelling that is not read is an unknown field,
+ * ignored like any other.
+ */
+const createCampaignBodySchemas = {
+	recepientList: z
+		.object({ ...campaignFields, recepientList: listIdsSchema('recepientList') }, bodyNotObject)
+		.transform(withListIds),
+	recipientList: z
+		.object({ ...campaignFields, recipientList: listIdsSchema('recipientList') }, bodyNotObject)
+		.transform(withListIds),
+	either: z
+		.object(
+			{
+				...campaignFields,
+				recepientList: listIdsSchema('recepientList'),
+				recipientList: listIdsSchema('recipientList'),
+			},
+			bodyNotObject,
+		)
+		.transform(withListIds),
+};
+
+// ---------------------------------------------------------------- POST /campaign/send
+
+const sendCampaignBodySchema = z.object(
+	{ campaignId: requiredString('campaignId') },
+	bodyNotObject,
+);
+
 // ---------------------------------------------------------------- sandbox options and faults
+
+/** Every route path under basePath; a fault's `path` is one of them. */
+const ROUTE_PATHS = /** @type {const} */ ([
+	'/email/send',
+	'/list/addProfiles',
+	'/list/create',
+	'/campaign/create',
+	'/campaign/send',
+]);
+/** @typedef {typeof ROUTE_PATHS[number]} RoutePath */
 
 const LIST_AUTH_HEADERS = /** @type {const} */ (['Authroization', 'Authorization', 'either']);
 
@@ -168,6 +272,35 @@ const seedListSchema = z.object({
 	name: z.string().default(''),
 	description: z.string().optional(),
 	profiles: z.array(profileSchema).default([]),
+});
+
+const seedCampaignSchema = z.object({
+	_id: z.string().regex(/^[0-9a-f]{24}$/, '_id must be 24 lower-case hex characters'),
+	name: z.string().min(1),
+	subject: z.string().min(1),
+	content: z.string().optional(),
+	recepientList: z.array(z.string()).default(() => []),
+});
+
+const seedProfileSchema = profileSchema.extend({ profileId: z.string().min(1) });
+
+/** Seeded profiles: each profileId and each email (case-insensitive) at most once. */
+const seedProfilesSchema = z.array(seedProfileSchema).superRefine((profiles, ctx) => {
+	const ids = new Set();
+	const emails = new Set();
+	for (const { profileId, email } of profiles) {
+		if (ids.has(profileId)) {
+			ctx.addIssue({
+				code: z.ZodIssueCode.custom,
+				message: `profileId ${profileId} is seeded twice`,
+			});
+		}
+		if (emails.has(email.toLowerCase())) {
+			ctx.addIssue({ code: z.ZodIssueCode.custom, message: `email ${email} is seeded twice` });
+		}
+		ids.add(profileId);
+		emails.add(email.toLowerCase());
+	}
 });
 
 const functionSchema = z.custom((value) => typeof value === 'function', {
@@ -196,7 +329,10 @@ const sandboxOptionsSchema = z
 		faultRate: z.number().min(0).max(1).default(0),
 		randomFaults: z.lazy(() => faultListSchema.min(1)).default(() => [{ status: 500 }]),
 		faultSeed: z.number().int().optional(),
+		profiles: seedProfilesSchema.default(() => []),
 		lists: z.array(seedListSchema).default(() => []),
+		campaigns: z.array(seedCampaignSchema).default(() => []),
+		campaignListField: z.enum(CAMPAIGN_LIST_FIELDS).default('recepientList'),
 		now: /** @type {z.ZodType<() => Date>} */ (functionSchema).default(() => () => new Date()),
 		onResponse: /** @type {z.ZodType<(entry: any) => void>} */ (functionSchema).optional(),
 	})
@@ -204,7 +340,7 @@ const sandboxOptionsSchema = z
 
 const faultSchema = z
 	.object({
-		path: z.enum(['/email/send', '/list/addProfiles']).optional(),
+		path: z.enum(ROUTE_PATHS).optional(),
 		status: z.number().int().min(100).max(599).optional(),
 		body: z.union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())]).optional(),
 		headers: z.record(z.string(), z.string()).optional(),
@@ -221,6 +357,11 @@ module.exports = {
 	LIST_AUTH_HEADERS,
 	sendEmailBodySchema,
 	addProfilesBodySchema,
+	createListBodySchema,
+	CAMPAIGN_LIST_FIELDS,
+	createCampaignBodySchemas,
+	sendCampaignBodySchema,
+	ROUTE_PATHS,
 	sandboxOptionsSchema,
 	faultListSchema,
 };

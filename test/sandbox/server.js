@@ -34,9 +34,19 @@ const { createFaultQueue, defaultFaultBody } = require('./faults');
  * @property {import('./faults').Fault[]} [randomFaults] The faults `faultRate` draws from,
  *   uniformly. Default [{ status: 500 }].
  * @property {number} [faultSeed] Seed for the draws, so a mix can be replayed. Default random.
+ * @property {{ profileId: string, email: string, firstName?: string, lastName?: string }[]} [profiles]
+ *   Profiles that exist at start (and again after reset()), with the IDs Create List accepts.
+ *   Default [].
  * @property {{ listId: string, name?: string, description?: string,
  *   profiles?: { email: string, firstName?: string, lastName?: string }[] }[]} [lists]
- *   Lists that exist at start (and again after reset()). Default [].
+ *   Lists that exist at start (and again after reset()). Their profiles take the profileId of a
+ *   seeded profile with the same email, else a new one. Default [].
+ * @property {{ _id: string, name: string, subject: string, content?: string,
+ *   recepientList?: string[] }[]} [campaigns] Campaigns that exist at start (and again after
+ *   reset()); `_id` is 24 hex characters, `recepientList` names seeded lists. Default [].
+ * @property {'recepientList' | 'recipientList' | 'either'} [campaignListField] The spelling of
+ *   the list IDs field Create Campaign reads; the other is ignored like any unknown field.
+ *   Default 'recepientList', the spelling the spec publishes.
  * @property {() => Date} [now] Clock used for the daily quota. Default () => new Date().
  * @property {(entry: ResponseLogEntry) => void} [onResponse] Called once per request after it
  *   was answered (or reset, or left hanging). Used by the CLI to log.
@@ -54,19 +64,31 @@ const { createFaultQueue, defaultFaultBody } = require('./faults');
  * @property {string} rawBody
  * @property {string} receivedAt ISO timestamp.
  *
- * @typedef {{ email: string, firstName?: string, lastName?: string }} StoredProfile
+ * @typedef {{ profileId: string, email: string, firstName?: string, lastName?: string }} StoredProfile
  * @typedef {{ listId: string, name: string, description?: string,
  *   profiles: Map<string, StoredProfile> }} StoredList  profiles keyed by lower-cased email
  * @typedef {{ messageId: string, apiKey: string, to: string, from: string, subject: string,
  *   html?: string, text?: string, templateId?: string, templateVariables?: Record<string, string>,
  *   queuedAt: string }} QueuedEmail
+ * @typedef {{ _id: string, name: string, subject: string, content?: string,
+ *   recepientList: string[], createdAt: string }} StoredCampaign  recepientList: list IDs, under
+ *   the published spelling whichever spelling the request used
+ * @typedef {{ campaignId: string, recipients: string[], sentAt: string }} CampaignSend  recipients:
+ *   the emails the campaign went to
  *
  * @typedef {object} SandboxState
  * @property {QueuedEmail[]} emails Accepted emails, oldest first.
+ * @property {Map<string, StoredProfile>} profiles profileId -> the profile as first seen: one
+ *   per email (case-insensitive) in the whole account.
+ * @property {Map<string, string>} profileIdsByEmail lower-cased email -> profileId (index of `profiles`).
  * @property {Map<string, StoredList>} lists listId -> list.
+ * @property {Map<string, StoredCampaign>} campaigns _id -> campaign.
+ * @property {CampaignSend[]} campaignSends Accepted Send Campaign requests, oldest first.
  * @property {Map<string, { day: string, count: number }>} quota API key -> count for a UTC day.
  *
- * @typedef {{ method: string, path: string, status: number | 'reset' | 'drop' | 'hang', durationMs: number }} ResponseLogEntry
+ * @typedef {{ method: string, path: string, status: number | 'reset' | 'drop' | 'hang', durationMs: number,
+ *   summary?: string }} ResponseLogEntry  summary: what the request changed that the answer does
+ *   not show (new profile IDs, a campaign's recipients); only when handled ('drop' included)
  *
  * @typedef {object} SandboxHandle
  * @property {number} port
@@ -75,7 +97,8 @@ const { createFaultQueue, defaultFaultBody } = require('./faults');
  * @property {RecordedRequest[]} requests Every request received, rejected ones included.
  * @property {SandboxState} state
  * @property {ResolvedOptions} options The options in effect (read-only view).
- * @property {() => void} reset Back to the state right after start: options, lists, quota, requests, faults.
+ * @property {() => void} reset Back to the state right after start: options, profiles, lists,
+ *   campaigns, campaign sends, quota, requests, faults.
  * @property {(partial: SandboxOptions) => void} setOptions Changes options until the next reset().
  * @property {(faults: import('./faults').Fault | import('./faults').Fault[]) => void} injectFaults
  * @property {() => number} pendingFaults Scripted faults not consumed yet.
@@ -83,11 +106,11 @@ const { createFaultQueue, defaultFaultBody } = require('./faults');
  */
 
 /** Options that shape the listening server or the seeded state, so they are fixed at start. */
-const FIXED_OPTIONS = ['port', 'host', 'basePath', 'lists'];
+const FIXED_OPTIONS = ['port', 'host', 'basePath', 'profiles', 'lists', 'campaigns'];
 
-/** @type {{ status: number, body: object }} */
+/** @type {import('./routes').Reply} */
 const INTERNAL_ERROR = { status: 500, body: { status: 'error', message: MESSAGES.internalError } };
-/** @type {{ status: number, body: object }} */
+/** @type {import('./routes').Reply} */
 const NOT_FOUND = { status: 404, body: { status: 'error', message: MESSAGES.notFound } };
 
 // ---------------------------------------------------------------- small I/O helpers
@@ -151,14 +174,28 @@ const hostForUrl = (host) => (host.includes(':') ? `[${host}]` : host);
 // ---------------------------------------------------------------- state
 
 /** @returns {SandboxState} */
-const createState = () => ({ emails: [], lists: new Map(), quota: new Map() });
+const createState = () => ({
+	emails: [],
+	profiles: new Map(),
+	profileIdsByEmail: new Map(),
+	lists: new Map(),
+	campaigns: new Map(),
+	campaignSends: [],
+	quota: new Map(),
+});
 
 /**
+ * Seeded profiles first, so seeded lists find their IDs by email; lists before the campaigns
+ * that name them.
  * @param {SandboxState} state
- * @param {ResolvedOptions['lists']} seeds
+ * @param {ResolvedOptions} options
  */
-function seedLists(state, seeds) {
-	for (const seed of seeds) {
+function seedState(state, { profiles, lists, campaigns, now }) {
+	for (const profile of profiles) {
+		state.profiles.set(profile.profileId, { ...profile });
+		state.profileIdsByEmail.set(profile.email.toLowerCase(), profile.profileId);
+	}
+	for (const seed of lists) {
 		/** @type {StoredList} */
 		const list = {
 			listId: seed.listId,
@@ -166,15 +203,32 @@ function seedLists(state, seeds) {
 			description: seed.description,
 			profiles: new Map(),
 		};
-		addNewProfiles(list, seed.profiles);
+		addNewProfiles(state, list, seed.profiles);
 		state.lists.set(list.listId, list);
+	}
+	for (const seed of campaigns) {
+		const unknownListId = seed.recepientList.find((listId) => !state.lists.has(listId));
+		if (unknownListId !== undefined) {
+			throw new Error(
+				`Seeded campaign ${seed._id} names list ${unknownListId}, which is not seeded`,
+			);
+		}
+		state.campaigns.set(seed._id, {
+			...seed,
+			recepientList: [...new Set(seed.recepientList)],
+			createdAt: now().toISOString(),
+		});
 	}
 }
 
 /** @param {SandboxState} state */
 function clearState(state) {
 	state.emails.length = 0;
+	state.profiles.clear();
+	state.profileIdsByEmail.clear();
 	state.lists.clear();
+	state.campaigns.clear();
+	state.campaignSends.length = 0;
 	state.quota.clear();
 }
 
@@ -193,7 +247,7 @@ async function startSandbox(input = {}) {
 	/** @type {RecordedRequest[]} */
 	const requests = [];
 	const state = createState();
-	seedLists(state, options.lists);
+	seedState(state, options);
 	const faults = createFaultQueue({
 		faultRate: () => options.faultRate,
 		randomFaults: () => options.randomFaults,
@@ -258,7 +312,7 @@ async function startSandbox(input = {}) {
 	 * @param {string | undefined} routePath path under basePath, undefined when outside it
 	 * @param {http.IncomingMessage} req
 	 * @param {http.ServerResponse} res
-	 * @returns {Promise<ResponseLogEntry['status']>}
+	 * @returns {Promise<Pick<ResponseLogEntry, 'status' | 'summary'>>}
 	 */
 	async function respond(request, routePath, req, res) {
 		await sleep(options.latencyMs);
@@ -267,13 +321,13 @@ async function startSandbox(input = {}) {
 			await sleep(fault.delayMs ?? 0);
 			if (fault.action === 'reset') {
 				req.socket.resetAndDestroy();
-				return 'reset';
+				return { status: 'reset' };
 			}
-			if (fault.action === 'hang') return 'hang';
+			if (fault.action === 'hang') return { status: 'hang' };
 			if (fault.action === 'drop') {
-				routeReply(request, routePath);
+				const { summary } = routeReply(request, routePath);
 				req.socket.resetAndDestroy();
-				return 'drop';
+				return { status: 'drop', summary };
 			}
 			if (fault.status !== undefined) {
 				writeResponse(
@@ -282,12 +336,12 @@ async function startSandbox(input = {}) {
 					fault.body ?? defaultFaultBody(fault.status),
 					fault.headers,
 				);
-				return fault.status;
+				return { status: fault.status };
 			}
 		}
 		const reply = routeReply(request, routePath);
 		writeResponse(res, reply.status, reply.body);
-		return reply.status;
+		return { status: reply.status, summary: reply.summary };
 	}
 
 	/** @param {http.IncomingMessage} req @param {http.ServerResponse} res */
@@ -296,13 +350,19 @@ async function startSandbox(input = {}) {
 		const rawBody = await readBody(req);
 		const pathname = new URL(req.url ?? '/', 'http://sandbox').pathname;
 		const request = recordRequest(req, rawBody, pathname);
-		const status = await respond(request, relativePath(pathname, options.basePath), req, res);
+		const { status, summary } = await respond(
+			request,
+			relativePath(pathname, options.basePath),
+			req,
+			res,
+		);
 		try {
 			options.onResponse?.({
 				method: request.method,
 				path: request.path,
 				status,
 				durationMs: Date.now() - startedAt,
+				...(summary === undefined ? {} : { summary }),
 			});
 		} catch {
 			// A failing logger must not break the sandbox.
@@ -346,7 +406,7 @@ async function startSandbox(input = {}) {
 			faults.clear();
 			options = sandboxOptionsSchema.parse(initialOptions);
 			clearState(state);
-			seedLists(state, options.lists);
+			seedState(state, options);
 		},
 		setOptions(partial) {
 			const fixed = Object.keys(partial).filter((key) => FIXED_OPTIONS.includes(key));

@@ -12,6 +12,11 @@ export interface SuccessContract {
 	check: (data: IDataObject) => string | undefined;
 	/** What a request that reached BasicsEngage may have done, e.g. "the email may have been queued". */
 	effect: string;
+	/**
+	 * The success answer is not published (Send Campaign): `status: "success"` alone is the
+	 * success, with or without a `data` object, and `check` sees `data` or `{}`.
+	 */
+	dataOptional?: boolean;
 }
 
 export interface HttpAnswer {
@@ -40,9 +45,11 @@ export function toApiResult(
 		const lacks =
 			!isObject(body) || body.status !== 'success'
 				? 'it is not the documented success answer (status "success")'
-				: !isObject(body.data)
-					? 'it has no "data" object'
-					: contract.check(body.data);
+				: isObject(body.data)
+					? contract.check(body.data)
+					: contract.dataOptional
+						? contract.check({})
+						: 'it has no "data" object';
 		if (lacks === undefined) return { ok: true, body: body as IDataObject };
 		return failed({
 			kind: 'unexpected_response',

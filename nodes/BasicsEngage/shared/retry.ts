@@ -41,6 +41,21 @@ const retryWaitOption: INodeProperties = {
 
 export const retryOptions: INodeProperties[] = [retriesOption, retryWaitOption];
 
+/**
+ * The retry options of an operation whose request is never sent again once it may have reached
+ * BasicsEngage (creating a list or a campaign, sending a campaign): read with
+ * `readRetryPolicy(options, false)`, and no option turns that on.
+ */
+export function retryOptionsUntilSent(consequence: string): INodeProperties[] {
+	return [
+		{
+			...retriesOption,
+			description: `How many times to send a request again when it provably never reached BasicsEngage (connection refused, address not found). Never after a server error, a dropped connection or a timeout: ${consequence}. 0 turns retries off.`,
+		},
+		retryWaitOption,
+	];
+}
+
 export function readRetryPolicy(options: IDataObject, retryMaybeSent: boolean): RetryPolicy {
 	return {
 		retries: readNumberOption(options, retriesOption),

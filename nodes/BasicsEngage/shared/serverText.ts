@@ -57,3 +57,31 @@ export function apiErrorText(body: unknown): string | undefined {
 	}
 	return undefined;
 }
+
+/**
+ * A value from a success answer that goes into an output item as it came: the key redacted,
+ * and as text (redacted, cut) when it is longer than `maxLength` once serialized or cannot be
+ * serialized at all, so no answer can make an item huge, deep or a carrier of the key.
+ */
+export function keepServerValue(
+	value: unknown,
+	secrets: readonly string[],
+	maxLength: number,
+): IDataObject[string] {
+	if (value === undefined || value === null) return null;
+	if (typeof value === 'number' || typeof value === 'boolean') return value;
+	if (typeof value === 'string') {
+		const redacted = redact(value, secrets);
+		return redacted.length <= maxLength ? redacted : cut(redacted, maxLength);
+	}
+	const json = serialize(value);
+	const redacted = redact(json, secrets);
+	if (redacted.length <= maxLength) {
+		try {
+			return JSON.parse(redacted) as IDataObject[string];
+		} catch {
+			// The key was matched across JSON syntax; the text below is still redacted.
+		}
+	}
+	return showServerText(redacted, secrets, maxLength);
+}

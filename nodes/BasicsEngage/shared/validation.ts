@@ -79,3 +79,50 @@ export function readItem<T>(read: () => Checked<T>): Checked<T> {
 		};
 	}
 }
+
+/**
+ * Reads a list of IDs (profile or list IDs): comma-separated text as typed, or a list from an
+ * expression. Each ID is trimmed and empty ones are dropped; anything that is not text is
+ * refused, so an object is never sent as "[object Object]" and a number is not taken for an ID.
+ */
+export function readIdList(value: unknown, label: string): Checked<string[]> {
+	if (value === undefined || value === null || value === '') return { ok: true, value: [] };
+	const parts = typeof value === 'string' ? value.split(',') : value;
+	if (!Array.isArray(parts)) {
+		return {
+			ok: false,
+			failure: invalidInput(
+				`${label} must be text or a list of texts, not ${describe(value)}`,
+				`Type the IDs separated by commas, or map a list of IDs, for example {{ $json.ids }}.`,
+			),
+		};
+	}
+	const ids: string[] = [];
+	for (const [index, part] of parts.entries()) {
+		if (typeof part !== 'string') {
+			return {
+				ok: false,
+				failure: invalidInput(
+					`${label} must hold only texts, but entry ${index + 1} is ${describe(part)}`,
+					`Map a list of ID texts to ${label}.`,
+				),
+			};
+		}
+		const id = part.trim();
+		if (id !== '') ids.push(id);
+	}
+	return { ok: true, value: ids };
+}
+
+/** Text that must not be blank, trimmed: an ID, or a name the API refuses when blank. */
+export function readTrimmed(value: unknown, label: string): Checked<string> {
+	const text = readText(value, label, { required: true });
+	if (!text.ok) return text;
+	const id = (text.value as string).trim();
+	return id === ''
+		? {
+				ok: false,
+				failure: invalidInput(`${label} is required`, `${label} is empty for this item.`),
+			}
+		: { ok: true, value: id };
+}

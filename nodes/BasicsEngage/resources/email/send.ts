@@ -5,19 +5,17 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
-import type { ApiResult, SuccessContract } from '../../shared/answers';
+import type { SuccessContract } from '../../shared/answers';
 import type { ApiFailure } from '../../shared/errors';
-import { invalidInput, RUN_STOPPING_KINDS, toNodeError } from '../../shared/errors';
+import { invalidInput } from '../../shared/errors';
 import type { RunMemory } from '../../shared/once';
-import type { SentKeys } from './sentKeys';
-import { claimKeys, readSentKeys, releaseUnsentKeys, skipAlreadySentOption } from './sentKeys';
-import { failItem, notSentFailure } from '../../shared/output';
-import { sendConcurrently } from '../../shared/queue';
+import { notSentFailure } from '../../shared/output';
+import { runPerItem } from '../../shared/perItem';
+import { readSentKeys, skipAlreadySent, skipAlreadySentOption } from './sentKeys';
 import { readRetryPolicy, retryOptions } from '../../shared/retry';
 import { getRequestSettings, readNumberOption, readOptions } from '../../shared/settings';
-import type { ApiRequest } from '../../shared/transport';
 import type { Checked } from '../../shared/validation';
-import { readEmailAddress, readItem, readText } from '../../shared/validation';
+import { readEmailAddress, readText } from '../../shared/validation';
 
 const showForSend = { resource: ['email'], operation: ['send'] };
 
@@ -212,120 +210,30 @@ export async function sendEmail(
 	this: IExecuteFunctions,
 	memory: RunMemory,
 ): Promise<INodeExecutionData[][]> {
-	const items = this.getInputData();
 	const settings = await getRequestSettings(this);
 	const options = readOptions(this, 'options');
-	const concurrency = readNumberOption(options, concurrencyOption);
-	// A retried email may be queued twice, so only the user can allow that.
-	const retryPolicy = readRetryPolicy(options, options.retrySendOnServerError === true);
-
 	const sentKeys = readSentKeys(this, options);
-
-	// Check every item first, so a bad item costs no quota and stops nothing already sent.
-	const output: INodeExecutionData[] = new Array(items.length);
-	const emails: Array<{ itemIndex: number; body: IDataObject; key?: string }> = [];
-	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
-		const email = readItem(() => readEmailRequest(this, itemIndex));
-		const key = email.ok ? readItem(() => readKey(sentKeys, itemIndex, email.value)) : email;
-		if (key.ok && email.ok) emails.push({ itemIndex, body: email.value, key: key.value });
-		else if (!key.ok) output[itemIndex] = failItem(this, key.failure, itemIndex);
-	}
-
-	// Skip Emails Already Sent: claim every key before sending; what an earlier try of this run
-	// did is answered from its memory instead, so it is not claimed (nor skipped) again.
-	const toClaim = emails.filter(
-		(email) => email.key !== undefined && !memory.recall(String(email.itemIndex), email.body),
-	);
-	const claimed = sentKeys
-		? await claimKeys(this, sentKeys, [...new Set(toClaim.map((email) => email.key as string))])
-		: new Set<string>();
-	const firstWithKey = new Map<string, number>();
-	const toSend = emails.filter(({ itemIndex, key }) => {
-		if (key === undefined || !toClaim.some((email) => email.itemIndex === itemIndex)) return true;
-		const earlier = firstWithKey.get(key);
-		if (!claimed.has(key) && earlier === undefined) {
-			firstWithKey.set(key, itemIndex);
-			return true;
-		}
-		output[itemIndex] = {
-			json: {
-				skipped: true,
-				reason:
-					earlier === undefined
-						? 'Not sent: an email with the same key was sent before (Skip Emails Already Sent)'
-						: `Not sent: item ${earlier} of this run has the same key (Skip Emails Already Sent)`,
-			},
-			pairedItem: { item: itemIndex },
-		};
-		return false;
+	const keys = new Map<number, string>();
+	return await runPerItem(this, memory, settings, {
+		read: (itemIndex) => {
+			const email = readEmailRequest(this, itemIndex);
+			if (!email.ok) return email;
+			// Read with the item, so a Key expression that fails fails this item only.
+			if (sentKeys) keys.set(itemIndex, sentKeys.keyOf(itemIndex, email.value));
+			return { ok: true, value: { path: '/email/send', body: email.value, contract: queuedEmail } };
+		},
+		skip: sentKeys && skipAlreadySent(this, sentKeys, keys, memory),
+		concurrency: readNumberOption(options, concurrencyOption),
+		// A retried email may be queued twice, so only the user can allow that.
+		retryPolicy: readRetryPolicy(options, options.retrySendOnServerError === true),
+		toJson: toSentEmail,
+		wording: {
+			done: 'Queued',
+			noneDone: 'No other email of this run was queued.',
+			mayHaveBeenDone: 'May have been queued',
+			notSent,
+		},
 	});
-	const requests: ApiRequest[] = toSend.map(({ body }) => ({
-		path: '/email/send',
-		body,
-		contract: queuedEmail,
-	}));
-	const requestItemIndexes = toSend.map(({ itemIndex }) => itemIndex);
-
-	const continueOnFail = this.continueOnFail();
-	const results = await sendConcurrently(this, settings, requests, {
-		concurrency,
-		retryPolicy,
-		stopAfter: (failure) => !continueOnFail || RUN_STOPPING_KINDS.has(failure.kind),
-		memory,
-		itemKeys: requestItemIndexes.map(String),
-	});
-	if (sentKeys) {
-		const keys = toSend.map(({ key }) => key as string);
-		await releaseUnsentKeys(this, sentKeys, keys, results);
-	}
-
-	if (!continueOnFail) throwFirstFailure(this, results, requestItemIndexes);
-
-	let runStopper: ApiFailure | undefined;
-	results.forEach((result, requestIndex) => {
-		const itemIndex = requestItemIndexes[requestIndex];
-		if (result === undefined) {
-			output[itemIndex] = failItem(this, notSent(runStopper), itemIndex);
-		} else if (result.ok) {
-			output[itemIndex] = { json: toSentEmail(result.body), pairedItem: { item: itemIndex } };
-		} else {
-			if (RUN_STOPPING_KINDS.has(result.failure.kind)) runStopper ??= result.failure;
-			output[itemIndex] = failItem(this, result.failure, itemIndex);
-		}
-	});
-	return [output];
-}
-
-/**
- * Under "On Error: Stop Workflow" the run ends at the first failed email. Emails sent before
- * it (or in flight beside it) did go out, and the error says which, so a re-run can skip them.
- */
-function throwFirstFailure(
-	context: IExecuteFunctions,
-	results: Array<ApiResult | undefined>,
-	requestItemIndexes: number[],
-): void {
-	const failedAt = results.findIndex((result) => result !== undefined && !result.ok);
-	if (failedAt === -1) return;
-	const { failure } = results[failedAt] as { failure: ApiFailure };
-	const itemsWhere = (test: (result: ApiResult | undefined, requestIndex: number) => boolean) =>
-		requestItemIndexes.filter((_, requestIndex) => test(results[requestIndex], requestIndex));
-	const queued = itemsWhere((result) => result?.ok === true);
-	const unknown = itemsWhere(
-		(result, requestIndex) =>
-			requestIndex !== failedAt && result?.ok === false && result.failure.mayHaveTakenEffect,
-	);
-	const notes = [
-		queued.length > 0
-			? `Queued in this run (item indexes): ${queued.join(', ')}.`
-			: 'No other email of this run was queued.',
-		unknown.length > 0 ? `May have been queued (item indexes): ${unknown.join(', ')}.` : '',
-	];
-	throw toNodeError(
-		context,
-		{ ...failure, description: [failure.description, ...notes].filter(Boolean).join(' ') },
-		requestItemIndexes[failedAt],
-	);
 }
 
 function notSent(cause: ApiFailure | undefined): ApiFailure {
@@ -351,14 +259,6 @@ function toSentEmail(body: IDataObject): IDataObject {
 				? Math.max(0, dailyEmailLimit - dailyEmailCount)
 				: null,
 	};
-}
-
-function readKey(
-	sentKeys: SentKeys | undefined,
-	itemIndex: number,
-	body: IDataObject,
-): Checked<string | undefined> {
-	return { ok: true, value: sentKeys?.keyOf(itemIndex, body) };
 }
 
 function readEmailRequest(context: IExecuteFunctions, itemIndex: number): Checked<IDataObject> {

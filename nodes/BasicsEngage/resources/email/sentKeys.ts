@@ -6,8 +6,9 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
-import type { ApiResult } from '../../shared/answers';
 import { FailureError, invalidInput } from '../../shared/errors';
+import type { RunMemory } from '../../shared/once';
+import type { SkipHook } from '../../shared/perItem';
 import { readNumberOption } from '../../shared/settings';
 
 const historySizeValue: INodeProperties = {
@@ -99,10 +100,68 @@ export function readSentKeys(
 }
 
 /**
- * Records the keys before anything is sent, so a parallel or later execution skips them.
- * Returns the keys that were recorded before (by earlier executions).
+ * The option's hook into the run: before sending, each item's key is claimed in the store (an
+ * item an earlier try of this run already handled is answered from the run's memory instead,
+ * so it is neither claimed nor skipped again); after sending, the keys of emails that provably
+ * were not queued are released.
  */
-export async function claimKeys(
+export function skipAlreadySent(
+	context: IExecuteFunctions,
+	sentKeys: SentKeys,
+	keys: Map<number, string>,
+	memory: RunMemory,
+): SkipHook {
+	const claimedBy = new Map<number, string>();
+	return {
+		async select(pending) {
+			const fresh = pending.filter(
+				({ itemIndex, request }) => !memory.recall(String(itemIndex), request.body),
+			);
+			const earlier = await claimKeys(context, sentKeys, [
+				...new Set(fresh.map(({ itemIndex }) => keys.get(itemIndex) as string)),
+			]);
+			const firstWithKey = new Map<string, number>();
+			const skipped = new Map<number, IDataObject>();
+			for (const { itemIndex } of fresh) {
+				const key = keys.get(itemIndex) as string;
+				const first = firstWithKey.get(key);
+				if (!earlier.has(key) && first === undefined) {
+					firstWithKey.set(key, itemIndex);
+					claimedBy.set(itemIndex, key);
+					continue;
+				}
+				skipped.set(itemIndex, {
+					skipped: true,
+					reason:
+						first === undefined
+							? 'Not sent: an email with the same key was sent before (Skip Emails Already Sent)'
+							: `Not sent: item ${first} of this run has the same key (Skip Emails Already Sent)`,
+				});
+			}
+			return skipped;
+		},
+		async settle(sent, results) {
+			// Released when nothing was queued: never sent (the run stopped), never arrived, or
+			// refused (400, 401, 429). Kept when queued or perhaps queued: a resend could deliver twice.
+			const unsent = sent
+				.filter(({ itemIndex }, index) => {
+					const result = results[index];
+					const notQueued =
+						result === undefined || (!result.ok && !result.failure.mayHaveTakenEffect);
+					return claimedBy.has(itemIndex) && notQueued;
+				})
+				.map(({ itemIndex }) => claimedBy.get(itemIndex) as string);
+			if (unsent.length === 0) return;
+			// A failed release only means such an email is skipped later; the run's answer stands.
+			await context.helpers
+				.removeProcessed(unsent, sentKeys.scope, sentKeys.options)
+				.catch(() => undefined);
+		},
+	};
+}
+
+/** Records the keys, before anything is sent; returns those recorded by earlier executions. */
+async function claimKeys(
 	context: IExecuteFunctions,
 	sentKeys: SentKeys,
 	keys: string[],
@@ -123,27 +182,4 @@ export async function claimKeys(
 		);
 	}
 	return new Set(answer.processed.map(String));
-}
-
-/**
- * Forgets the keys of emails that provably were not queued (never sent, never reached
- * BasicsEngage, or refused: 400, 401, 429), so a later execution may send them. Keys of queued
- * emails, and of those whose outcome is unknown (a 5xx, a timeout), stay: sending those again
- * could deliver twice.
- */
-export async function releaseUnsentKeys(
-	context: IExecuteFunctions,
-	sentKeys: SentKeys,
-	keys: string[],
-	results: Array<ApiResult | undefined>,
-): Promise<void> {
-	const unsent = keys.filter((_, index) => {
-		const result = results[index];
-		return result === undefined || (!result.ok && !result.failure.mayHaveTakenEffect);
-	});
-	if (unsent.length === 0) return;
-	// A failed release only means such an email is skipped later; the run's answer stands.
-	await context.helpers
-		.removeProcessed(unsent, sentKeys.scope, sentKeys.options)
-		.catch(() => undefined);
 }

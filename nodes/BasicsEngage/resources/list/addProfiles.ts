@@ -70,6 +70,7 @@ export const addProfilesProperties: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. lst_8f2c1a',
 		description: 'ID of the list to add the profiles to',
+		hint: "Type it or map it, such as Create List's listId. BasicsEngage publishes no way to list its lists, so there is no dropdown.",
 		displayOptions: { show: { ...showForAddProfiles, listMode: ['existing'] } },
 	},
 	{

@@ -1,6 +1,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 import { addProfilesProperties } from './addProfiles';
+import { createListProperties } from './create';
 
 export const listOperations: INodeProperties[] = [
 	{
@@ -16,8 +17,15 @@ export const listOperations: INodeProperties[] = [
 				action: 'Add profiles to a list',
 				description: 'Add the input items as profiles to a list, in batches',
 			},
+			{
+				name: 'Create List',
+				value: 'create',
+				action: 'Create a list',
+				description: 'Create one list per input item, empty or with existing profiles by ID',
+			},
 		],
 		default: 'addProfiles',
 	},
 	...addProfilesProperties,
+	...createListProperties,
 ];

@@ -1,0 +1,156 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+
+import type { ApiResult } from './answers';
+import type { ApiFailure } from './errors';
+import { RUN_STOPPING_KINDS, toNodeError } from './errors';
+import type { RunMemory } from './once';
+import { failItem } from './output';
+import { sendConcurrently } from './queue';
+import type { RetryPolicy } from './retry';
+import type { RequestSettings } from './settings';
+import type { ApiRequest } from './transport';
+import type { Checked } from './validation';
+import { readItem } from './validation';
+
+/** How an operation's errors name what other requests of the run did. */
+export interface RunWording {
+	/** e.g. "Queued": "Queued in this run (item indexes): 0, 1." */
+	done: string;
+	/** e.g. "No other email of this run was queued." */
+	noneDone: string;
+	/** e.g. "May have been queued": "May have been queued (item indexes): 2." */
+	mayHaveBeenDone: string;
+	/** The failure of an item that was not sent because `cause` stopped the run. */
+	notSent: (cause: ApiFailure | undefined) => ApiFailure;
+}
+
+/** An operation that sends one request per input item and answers one output item for each. */
+export interface PerItemOperation {
+	/** The item's request. A failure fails this item only, before any request of the run. */
+	read: (itemIndex: number) => Checked<ApiRequest>;
+	/** How many requests may be in flight at once; output order is input order regardless. */
+	concurrency: number;
+	retryPolicy: RetryPolicy;
+	/** The output json of a success. */
+	toJson: (body: IDataObject, request: ApiRequest) => IDataObject;
+	/** What the operation adds to a failure of its request (e.g. Send Campaign's warning). */
+	explain?: (failure: ApiFailure, request: ApiRequest) => ApiFailure;
+	/** Items answered without a request (Send Email's Skip Emails Already Sent). */
+	skip?: SkipHook;
+	wording: RunWording;
+}
+
+/** Answers some items without sending them, and is told afterwards what the others did. */
+export interface SkipHook {
+	/** Before any request: the output json of each item that is not to be sent. */
+	select: (pending: PendingRequest[]) => Promise<Map<number, IDataObject>>;
+	/** After the requests, before the run may stop: what each sent item's request did. */
+	settle: (sent: PendingRequest[], results: Array<ApiResult | undefined>) => Promise<void>;
+}
+
+export interface PendingRequest {
+	itemIndex: number;
+	request: ApiRequest;
+}
+
+/**
+ * Runs a per-item operation: every item is checked before any request (a bad item costs no
+ * quota and stops nothing already sent), the requests go out in input order through the run's
+ * memory, and each input item comes back exactly once, paired, on the success or error side.
+ * A 401 or 429 stops the run; items not sent then say so and can be sent again.
+ */
+export async function runPerItem(
+	context: IExecuteFunctions,
+	memory: RunMemory,
+	settings: RequestSettings,
+	operation: PerItemOperation,
+): Promise<INodeExecutionData[][]> {
+	const items = context.getInputData();
+	const output: INodeExecutionData[] = new Array(items.length);
+	let pending: PendingRequest[] = [];
+	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
+		const request = readItem(() => operation.read(itemIndex));
+		if (request.ok) pending.push({ itemIndex, request: request.value });
+		else output[itemIndex] = failItem(context, request.failure, itemIndex);
+	}
+	if (operation.skip) {
+		const skipped = await operation.skip.select(pending);
+		for (const [itemIndex, json] of skipped)
+			output[itemIndex] = { json, pairedItem: { item: itemIndex } };
+		pending = pending.filter(({ itemIndex }) => !skipped.has(itemIndex));
+	}
+	const requests = pending.map(({ request }) => request);
+	const requestItemIndexes = pending.map(({ itemIndex }) => itemIndex);
+
+	const continueOnFail = context.continueOnFail();
+	const sent = await sendConcurrently(context, settings, requests, {
+		concurrency: operation.concurrency,
+		retryPolicy: operation.retryPolicy,
+		stopAfter: (failure) => !continueOnFail || RUN_STOPPING_KINDS.has(failure.kind),
+		memory,
+		// The item index: the same on every try of the run, so Retry On Fail finds what was done.
+		itemKeys: requestItemIndexes.map(String),
+	});
+	const { explain } = operation;
+	const results = explain
+		? sent.map((result, requestIndex) =>
+				result === undefined || result.ok
+					? result
+					: { ok: false as const, failure: explain(result.failure, requests[requestIndex]) },
+			)
+		: sent;
+	await operation.skip?.settle(pending, results);
+
+	if (!continueOnFail) throwFirstFailure(context, results, requestItemIndexes, operation.wording);
+
+	let runStopper: ApiFailure | undefined;
+	results.forEach((result, requestIndex) => {
+		const itemIndex = requestItemIndexes[requestIndex];
+		if (result === undefined) {
+			output[itemIndex] = failItem(context, operation.wording.notSent(runStopper), itemIndex);
+		} else if (result.ok) {
+			output[itemIndex] = {
+				json: operation.toJson(result.body, requests[requestIndex]),
+				pairedItem: { item: itemIndex },
+			};
+		} else {
+			if (RUN_STOPPING_KINDS.has(result.failure.kind)) runStopper ??= result.failure;
+			output[itemIndex] = failItem(context, result.failure, itemIndex);
+		}
+	});
+	return [output];
+}
+
+/**
+ * Under "On Error: Stop Workflow" the run ends at the first failed request. Requests done before
+ * it (or in flight beside it) did take effect, and the error says which, so a re-run can skip
+ * them.
+ */
+function throwFirstFailure(
+	context: IExecuteFunctions,
+	results: Array<ApiResult | undefined>,
+	requestItemIndexes: number[],
+	wording: RunWording,
+): void {
+	const failedAt = results.findIndex((result) => result !== undefined && !result.ok);
+	if (failedAt === -1) return;
+	const { failure } = results[failedAt] as { failure: ApiFailure };
+	const itemsWhere = (test: (result: ApiResult | undefined, requestIndex: number) => boolean) =>
+		requestItemIndexes.filter((_, requestIndex) => test(results[requestIndex], requestIndex));
+	const done = itemsWhere((result) => result?.ok === true);
+	const unknown = itemsWhere(
+		(result, requestIndex) =>
+			requestIndex !== failedAt && result?.ok === false && result.failure.mayHaveTakenEffect,
+	);
+	const notes = [
+		done.length > 0
+			? `${wording.done} in this run (item indexes): ${done.join(', ')}.`
+			: wording.noneDone,
+		unknown.length > 0 ? `${wording.mayHaveBeenDone} (item indexes): ${unknown.join(', ')}.` : '',
+	];
+	throw toNodeError(
+		context,
+		{ ...failure, description: [failure.description, ...notes].filter(Boolean).join(' ') },
+		requestItemIndexes[failedAt],
+	);
+}

@@ -1,0 +1,529 @@
+// @ts-check
+'use strict';
+
+const {
+	API_KEY,
+	createCampaignParameters,
+	expectEachInputExactlyOnce,
+	expectNoSecret,
+	freePort,
+	pairedIndexes,
+	runNode,
+	sendCampaignParameters,
+	startSandbox,
+} = require('../support');
+
+const SPRING = 'aaaaaaaaaaaaaaaaaaaaaaaa';
+const AUTUMN = 'bbbbbbbbbbbbbbbbbbbbbbbb';
+const EMPTY = 'cccccccccccccccccccccccc';
+
+/** @type {Awaited<ReturnType<typeof startSandbox>>} */
+let sandbox;
+beforeAll(async () => {
+	sandbox = await startSandbox({
+		lists: [
+			{
+				listId: 'list_spring',
+				name: 'Spring',
+				profiles: [{ email: 'ann@customer.test' }, { email: 'bob@customer.test' }],
+			},
+			{ listId: 'list_autumn', name: 'Autumn', profiles: [{ email: 'cyd@customer.test' }] },
+			{ listId: 'list_empty', name: 'Empty' },
+		],
+		campaigns: [
+			{ _id: SPRING, name: 'Spring', subject: 'Hi', recepientList: ['list_spring'] },
+			{ _id: AUTUMN, name: 'Autumn', subject: 'Hi', recepientList: ['list_autumn'] },
+			{ _id: EMPTY, name: 'Empty', subject: 'Hi', recepientList: ['list_empty'] },
+		],
+	});
+});
+afterEach(() => sandbox.reset());
+afterAll(() => sandbox.close());
+
+/** @param {string} path */
+const requestsTo = (path) => sandbox.requests.filter((request) => request.path === path);
+const createdCampaigns = () =>
+	[...sandbox.state.campaigns.values()].filter(
+		(campaign) => ![SPRING, AUTUMN, EMPTY].includes(campaign._id),
+	);
+const sends = () =>
+	sandbox.state.campaignSends.map(({ campaignId, recipients }) => ({ campaignId, recipients }));
+
+describe('Create Campaign', () => {
+	test('spec: POST /campaign/create with name, subject, content and the lists under the published recepientList', async () => {
+		const result = await runNode(sandbox, {
+			parameters: createCampaignParameters({ recipientListIds: 'list_spring, list_autumn' }),
+		});
+
+		expect(result.error).toBeUndefined();
+		const [request] = requestsTo('/campaign/create');
+		expect(request.headers.authorization).toBe(`Bearer ${API_KEY}`);
+		expect(request.headers).not.toHaveProperty('authroization');
+		expect(request.headers['content-type']).toMatch(/^application\/json/);
+		expect(request.body).toEqual({
+			name: 'Spring sale',
+			subject: '20% off',
+			content: '<p>Sale!</p>',
+			recepientList: ['list_spring', 'list_autumn'],
+			// The twin (see create.ts): same IDs under the correct spelling.
+			recipientList: ['list_spring', 'list_autumn'],
+		});
+	});
+
+	test('output: one campaign per item, { campaignId, name, subject } from the answer, paired', async () => {
+		const items = [{ season: 'Spring' }, { season: 'Autumn' }];
+		const result = await runNode(sandbox, {
+			parameters: createCampaignParameters({
+				campaignName: '={{ $json.season }} sale',
+				campaignSubject: '=Our {{ $json.season }} offer',
+				recipientListIds: 'list_spring',
+			}),
+			items,
+		});
+		const created = createdCampaigns();
+		expect(created.map((campaign) => campaign.name)).toEqual(['Spring sale', 'Autumn sale']);
+		expect(result.success).toEqual(
+			created.map((campaign, index) => ({
+				json: { campaignId: campaign._id, name: campaign.name, subject: campaign.subject },
+				pairedItem: { item: index },
+			})),
+		);
+		expect(result.success[0].json.campaignId).toMatch(/^[0-9a-f]{24}$/);
+		expectEachInputExactlyOnce(result, 2);
+	});
+
+	test('output: name and subject are what the answer says, never the input echoed', async () => {
+		// The published example answer, which does not match its own request.
+		sandbox.injectFaults([
+			{
+				path: '/campaign/create',
+				status: 200,
+				body: {
+					status: 'success',
+					data: {
+						campaign: {
+							_id: '64a55f123',
+							name: 'Holiday Sale',
+							subject: 'Exclusive 50% Off',
+							content: '<p>Happy Holidays!</p>',
+						},
+					},
+				},
+			},
+			{
+				path: '/campaign/create',
+				status: 200,
+				body: { status: 'success', data: { campaign: { _id: '64a55f124' } } },
+			},
+		]);
+		const result = await runNode(sandbox, {
+			parameters: createCampaignParameters(),
+			items: [{}, {}],
+		});
+		expect(result.success.map((item) => item.json)).toEqual([
+			{ campaignId: '64a55f123', name: 'Holiday Sale', subject: 'Exclusive 50% Off' },
+			{ campaignId: '64a55f124', name: null, subject: null },
+		]);
+	});
+
+	test('content: Plain Text goes out as content; an empty body sends no content field', async () => {
+		await runNode(sandbox, {
+			parameters: createCampaignParameters({
+				contentFormat: 'text',
+				campaignText: 'Hi {{name}},\nsale!',
+				campaignHtml: '<p>ignored</p>',
+			}),
+		});
+		await runNode(sandbox, { parameters: createCampaignParameters({ campaignHtml: '' }) });
+		const [text, empty] = requestsTo('/campaign/create').map((request) => request.body);
+		expect(text.content).toBe('Hi {{name}},\nsale!');
+		expect(empty).not.toHaveProperty('content');
+		expect(empty).not.toHaveProperty('recepientList');
+		expect(empty).not.toHaveProperty('recipientList');
+	});
+
+	test('recipient list IDs from an expression list, trimmed, empties dropped', async () => {
+		await runNode(sandbox, {
+			parameters: createCampaignParameters({ recipientListIds: '={{ $json.lists }}' }),
+			items: [{ lists: [' list_autumn ', '', 'list_spring'] }],
+		});
+		expect(requestsTo('/campaign/create')[0].body.recepientList).toEqual([
+			'list_autumn',
+			'list_spring',
+		]);
+		expect(createdCampaigns()[0].recepientList).toEqual(['list_autumn', 'list_spring']);
+	});
+
+	test.each(['recepientList', 'recipientList', 'either'])(
+		'a server that reads the list IDs from %s gets the lists, and the send reaches their profiles',
+		async (campaignListField) => {
+			sandbox.setOptions({ campaignListField });
+			const created = await runNode(sandbox, {
+				parameters: createCampaignParameters({ recipientListIds: 'list_spring,list_autumn' }),
+			});
+			expect(createdCampaigns()[0].recepientList).toEqual(['list_spring', 'list_autumn']);
+			const sent = await runNode(sandbox, {
+				parameters: sendCampaignParameters(),
+				items: created.success.map((item) => item.json),
+			});
+			expect(sent.error).toBeUndefined();
+			expect(sends()).toEqual([
+				{
+					campaignId: created.success[0].json.campaignId,
+					recipients: ['ann@customer.test', 'bob@customer.test', 'cyd@customer.test'],
+				},
+			]);
+		},
+	);
+
+	test('client-side checks: a blank name, no subject or list IDs that are not text fail their item only', async () => {
+		const result = await runNode(sandbox, {
+			parameters: createCampaignParameters({
+				campaignName: '={{ $json.name }}',
+				campaignSubject: '={{ $json.subject }}',
+				recipientListIds: '={{ $json.lists }}',
+			}),
+			items: [
+				{ name: ' ', subject: 's' },
+				{ name: 'n', subject: '' },
+				{ name: 'n', subject: 's', lists: ['list_spring', null] },
+				{ name: 'n', subject: 's', lists: 7 },
+				{ name: ' Kept ', subject: ' s ', lists: 'list_spring' },
+			],
+			onError: 'continueErrorOutput',
+		});
+		expect(result.errors.map((item) => [pairedIndexes(item)[0], item.json.error])).toEqual([
+			[0, 'Campaign Name is required'],
+			[1, 'Subject is required'],
+			[2, 'Recipient List IDs must hold only texts, but entry 2 is null'],
+			[3, 'Recipient List IDs must be text or a list of texts, not a number'],
+		]);
+		for (const item of result.errors) expect(item.json.details.kind).toBe('invalid_input');
+		expect(requestsTo('/campaign/create').map((request) => request.body)).toEqual([
+			{
+				name: 'Kept',
+				subject: ' s ',
+				content: '<p>Sale!</p>',
+				recepientList: ['list_spring'],
+				recipientList: ['list_spring'],
+			},
+		]);
+		expectEachInputExactlyOnce(result, 5);
+	});
+
+	test('errors: an unknown list ID (404) is unexpected_response; nothing is stored', async () => {
+		const result = await runNode(sandbox, {
+			parameters: createCampaignParameters({ recipientListIds: 'list_missing' }),
+			onError: 'continueErrorOutput',
+		});
+		expect(result.errors[0].json.error).toMatch(/List "list_missing" not found/);
+		expect(result.errors[0].json.details).toMatchObject({
+			kind: 'unexpected_response',
+			httpCode: 404,
+		});
+		expect(createdCampaigns()).toEqual([]);
+	});
+
+	test('errors: a 200 without campaign._id is unexpected_response, may have created it, is not retried', async () => {
+		for (const data of [
+			{},
+			{ campaign: 'x' },
+			{ campaign: { name: 'n' } },
+			{ campaign: { _id: '' } },
+		]) {
+			sandbox.reset();
+			sandbox.injectFaults([{ status: 200, body: { status: 'success', data } }]);
+			const result = await runNode(sandbox, {
+				parameters: createCampaignParameters({ options: { retries: 3, retryWait: 0 } }),
+				onError: 'continueErrorOutput',
+			});
+			expect(sandbox.requests).toHaveLength(1);
+			expect(result.success).toEqual([]);
+			expect(result.errors[0].json.details.kind).toBe('unexpected_response');
+			expect(result.errors[0].json.details.description).toMatch(
+				/the campaign may have been created/,
+			);
+		}
+	});
+
+	test('errors: a 500 is server_error and never retried: a retry could create a second campaign', async () => {
+		sandbox.injectFaults([{ path: '/campaign/create', status: 500 }]);
+		const result = await runNode(sandbox, {
+			parameters: createCampaignParameters({ options: { retries: 3, retryWait: 0 } }),
+			onError: 'continueErrorOutput',
+		});
+		expect(sandbox.requests).toHaveLength(1);
+		expect(result.errors[0].json.details).toMatchObject({ kind: 'server_error', httpCode: 500 });
+	});
+
+	test('errors: a 401 stops the run after one request', async () => {
+		const result = await runNode(sandbox, {
+			parameters: createCampaignParameters(),
+			items: [{}, {}],
+			apiKey: 'be_wrong_key',
+			onError: 'continueErrorOutput',
+		});
+		expect(sandbox.requests).toHaveLength(1);
+		expect(result.errors.map((item) => item.json.details.kind)).toEqual([
+			'invalid_api_key',
+			'invalid_api_key',
+		]);
+		expect(result.errors[1].json.details.description).toMatch(/This campaign was not created/);
+	});
+});
+
+describe('Send Campaign', () => {
+	test('spec: POST /campaign/send with { campaignId } and Authorization; one send to every profile of its lists', async () => {
+		const result = await runNode(sandbox, {
+			parameters: sendCampaignParameters({ campaignId: ` ${SPRING} ` }),
+		});
+		expect(result.error).toBeUndefined();
+		const [request] = requestsTo('/campaign/send');
+		expect(request.body).toEqual({ campaignId: SPRING });
+		expect(request.headers.authorization).toBe(`Bearer ${API_KEY}`);
+		expect(request.headers).not.toHaveProperty('authroization');
+		expect(sends()).toEqual([
+			{ campaignId: SPRING, recipients: ['ann@customer.test', 'bob@customer.test'] },
+		]);
+	});
+
+	test('output: { campaignId, sendingStarted: true } plus what the answer holds, paired, one send per item', async () => {
+		const result = await runNode(sandbox, {
+			parameters: sendCampaignParameters(),
+			items: [{ campaignId: SPRING }, { campaignId: AUTUMN }],
+		});
+		expect(result.success).toEqual([
+			{
+				json: {
+					campaignId: SPRING,
+					sendingStarted: true,
+					message: 'Campaign sending started',
+					data: { campaignId: SPRING, recipientCount: 2 },
+				},
+				pairedItem: { item: 0 },
+			},
+			{
+				json: {
+					campaignId: AUTUMN,
+					sendingStarted: true,
+					message: 'Campaign sending started',
+					data: { campaignId: AUTUMN, recipientCount: 1 },
+				},
+				pairedItem: { item: 1 },
+			},
+		]);
+		expect(sends().map((send) => send.campaignId)).toEqual([SPRING, AUTUMN]);
+	});
+
+	test('the answer is not published: status "success" alone means sending started', async () => {
+		sandbox.injectFaults([{ path: '/campaign/send', status: 200, body: { status: 'success' } }]);
+		const result = await runNode(sandbox, {
+			parameters: sendCampaignParameters({ campaignId: SPRING }),
+		});
+		expect(result.success.map((item) => item.json)).toEqual([
+			{ campaignId: SPRING, sendingStarted: true },
+		]);
+	});
+
+	test('the output of Create Campaign feeds Send Campaign', async () => {
+		const created = await runNode(sandbox, {
+			parameters: createCampaignParameters({ recipientListIds: 'list_autumn' }),
+		});
+		const result = await runNode(sandbox, {
+			parameters: sendCampaignParameters(),
+			items: created.success.map((item) => item.json),
+		});
+		expect(result.success[0].json).toMatchObject({
+			campaignId: created.success[0].json.campaignId,
+			sendingStarted: true,
+		});
+		expect(sends()).toEqual([
+			{ campaignId: created.success[0].json.campaignId, recipients: ['cyd@customer.test'] },
+		]);
+	});
+
+	test('one send at a time, in input order', async () => {
+		sandbox.setOptions({ latencyMs: 15 });
+		let maxInFlight = 0;
+		const track = setInterval(() => {
+			const inFlight = sandbox.requests.length - sandbox.state.campaignSends.length;
+			maxInFlight = Math.max(maxInFlight, inFlight);
+		}, 1);
+		try {
+			await runNode(sandbox, {
+				parameters: sendCampaignParameters(),
+				items: [SPRING, AUTUMN, SPRING, AUTUMN].map((campaignId) => ({ campaignId })),
+			});
+		} finally {
+			clearInterval(track);
+		}
+		expect(maxInFlight).toBe(1);
+		expect(sends().map((send) => send.campaignId)).toEqual([SPRING, AUTUMN, SPRING, AUTUMN]);
+	});
+
+	test('errors: an unknown campaign (404) is unexpected_response; a campaign without recipients (400) invalid_request', async () => {
+		const result = await runNode(sandbox, {
+			parameters: sendCampaignParameters(),
+			items: [
+				{ campaignId: '000000000000000000000000' },
+				{ campaignId: EMPTY },
+				{ campaignId: '' },
+			],
+			onError: 'continueErrorOutput',
+		});
+		expect(
+			result.errors.map((item) => [
+				pairedIndexes(item)[0],
+				item.json.details.kind,
+				item.json.details.httpCode,
+				item.json.error,
+			]),
+		).toEqual([
+			[0, 'unexpected_response', 404, expect.stringMatching(/Campaign not found/)],
+			[1, 'invalid_request', 400, expect.stringMatching(/Campaign has no recipients/)],
+			[2, 'invalid_input', null, 'Campaign ID is required'],
+		]);
+		// A refusal did not start anything, so it does not warn that it may have.
+		for (const item of result.errors) expect(item.json.error).not.toMatch(/may have started/);
+		expect(sends()).toEqual([]);
+		expectEachInputExactlyOnce(result, 3);
+	});
+
+	describe('never sent again after a request that may have reached BasicsEngage', () => {
+		test.each([
+			['a 500', { status: 500 }, 'server_error'],
+			[
+				'a 503 with Retry-After 0',
+				{ status: 503, headers: { 'retry-after': '0' } },
+				'server_error',
+			],
+			['a dropped connection (the send happened)', { action: 'drop' }, 'network_error'],
+			['a reset connection', { action: 'reset' }, 'network_error'],
+			['a timeout', { action: 'hang' }, 'network_error'],
+		])(
+			'%s: one request, whatever Retries says; the item says it may have started',
+			async (_, fault, kind) => {
+				sandbox.injectFaults([{ path: '/campaign/send', .../** @type {any} */ (fault) }]);
+				const result = await runNode(sandbox, {
+					parameters: sendCampaignParameters({
+						campaignId: SPRING,
+						options: { retries: 10, retryWait: 0 },
+						requestOptions: { timeout: 300 },
+					}),
+					onError: 'continueErrorOutput',
+				});
+				expect(requestsTo('/campaign/send')).toHaveLength(1);
+				expect(sandbox.state.campaignSends.length).toBeLessThanOrEqual(1);
+				const [failed] = result.errors;
+				expect(failed.json.details.kind).toBe(kind);
+				expect(failed.json.error).toMatch(/\(the campaign may have started sending\)$/);
+				expect(failed.json.details.description).toMatch(
+					/the campaign may have started sending: check before sending it again/,
+				);
+				expect(failed.json.details.description).toMatch(
+					/Do not send this campaign again before checking in BasicsEngage/,
+				);
+			},
+		);
+
+		test('a refused connection provably never arrived, so it is retried as Retries says', async () => {
+			const port = await freePort();
+			const started = Date.now();
+			const result = await runNode(sandbox, {
+				parameters: sendCampaignParameters({
+					campaignId: SPRING,
+					options: { retries: 2, retryWait: 10 },
+				}),
+				baseUrl: `http://127.0.0.1:${port}/api/v0/dev`,
+				onError: 'continueErrorOutput',
+			});
+			expect(Date.now() - started).toBeGreaterThanOrEqual(15);
+			expect(result.errors[0].json.details.kind).toBe('network_error');
+			expect(result.errors[0].json.details.description).toMatch(/never reached BasicsEngage/);
+			expect(result.errors[0].json.error).not.toMatch(/may have started/);
+		});
+
+		test('On Error = Stop: the error names the item, the sends already started and the warning', async () => {
+			sandbox.injectFaults([
+				{ action: 'delay', delayMs: 0 },
+				{ path: '/campaign/send', status: 502 },
+			]);
+			const result = await runNode(sandbox, {
+				parameters: sendCampaignParameters(),
+				items: [{ campaignId: SPRING }, { campaignId: AUTUMN }, { campaignId: SPRING }],
+			});
+			expect(result.error.name).toBe('NodeApiError');
+			expect(result.error.context.itemIndex).toBe(1);
+			expect(result.error.message).toMatch(/may have started sending/);
+			expect(result.error.description).toContain('Started sending in this run (item indexes): 0.');
+			expect(result.error.description).toMatch(/Do not send this campaign again/);
+			expect(requestsTo('/campaign/send')).toHaveLength(2);
+			expect(sends().map((send) => send.campaignId)).toEqual([SPRING]);
+		});
+	});
+
+	test.each([
+		['401', { apiKey: 'be_wrong_key' }, 'invalid_api_key'],
+		['429', { fault: { path: '/campaign/send', status: 429 } }, 'quota_exceeded'],
+	])(
+		'a %s stops the run: later items are not sent and say so',
+		async (_, { apiKey, fault }, kind) => {
+			if (fault) sandbox.injectFaults([fault]);
+			const result = await runNode(sandbox, {
+				parameters: sendCampaignParameters(),
+				items: [{ campaignId: SPRING }, { campaignId: AUTUMN }],
+				apiKey,
+				onError: 'continueErrorOutput',
+			});
+			expect(sandbox.requests).toHaveLength(1);
+			expect(sends()).toEqual([]);
+			expect(result.errors.map((item) => item.json.details.kind)).toEqual([kind, kind]);
+			expect(result.errors[1].json.error).toMatch(/^Not sent/);
+			expect(result.errors[1].json.details.description).toMatch(
+				/This campaign was not sent, so it can be sent later/,
+			);
+			expectEachInputExactlyOnce(result, 2);
+		},
+	);
+
+	test('an answer echoing the key is redacted in the output', async () => {
+		sandbox.injectFaults([
+			{
+				path: '/campaign/send',
+				status: 200,
+				body: {
+					status: 'success',
+					message: `started for ${API_KEY}`,
+					data: { debug: { authorization: `Bearer ${API_KEY}` } },
+				},
+			},
+		]);
+		const result = await runNode(sandbox, {
+			parameters: sendCampaignParameters({ campaignId: SPRING }),
+		});
+		expect(result.success[0].json).toEqual({
+			campaignId: SPRING,
+			sendingStarted: true,
+			message: 'started for [redacted]',
+			data: { debug: { authorization: 'Bearer [redacted]' } },
+		});
+		expectNoSecret(result, API_KEY);
+	});
+
+	test('a huge answer is kept as a short excerpt', async () => {
+		sandbox.injectFaults([
+			{
+				path: '/campaign/send',
+				status: 200,
+				body: { status: 'success', data: { blob: 'x'.repeat(1_000_000) } },
+			},
+		]);
+		const result = await runNode(sandbox, {
+			parameters: sendCampaignParameters({ campaignId: SPRING }),
+		});
+		const { data } = result.success[0].json;
+		expect(typeof data).toBe('string');
+		expect(String(data).length).toBeLessThan(2100);
+		expect(String(data)).toMatch(/cut: \d+ more characters/);
+	});
+});

@@ -1,0 +1,215 @@
+// @ts-check
+'use strict';
+
+const {
+	API_KEY,
+	addProfilesParameters,
+	contacts,
+	createListParameters,
+	expectEachInputExactlyOnce,
+	expectNoSecret,
+	pairedIndexes,
+	runNode,
+	startSandbox,
+} = require('../support');
+
+const ANN = { profileId: 'prof_00000000000000a1', email: 'ann@customer.test', firstName: 'Ann' };
+const BOB = { profileId: 'prof_00000000000000b2', email: 'bob@customer.test' };
+
+/** @type {Awaited<ReturnType<typeof startSandbox>>} */
+let sandbox;
+beforeAll(async () => {
+	sandbox = await startSandbox({ profiles: [ANN, BOB] });
+});
+afterEach(() => sandbox.reset());
+afterAll(() => sandbox.close());
+
+const createRequests = () => sandbox.requests.filter((request) => request.path === '/list/create');
+/** @param {string} listId */
+const emailsIn = (listId) =>
+	[...(sandbox.state.lists.get(listId)?.profiles.values() ?? [])].map((profile) => profile.email);
+
+describe('Create List', () => {
+	test('spec: POST /list/create with listName and listDescription and the correctly spelled Authorization', async () => {
+		const result = await runNode(sandbox, { parameters: createListParameters(), items: [{}] });
+
+		expect(result.error).toBeUndefined();
+		expect(createRequests()).toHaveLength(1);
+		const [request] = createRequests();
+		expect(request.method).toBe('POST');
+		expect(request.headers.authorization).toBe(`Bearer ${API_KEY}`);
+		expect(request.headers).not.toHaveProperty('authroization');
+		expect(request.headers['content-type']).toMatch(/^application\/json/);
+		expect(request.body).toEqual({ listName: 'Spring segment', listDescription: 'Bought twice' });
+	});
+
+	test('output: one list per input item, in input order, each { listId } paired to its item', async () => {
+		const items = [{ segment: 'a' }, { segment: 'b' }, { segment: 'c' }];
+		const result = await runNode(sandbox, {
+			parameters: createListParameters({ listName: '=Segment {{ $json.segment }}' }),
+			items,
+		});
+
+		expect(createRequests().map((request) => request.body.listName)).toEqual([
+			'Segment a',
+			'Segment b',
+			'Segment c',
+		]);
+		const created = [...sandbox.state.lists.values()];
+		expect(result.success).toEqual(
+			created.map((list, index) => ({
+				json: { listId: list.listId },
+				pairedItem: { item: index },
+			})),
+		);
+		expect(created.map((list) => list.name)).toEqual(['Segment a', 'Segment b', 'Segment c']);
+		expectEachInputExactlyOnce(result, 3);
+	});
+
+	test('profile IDs typed with commas are trimmed, empty ones dropped, and the list holds them', async () => {
+		const result = await runNode(sandbox, {
+			parameters: createListParameters({ profileIds: ` ${ANN.profileId} ,, ${BOB.profileId}, ` }),
+		});
+		expect(createRequests()[0].body.profiles).toEqual([ANN.profileId, BOB.profileId]);
+		expect(emailsIn(String(result.success[0].json.listId))).toEqual([ANN.email, BOB.email]);
+	});
+
+	test('profile IDs from an expression that returns a list', async () => {
+		await runNode(sandbox, {
+			parameters: createListParameters({ profileIds: '={{ $json.ids }}' }),
+			items: [{ ids: [BOB.profileId, ' ', ANN.profileId] }],
+		});
+		expect(createRequests()[0].body.profiles).toEqual([BOB.profileId, ANN.profileId]);
+	});
+
+	test('no profile IDs: no profiles field, an empty list', async () => {
+		const result = await runNode(sandbox, {
+			parameters: createListParameters({ profileIds: ' , ' }),
+		});
+		expect(createRequests()[0].body).not.toHaveProperty('profiles');
+		expect(emailsIn(String(result.success[0].json.listId))).toEqual([]);
+	});
+
+	test("the output feeds Add Profiles: its listId is Add Profiles' List ID", async () => {
+		const created = await runNode(sandbox, { parameters: createListParameters() });
+		const listId = String(created.success[0].json.listId);
+		const added = await runNode(sandbox, {
+			parameters: addProfilesParameters({ listMode: 'existing', listId: '={{ $json.listId }}' }),
+			items: contacts(2).map((contact) => ({ ...created.success[0].json, ...contact })),
+		});
+		expect(added.success.map((item) => item.json)).toEqual([
+			{ listId, addedCount: 2, submittedCount: 2, listCreated: false },
+		]);
+		expect(emailsIn(listId)).toEqual(contacts(2).map((contact) => contact.email));
+	});
+
+	test('client-side checks: a blank name, an empty description or IDs that are not text fail only their item, before any request', async () => {
+		const result = await runNode(sandbox, {
+			parameters: createListParameters({
+				listName: '={{ $json.name }}',
+				listDescription: '={{ $json.description }}',
+				profileIds: '={{ $json.ids }}',
+			}),
+			items: [
+				{ name: '  ', description: 'd' },
+				{ name: 'n', description: '' },
+				{ name: 'n', description: 'd', ids: [ANN.profileId, 42] },
+				{ name: 'n', description: 'd', ids: { id: ANN.profileId } },
+				{ name: ' Kept ', description: ' as given ', ids: ANN.profileId },
+			],
+			onError: 'continueErrorOutput',
+		});
+		expect(result.errors.map((item) => [pairedIndexes(item)[0], item.json.error])).toEqual([
+			[0, 'List Name is required'],
+			[1, 'List Description is required'],
+			[2, 'Profile IDs must hold only texts, but entry 2 is a number'],
+			[3, 'Profile IDs must be text or a list of texts, not an object'],
+		]);
+		for (const item of result.errors) expect(item.json.details.kind).toBe('invalid_input');
+		expect(createRequests().map((request) => request.body)).toEqual([
+			{ listName: 'Kept', listDescription: ' as given ', profiles: [ANN.profileId] },
+		]);
+		expectEachInputExactlyOnce(result, 5);
+	});
+
+	test('errors: an unknown profile ID (404) is unexpected_response and creates nothing', async () => {
+		const result = await runNode(sandbox, {
+			parameters: createListParameters({ profileIds: 'prof_missing' }),
+			onError: 'continueErrorOutput',
+		});
+		expect(result.errors[0].json.error).toMatch(/Profile "prof_missing" not found/);
+		expect(result.errors[0].json.details).toEqual({
+			kind: 'unexpected_response',
+			httpCode: 404,
+			description: expect.any(String),
+		});
+		expect(sandbox.state.lists.size).toBe(0);
+	});
+
+	test('errors: a 400 is invalid_request for its item; the next item is still created', async () => {
+		sandbox.injectFaults([
+			{ path: '/list/create', status: 400, body: { status: 'error', error: 'Bad list' } },
+		]);
+		const result = await runNode(sandbox, {
+			parameters: createListParameters(),
+			items: [{}, {}],
+			onError: 'continueErrorOutput',
+		});
+		expect(result.errors.map((item) => [pairedIndexes(item)[0], item.json.details.kind])).toEqual([
+			[0, 'invalid_request'],
+		]);
+		expect(result.success.map(pairedIndexes)).toEqual([[1]]);
+		expect(sandbox.state.lists.size).toBe(1);
+	});
+
+	test('errors: a 500 is server_error, says the list may have been created, and is never retried', async () => {
+		sandbox.injectFaults([{ path: '/list/create', status: 500 }]);
+		const result = await runNode(sandbox, {
+			parameters: createListParameters({ options: { retries: 3, retryWait: 0 } }),
+			onError: 'continueErrorOutput',
+		});
+		expect(createRequests()).toHaveLength(1);
+		expect(result.errors[0].json.details.kind).toBe('server_error');
+		expect(result.errors[0].json.details.description).toMatch(
+			/the list may have been created: check before sending it again/,
+		);
+	});
+
+	test('errors: a 401 stops the run; the other items fail as not sent, with the same kind', async () => {
+		const result = await runNode(sandbox, {
+			parameters: createListParameters(),
+			items: [{}, {}, {}],
+			apiKey: 'be_wrong_key',
+			onError: 'continueErrorOutput',
+		});
+		expect(sandbox.requests).toHaveLength(1);
+		expect(result.errors.map((item) => item.json.details.kind)).toEqual(
+			Array(3).fill('invalid_api_key'),
+		);
+		expect(result.errors[1].json.error).toMatch(/^Not sent/);
+		expect(result.errors[1].json.details.description).toMatch(/This list was not created/);
+		expectEachInputExactlyOnce(result, 3);
+		expectNoSecret(result, 'be_wrong_key');
+	});
+
+	test('On Error = Stop: the error names the failed item and the lists already created', async () => {
+		sandbox.injectFaults([
+			{ action: 'delay', delayMs: 0 },
+			{ path: '/list/create', status: 400, body: { status: 'error', error: 'Bad list' } },
+		]);
+		const result = await runNode(sandbox, {
+			parameters: createListParameters(),
+			items: [{}, {}, {}],
+		});
+		expect(result.error.name).toBe('NodeApiError');
+		expect(result.error.context.itemIndex).toBe(1);
+		expect(result.error.description).toContain('Created in this run (item indexes): 0.');
+		expect(createRequests()).toHaveLength(2);
+		expect(sandbox.state.lists.size).toBe(1);
+	});
+
+	test('the API key never appears in output or logs', async () => {
+		const result = await runNode(sandbox, { parameters: createListParameters(), items: [{}, {}] });
+		expectNoSecret(result, API_KEY);
+	});
+});
