@@ -138,7 +138,7 @@ describe('the package as n8n loads it', () => {
 		});
 	});
 
-	test('n8n adds its Request Options setting to this declarative node', async () => {
+	test("Request Options: n8n's setting, declared by the node (n8n adds it only to nodes without execute)", async () => {
 		const { properties } = (await loadPackage(PACKAGE_DIR)).nodes[NODE_TYPE].description;
 		const requestOptions = property(properties, 'requestOptions')[0];
 		expect(requestOptions.options.map((/** @type {any} */ option) => option.name).sort()).toEqual([
@@ -172,5 +172,12 @@ describe('the package as n8n loads it', () => {
 		const entry = require(path.join(PACKAGE_DIR, 'index.js'));
 		expect(new entry.BasicsEngage().description.name).toBe('basicsEngage');
 		expect(new entry.BasicsEngageApi().name).toBe(CREDENTIAL_TYPE);
+	});
+
+	test("index.js names the same files as package.json's n8n section, and they exist", () => {
+		const entry = require(path.join(PACKAGE_DIR, 'index.js'));
+		const { n8n } = require(path.join(PACKAGE_DIR, 'package.json'));
+		expect(entry.n8n).toEqual({ nodes: n8n.nodes, credentials: n8n.credentials });
+		for (const file of entry.files) expect(fs.existsSync(file)).toBe(true);
 	});
 });

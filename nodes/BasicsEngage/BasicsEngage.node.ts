@@ -6,9 +6,9 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { campaignOperations } from './resources/campaign';
-import { emailOperations } from './resources/email';
-import { listOperations } from './resources/list';
+import * as campaign from './resources/campaign';
+import * as email from './resources/email';
+import * as list from './resources/list';
 import { router } from './router';
 import { requestOptionsProperty } from './shared/requestOptions';
 
@@ -47,9 +47,9 @@ export class BasicsEngage implements INodeType {
 				],
 				default: 'email',
 			},
-			...emailOperations,
-			...listOperations,
-			...campaignOperations,
+			...email.description,
+			...list.description,
+			...campaign.description,
 			requestOptionsProperty,
 		],
 	};

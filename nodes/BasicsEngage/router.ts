@@ -1,21 +1,21 @@
 import type { IExecuteFunctions, INodeExecutionData, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import { createCampaign } from './resources/campaign/create';
-import { sendCampaign } from './resources/campaign/send';
-import { sendEmail } from './resources/email/send';
-import { addProfiles } from './resources/list/addProfiles';
-import { createList } from './resources/list/create';
+import * as campaign from './resources/campaign';
+import * as email from './resources/email';
+import * as list from './resources/list';
 import { FailureError, invalidInput } from './shared/errors';
 import { RunMemory } from './shared/once';
 import { failItem } from './shared/output';
+import type { OperationRun } from './shared/run';
+import { getRequestSettings } from './shared/settings';
 
-type Operation = (this: IExecuteFunctions, memory: RunMemory) => Promise<INodeExecutionData[][]>;
+type Operation = (this: IExecuteFunctions, run: OperationRun) => Promise<INodeExecutionData[][]>;
 
 const operations: Record<string, Record<string, Operation>> = {
-	email: { send: sendEmail },
-	list: { addProfiles, create: createList },
-	campaign: { create: createCampaign, send: sendCampaign },
+	email: { send: email.send.execute },
+	list: { addProfiles: list.addProfiles.execute, create: list.create.execute },
+	campaign: { create: campaign.create.execute, send: campaign.send.execute },
 };
 
 /**
@@ -38,7 +38,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 			);
 		}
 		const memory = RunMemory.open(this);
-		const output = await execute.call(this, memory);
+		const output = await execute.call(this, { memory, settings: await getRequestSettings(this) });
 		if (output.every((items) => items.every((item) => item.json.error === undefined))) {
 			memory.forget();
 		}

@@ -1,6 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import type { ApiFailure, ErrorKind } from './errors';
+import { socketErrorCode } from './compat';
 import { KIND_MESSAGES, STOP_TRYING } from './errors';
 import { apiErrorText, MAX_ERROR_TEXT, MAX_EXCERPT, showServerText } from './serverText';
 
@@ -136,7 +137,7 @@ export function parseRetryAfter(header: unknown): number | undefined {
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
 
 export function networkFailure(error: unknown, contract: SuccessContract): ApiFailure {
-	const code = findErrorCode(error);
+	const code = socketErrorCode(error);
 	const timedOut = code === 'ECONNABORTED' || code === 'ETIMEDOUT' || /timeout/i.test(String(code));
 	const reason = timedOut
 		? 'the request timed out'
@@ -159,26 +160,4 @@ export function networkFailure(error: unknown, contract: SuccessContract): ApiFa
 /** The failure of a request that got no full answer within the Timeout of Request Options. */
 export function timeoutError(timeoutMs: number): Error & { code: string } {
 	return Object.assign(new Error(`timeout of ${timeoutMs}ms exceeded`), { code: 'ETIMEDOUT' });
-}
-
-/**
- * n8n wraps transport errors in NodeApiError; the socket's code sits on the wrapped cause. n8n 1.x
- * drops that cause and keeps only the original messages ("connect ECONNREFUSED …", "timeout of
- * 300ms exceeded"), so the code is read from them there.
- */
-function findErrorCode(error: unknown): string | undefined {
-	let current: unknown = error;
-	for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
-		const { code, cause } = current as { code?: unknown; cause?: unknown };
-		if (typeof code === 'string' && code !== '') return code;
-		current = cause;
-	}
-	const { message, messages } = (error ?? {}) as { message?: unknown; messages?: unknown };
-	for (const text of [...(Array.isArray(messages) ? messages : []), message]) {
-		if (typeof text !== 'string') continue;
-		if (/timeout of \d+ms exceeded/.test(text)) return 'ETIMEDOUT';
-		const code = /\b(E[A-Z]{4,}(?:_[A-Z]+)*)\b/.exec(text)?.[1];
-		if (code) return code;
-	}
-	return undefined;
 }

@@ -1,6 +1,8 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
+import { setFailureCause } from './compat';
+
 /** Machine-readable failure kinds that users branch on (IF/Switch on `details.kind`). */
 export type ErrorKind =
 	| 'invalid_input'
@@ -100,9 +102,7 @@ export function toNodeError(
 					},
 					{ ...options, httpCode: failure.httpCode },
 				);
-	// Assigned rather than passed as an option: n8n-workflow 1.x ignores the option, and a
-	// plain field reaches n8n either way.
 	const cause = FAILURE_CAUSES[failure.kind];
-	if (cause) error.failure = { cause } as NodeApiError['failure'];
+	if (cause) setFailureCause(error, cause);
 	return error;
 }

@@ -1,17 +1,10 @@
 import type { IExecuteFunctions, INodeExecutionData, IPairedItemData } from 'n8n-workflow';
 
+import { markForErrorOutput } from './compat';
 import type { ApiFailure } from './errors';
 import { toNodeError } from './errors';
 
-/**
- * The item a failed input becomes under "On Error: Continue": `{ error, details }`, paired.
- *
- * n8n 2.x moves such json to the error output by its keys alone; n8n 1.x only moves items that
- * carry `item.error`, and both later replace the json of any item still carrying `item.error`
- * with the bare message. So for the error output the item carries `error` as a non-enumerable
- * property: both engines see it when routing, and the copy they route (built with object
- * spread, merged with the input's fields) no longer has it, so `details` survives.
- */
+/** The item a failed input becomes under "On Error: Continue": `{ error, details }`, paired. */
 export function errorItem(
 	context: IExecuteFunctions,
 	failure: ApiFailure,
@@ -30,10 +23,7 @@ export function errorItem(
 		pairedItem,
 	};
 	if (context.getNode().onError === 'continueErrorOutput') {
-		Object.defineProperty(item, 'error', {
-			value: toNodeError(context, failure, itemIndex),
-			enumerable: false,
-		});
+		markForErrorOutput(item, toNodeError(context, failure, itemIndex));
 	}
 	return item;
 }

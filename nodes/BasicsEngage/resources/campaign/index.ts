@@ -1,9 +1,11 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import { createCampaignProperties } from './create';
-import { sendCampaignProperties } from './send';
+import * as create from './create.operation';
+import * as send from './send.operation';
 
-export const campaignOperations: INodeProperties[] = [
+export { create, send };
+
+export const description: INodeProperties[] = [
 	{
 		displayName: 'Operation',
 		name: 'operation',
@@ -27,6 +29,6 @@ export const campaignOperations: INodeProperties[] = [
 		],
 		default: 'create',
 	},
-	...createCampaignProperties,
-	...sendCampaignProperties,
+	...create.description,
+	...send.description,
 ];

@@ -1,8 +1,10 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import { sendEmailProperties } from './send';
+import * as send from './send.operation';
 
-export const emailOperations: INodeProperties[] = [
+export { send };
+
+export const description: INodeProperties[] = [
 	{
 		displayName: 'Operation',
 		name: 'operation',
@@ -19,5 +21,5 @@ export const emailOperations: INodeProperties[] = [
 		],
 		default: 'send',
 	},
-	...sendEmailProperties,
+	...send.description,
 ];

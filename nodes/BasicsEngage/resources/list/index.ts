@@ -1,9 +1,11 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import { addProfilesProperties } from './addProfiles';
-import { createListProperties } from './create';
+import * as addProfiles from './addProfiles.operation';
+import * as create from './create.operation';
 
-export const listOperations: INodeProperties[] = [
+export { addProfiles, create };
+
+export const description: INodeProperties[] = [
 	{
 		displayName: 'Operation',
 		name: 'operation',
@@ -26,6 +28,6 @@ export const listOperations: INodeProperties[] = [
 		],
 		default: 'addProfiles',
 	},
-	...addProfilesProperties,
-	...createListProperties,
+	...addProfiles.description,
+	...create.description,
 ];

@@ -3,12 +3,13 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import type { SuccessContract } from '../../shared/answers';
 import type { ApiFailure } from '../../shared/errors';
-import type { RunMemory } from '../../shared/once';
+import { optionsCollection } from '../../shared/properties';
+import type { OperationRun } from '../../shared/run';
 import { notSentFailure } from '../../shared/output';
 import { runPerItem } from '../../shared/perItem';
 import { readRetryPolicy, retryOptionsUntilSent } from '../../shared/retry';
 import { keepServerValue, MAX_ERROR_TEXT } from '../../shared/serverText';
-import { getRequestSettings, readOptions } from '../../shared/settings';
+import { readOptions } from '../../shared/settings';
 import { readTrimmed } from '../../shared/validation';
 
 /**
@@ -39,19 +40,14 @@ const properties: INodeProperties[] = [
 		description: 'ID of the campaign to send',
 		hint: "Type it or map it, such as Create Campaign's campaignId. BasicsEngage publishes no way to list its campaigns, so there is no dropdown.",
 	},
-	{
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		options: retryOptionsUntilSent(
+	optionsCollection(
+		retryOptionsUntilSent(
 			'the campaign may have started, and sending it again could mail every recipient twice',
 		),
-	},
+	),
 ];
 
-export const sendCampaignProperties = updateDisplayOptions(
+export const description = updateDisplayOptions(
 	{ show: { resource: ['campaign'], operation: ['send'] } },
 	properties,
 );
@@ -61,11 +57,10 @@ export const sendCampaignProperties = updateDisplayOptions(
  * another and a 401 or 429 stops the run before the next. A request that may have reached
  * BasicsEngage is never sent again, neither by the retry options nor by n8n's Retry On Fail.
  */
-export async function sendCampaign(
+export async function execute(
 	this: IExecuteFunctions,
-	memory: RunMemory,
+	{ memory, settings }: OperationRun,
 ): Promise<INodeExecutionData[][]> {
-	const settings = await getRequestSettings(this);
 	const options = readOptions(this, 'options');
 	const keep = (value: unknown) => keepServerValue(value, settings.secrets, MAX_ERROR_TEXT);
 	return await runPerItem(this, memory, settings, {

@@ -8,12 +8,13 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import type { SuccessContract } from '../../shared/answers';
 import type { ApiFailure } from '../../shared/errors';
-import type { RunMemory } from '../../shared/once';
+import { optionsCollection } from '../../shared/properties';
+import type { OperationRun } from '../../shared/run';
 import { notSentFailure } from '../../shared/output';
 import { runPerItem } from '../../shared/perItem';
 import { readRetryPolicy, retryOptionsUntilSent } from '../../shared/retry';
 import { keepServerValue, MAX_ERROR_TEXT } from '../../shared/serverText';
-import { getRequestSettings, readOptions } from '../../shared/settings';
+import { readOptions } from '../../shared/settings';
 import type { Checked } from '../../shared/validation';
 import { readTrimmed, readIdList, readText } from '../../shared/validation';
 
@@ -54,19 +55,14 @@ const properties: INodeProperties[] = [
 			'IDs of existing BasicsEngage profiles to put in the list, separated by commas, or a list of IDs from an expression. Leave empty for an empty list.',
 		hint: 'BasicsEngage answers no profile IDs: to fill the list with contacts, leave this empty and use Add Profiles to List with the new list ID',
 	},
-	{
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		options: retryOptionsUntilSent(
+	optionsCollection(
+		retryOptionsUntilSent(
 			'the list may exist already, and sending again would create a second one',
 		),
-	},
+	),
 ];
 
-export const createListProperties = updateDisplayOptions(
+export const description = updateDisplayOptions(
 	{ show: { resource: ['list'], operation: ['create'] } },
 	properties,
 );
@@ -75,11 +71,10 @@ export const createListProperties = updateDisplayOptions(
  * One list per input item, paired to it. The requests go one at a time: a run creates few lists,
  * the lists are created in input order, and a 401 or 429 stops the run after one request.
  */
-export async function createList(
+export async function execute(
 	this: IExecuteFunctions,
-	memory: RunMemory,
+	{ memory, settings }: OperationRun,
 ): Promise<INodeExecutionData[][]> {
-	const settings = await getRequestSettings(this);
 	const options = readOptions(this, 'options');
 	return await runPerItem(this, memory, settings, {
 		read: (itemIndex) => {

@@ -8,12 +8,13 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import type { SuccessContract } from '../../shared/answers';
 import type { ApiFailure } from '../../shared/errors';
-import type { RunMemory } from '../../shared/once';
+import { optionsCollection } from '../../shared/properties';
+import type { OperationRun } from '../../shared/run';
 import { notSentFailure } from '../../shared/output';
 import { runPerItem } from '../../shared/perItem';
 import { readRetryPolicy, retryOptionsUntilSent } from '../../shared/retry';
 import { keepServerValue, MAX_ERROR_TEXT } from '../../shared/serverText';
-import { getRequestSettings, readOptions } from '../../shared/settings';
+import { readOptions } from '../../shared/settings';
 import type { Checked } from '../../shared/validation';
 import { readIdList, readText, readTrimmed } from '../../shared/validation';
 
@@ -94,19 +95,14 @@ const properties: INodeProperties[] = [
 			'IDs of the lists that receive the campaign, separated by commas, or a list of IDs from an expression',
 		hint: "Type the IDs or map them, such as Create List's listId. BasicsEngage publishes no way to list its lists, so there is no dropdown. Without lists, the campaign has no one to send to.",
 	},
-	{
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		options: retryOptionsUntilSent(
+	optionsCollection(
+		retryOptionsUntilSent(
 			'the campaign may exist already, and sending again would create a second one',
 		),
-	},
+	),
 ];
 
-export const createCampaignProperties = updateDisplayOptions(
+export const description = updateDisplayOptions(
 	{ show: { resource: ['campaign'], operation: ['create'] } },
 	properties,
 );
@@ -115,11 +111,10 @@ export const createCampaignProperties = updateDisplayOptions(
  * One campaign per input item, paired to it, one request at a time: a run creates few
  * campaigns, they are created in input order, and a 401 or 429 stops the run after one request.
  */
-export async function createCampaign(
+export async function execute(
 	this: IExecuteFunctions,
-	memory: RunMemory,
+	{ memory, settings }: OperationRun,
 ): Promise<INodeExecutionData[][]> {
-	const settings = await getRequestSettings(this);
 	const options = readOptions(this, 'options');
 	const keep = (value: unknown) => keepServerValue(value, settings.secrets, MAX_ERROR_TEXT);
 	return await runPerItem(this, memory, settings, {

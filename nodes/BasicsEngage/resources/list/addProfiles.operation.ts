@@ -1,3 +1,4 @@
+import { updateDisplayOptions } from 'n8n-workflow';
 import type {
 	IDataObject,
 	IExecuteFunctions,
@@ -10,14 +11,13 @@ import type { ApiFailure } from '../../shared/errors';
 import { invalidInput, RUN_STOPPING_KINDS } from '../../shared/errors';
 import { errorItem, failItem, notSentFailure } from '../../shared/output';
 import { paceRequest } from '../../shared/queue';
-import type { RunMemory } from '../../shared/once';
+import { optionsCollection } from '../../shared/properties';
+import type { OperationRun } from '../../shared/run';
 import { requestOnce } from '../../shared/once';
 import { readRetryPolicy, retryOptions } from '../../shared/retry';
-import { getRequestSettings, readNumberOption, readOptions } from '../../shared/settings';
+import { readNumberOption, readOptions } from '../../shared/settings';
 import type { Checked } from '../../shared/validation';
 import { readEmailAddress, readItem, readText } from '../../shared/validation';
-
-const showForAddProfiles = { resource: ['list'], operation: ['addProfiles'] };
 
 const batchSizeOption: INodeProperties = {
 	displayName: 'Batch Size',
@@ -41,7 +41,7 @@ function profilesAdded(createsList: boolean): SuccessContract {
 	};
 }
 
-export const addProfilesProperties: INodeProperties[] = [
+const properties: INodeProperties[] = [
 	{
 		displayName: 'List',
 		name: 'listMode',
@@ -60,7 +60,6 @@ export const addProfilesProperties: INodeProperties[] = [
 			},
 		],
 		default: 'existing',
-		displayOptions: { show: showForAddProfiles },
 	},
 	{
 		displayName: 'List ID',
@@ -71,7 +70,7 @@ export const addProfilesProperties: INodeProperties[] = [
 		placeholder: 'e.g. lst_8f2c1a',
 		description: 'ID of the list to add the profiles to',
 		hint: "Type it or map it, such as Create List's listId. BasicsEngage publishes no way to list its lists, so there is no dropdown.",
-		displayOptions: { show: { ...showForAddProfiles, listMode: ['existing'] } },
+		displayOptions: { show: { listMode: ['existing'] } },
 	},
 	{
 		displayName: 'List Name',
@@ -82,7 +81,7 @@ export const addProfilesProperties: INodeProperties[] = [
 		placeholder: 'e.g. Newsletter subscribers',
 		description: 'Name of the new list',
 		hint: 'Read once per run: every profile of the run goes into this one new list',
-		displayOptions: { show: { ...showForAddProfiles, listMode: ['new'] } },
+		displayOptions: { show: { listMode: ['new'] } },
 	},
 	{
 		displayName: 'List Description',
@@ -91,7 +90,7 @@ export const addProfilesProperties: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. Contacts synced from the CRM',
 		description: 'Description of the new list',
-		displayOptions: { show: { ...showForAddProfiles, listMode: ['new'] } },
+		displayOptions: { show: { listMode: ['new'] } },
 	},
 	{
 		displayName: 'Email',
@@ -102,7 +101,6 @@ export const addProfilesProperties: INodeProperties[] = [
 		placeholder: 'e.g. jane.doe@example.com',
 		description: "The profile's email address",
 		hint: 'One profile per input item',
-		displayOptions: { show: showForAddProfiles },
 	},
 	{
 		displayName: 'Additional Fields',
@@ -110,7 +108,6 @@ export const addProfilesProperties: INodeProperties[] = [
 		type: 'collection',
 		placeholder: 'Add Field',
 		default: {},
-		displayOptions: { show: showForAddProfiles },
 		options: [
 			{
 				displayName: 'First Name',
@@ -128,16 +125,13 @@ export const addProfilesProperties: INodeProperties[] = [
 			},
 		],
 	},
-	{
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		displayOptions: { show: showForAddProfiles },
-		options: [batchSizeOption, ...retryOptions],
-	},
+	optionsCollection([batchSizeOption, ...retryOptions]),
 ];
+
+export const description = updateDisplayOptions(
+	{ show: { resource: ['list'], operation: ['addProfiles'] } },
+	properties,
+);
 
 interface Profile {
 	itemIndex: number;
@@ -156,12 +150,11 @@ interface Batch {
  * drops `pairedItem`: this operation batches profiles across items, creates at most
  * one list per run and pairs each output with every input item it covers.
  */
-export async function addProfiles(
+export async function execute(
 	this: IExecuteFunctions,
-	memory: RunMemory,
+	{ memory, settings }: OperationRun,
 ): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
-	const settings = await getRequestSettings(this);
 	const listMode = this.getNodeParameter('listMode', 0) as 'existing' | 'new';
 	const options = readOptions(this, 'options');
 	const batchSize = readNumberOption(options, batchSizeOption);

@@ -1,3 +1,4 @@
+import { updateDisplayOptions } from 'n8n-workflow';
 import type {
 	IDataObject,
 	IExecuteFunctions,
@@ -8,16 +9,15 @@ import type {
 import type { SuccessContract } from '../../shared/answers';
 import type { ApiFailure } from '../../shared/errors';
 import { invalidInput } from '../../shared/errors';
-import type { RunMemory } from '../../shared/once';
+import { optionsCollection } from '../../shared/properties';
+import type { OperationRun } from '../../shared/run';
 import { notSentFailure } from '../../shared/output';
 import { runPerItem } from '../../shared/perItem';
 import { readSentKeys, skipAlreadySent, skipAlreadySentOption } from './sentKeys';
 import { readRetryPolicy, retryOptions } from '../../shared/retry';
-import { getRequestSettings, readNumberOption, readOptions } from '../../shared/settings';
+import { readNumberOption, readOptions } from '../../shared/settings';
 import type { Checked } from '../../shared/validation';
 import { readEmailAddress, readText } from '../../shared/validation';
-
-const showForSend = { resource: ['email'], operation: ['send'] };
 
 const concurrencyOption: INodeProperties = {
 	displayName: 'Concurrency',
@@ -37,7 +37,7 @@ const queuedEmail: SuccessContract = {
 	effect: 'the email may have been queued',
 };
 
-export const sendEmailProperties: INodeProperties[] = [
+const properties: INodeProperties[] = [
 	{
 		displayName: 'To',
 		name: 'to',
@@ -46,7 +46,6 @@ export const sendEmailProperties: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. jane.doe@example.com',
 		description: 'Email address of the recipient',
-		displayOptions: { show: showForSend },
 	},
 	{
 		displayName: 'From',
@@ -57,7 +56,6 @@ export const sendEmailProperties: INodeProperties[] = [
 		placeholder: 'e.g. hello@yourcompany.com',
 		description: 'Sender email address',
 		hint: 'Must be a sender you verified in BasicsEngage',
-		displayOptions: { show: showForSend },
 	},
 	{
 		displayName: 'Subject',
@@ -66,7 +64,6 @@ export const sendEmailProperties: INodeProperties[] = [
 		required: true,
 		default: '',
 		placeholder: 'e.g. Welcome to Acme',
-		displayOptions: { show: showForSend },
 	},
 	{
 		displayName: 'Content',
@@ -84,7 +81,6 @@ export const sendEmailProperties: INodeProperties[] = [
 		],
 		default: 'html',
 		description: 'What the email body is made of. BasicsEngage takes exactly one of them.',
-		displayOptions: { show: showForSend },
 	},
 	{
 		displayName: 'HTML',
@@ -95,7 +91,7 @@ export const sendEmailProperties: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. <p>Hi Jane, welcome aboard!</p>',
 		description: 'HTML body of the email',
-		displayOptions: { show: { ...showForSend, content: ['html'] } },
+		displayOptions: { show: { content: ['html'] } },
 	},
 	{
 		displayName: 'Text',
@@ -106,7 +102,7 @@ export const sendEmailProperties: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. Hi Jane, welcome aboard!',
 		description: 'Plain text body of the email',
-		displayOptions: { show: { ...showForSend, content: ['text'] } },
+		displayOptions: { show: { content: ['text'] } },
 	},
 	{
 		displayName: 'Template ID',
@@ -117,7 +113,7 @@ export const sendEmailProperties: INodeProperties[] = [
 		placeholder: 'e.g. tmpl_welcome',
 		description: 'ID of a template saved in BasicsEngage',
 		hint: 'Find it in the Content section of the BasicsEngage dashboard',
-		displayOptions: { show: { ...showForSend, content: ['template'] } },
+		displayOptions: { show: { content: ['template'] } },
 	},
 	{
 		displayName: 'Template Variables',
@@ -130,7 +126,7 @@ export const sendEmailProperties: INodeProperties[] = [
 		],
 		default: 'keyValue',
 		description: 'How to give values for the template variables',
-		displayOptions: { show: { ...showForSend, content: ['template'] } },
+		displayOptions: { show: { content: ['template'] } },
 	},
 	{
 		displayName: 'Variables',
@@ -141,7 +137,7 @@ export const sendEmailProperties: INodeProperties[] = [
 		default: {},
 		description: 'Values for variables of the template. Every name must exist in the template.',
 		displayOptions: {
-			show: { ...showForSend, content: ['template'], templateVariablesMode: ['keyValue'] },
+			show: { content: ['template'], templateVariablesMode: ['keyValue'] },
 		},
 		options: [
 			{
@@ -175,42 +171,38 @@ export const sendEmailProperties: INodeProperties[] = [
 		description:
 			'A JSON object of variable names and values. Every name must exist in the template.',
 		displayOptions: {
-			show: { ...showForSend, content: ['template'], templateVariablesMode: ['json'] },
+			show: { content: ['template'], templateVariablesMode: ['json'] },
 		},
 	},
-	{
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		displayOptions: { show: showForSend },
-		options: [
-			concurrencyOption,
-			...retryOptions,
-			skipAlreadySentOption,
-			{
-				displayName: 'Retry Send On Server Error',
-				name: 'retrySendOnServerError',
-				type: 'boolean',
-				default: false,
-				description:
-					'Whether to also retry after a server error (5xx), a dropped connection or a timeout. Without it, an email is retried only when it provably never reached BasicsEngage.',
-				hint: 'The first attempt may already have queued the email, so a recipient can get it twice',
-			},
-		],
-	},
+	optionsCollection([
+		concurrencyOption,
+		...retryOptions,
+		skipAlreadySentOption,
+		{
+			displayName: 'Retry Send On Server Error',
+			name: 'retrySendOnServerError',
+			type: 'boolean',
+			default: false,
+			description:
+				'Whether to also retry after a server error (5xx), a dropped connection or a timeout. Without it, an email is retried only when it provably never reached BasicsEngage.',
+			hint: 'The first attempt may already have queued the email, so a recipient can get it twice',
+		},
+	]),
 ];
+
+export const description = updateDisplayOptions(
+	{ show: { resource: ['email'], operation: ['send'] } },
+	properties,
+);
 
 /**
  * Built by hand rather than by n8n's declarative routing, which would drop `pairedItem`,
  * could not check every item before spending quota, and could not stop the run after a 429.
  */
-export async function sendEmail(
+export async function execute(
 	this: IExecuteFunctions,
-	memory: RunMemory,
+	{ memory, settings }: OperationRun,
 ): Promise<INodeExecutionData[][]> {
-	const settings = await getRequestSettings(this);
 	const options = readOptions(this, 'options');
 	const sentKeys = readSentKeys(this, options);
 	const keys = new Map<number, string>();
