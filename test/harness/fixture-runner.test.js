@@ -164,6 +164,42 @@ describe('runWorkflowFile', () => {
 		expect(sandbox.requests).toHaveLength(1);
 	});
 
+	test('keeps the exported node settings (On Error, Execute Once) and passes items through a disabled node, whatever its type', async () => {
+		const result = await runWorkflowFile(
+			{
+				nodes: [
+					exportedNode({ name: 'Start', type: 'n8n-nodes-base.manualTrigger' }),
+					exportedNode({ name: 'Rename', type: 'n8n-nodes-base.set', disabled: true }),
+					{ ...sendEmail, onError: 'continueRegularOutput', executeOnce: true },
+				],
+				connections: connect([
+					['Start', 'Rename'],
+					['Rename', 'Send Email'],
+				]),
+				settings: { executionOrder: 'v1' },
+			},
+			{
+				packageDir: PACKAGE_DIR,
+				credentials: credentials(),
+				pinData: { Start: [{ email: 'not-an-address' }, { email: 'ann@customer.test' }] },
+			},
+		);
+		expect(result.error).toBeUndefined();
+		expect(result.executedNodes).toEqual(['Start', 'Rename', 'Send Email']);
+		expect(sandbox.requests).toHaveLength(0);
+		expect(result.outputs['Send Email']).toEqual([
+			[
+				{
+					json: {
+						error: expect.stringMatching(/To is not a valid email address/),
+						details: { kind: 'invalid_input', httpCode: null, description: expect.any(String) },
+					},
+					pairedItem: { item: 0 },
+				},
+			],
+		]);
+	});
+
 	test('refuses, before any request, a node it cannot run that has no pinned data', async () => {
 		const run = runWorkflowFile(
 			{
@@ -263,6 +299,20 @@ describe('runFixture', () => {
 		expect(actual.requests).toEqual([
 			{ path: '/email/send', headers: { authorization: `Bearer ${API_KEY}`, authroization: null } },
 		]);
+	});
+
+	test('credential.apiKey is the key of the bound credential, and it is checked for in what users see', async () => {
+		writeExpect({
+			credential: { apiKey: 'be_wrong_key' },
+			pinData: { Start: [{ email: 'ann@customer.test' }] },
+			requests: [{ headers: { authorization: 'Bearer be_wrong_key' } }],
+			error: { httpCode: '401' },
+		});
+		const { actual, expected, apiKey, visible } = await runFixture(dir);
+		expect(actual).toEqual(expected);
+		expect(apiKey).toBe('be_wrong_key');
+		expect(visible).not.toContain('be_wrong_key');
+		expect(visible).toContain('Send Email');
 	});
 
 	test('a request, an output item, an error or a state entry more or less than expect.json says is a difference', async () => {
