@@ -344,11 +344,13 @@ describe('runFixture', () => {
 		expect(actual).not.toEqual(expected);
 	});
 
-	test('refuses expect.json keys it does not know, and one that checks nothing', async () => {
+	test('refuses expect.json keys it does not know, a node name the workflow does not have, and an expect.json that checks nothing', async () => {
 		writeExpect({ output: {} });
 		await expect(runFixture(dir)).rejects.toThrow(/unknown key output/);
 		writeExpect({ requests: [{ path: '/email/send', bdy: {} }] });
 		await expect(runFixture(dir)).rejects.toThrow(/requests\[0\]: unknown key bdy/);
+		writeExpect({ outputs: { 'Send email': [] } });
+		await expect(runFixture(dir)).rejects.toThrow(/outputs: the workflow has no node "Send email"/);
 		writeExpect({ pinData: {} });
 		await expect(runFixture(dir)).rejects.toThrow(/nothing to check/);
 	});

@@ -104,6 +104,12 @@ function readFixture(dir) {
 	(expected.requests ?? []).forEach((request, index) =>
 		checkKeys(request, REQUEST_KEYS, `${name}/expect.json requests[${index}]`),
 	);
+	const nodeNames = new Set((workflow.nodes ?? []).map((/** @type {any} */ node) => node.name));
+	for (const node of Object.keys(expected.outputs ?? {})) {
+		if (!nodeNames.has(node)) {
+			throw new Error(`${name}/expect.json outputs: the workflow has no node "${node}"`);
+		}
+	}
 	if (!expected.requests && !expected.outputs && !expected.error && !expected.state) {
 		throw new Error(`${name}/expect.json: nothing to check (requests, outputs, error or state)`);
 	}
