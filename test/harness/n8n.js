@@ -18,6 +18,8 @@
  *   loadPackage(packageDir)                     -> LoadedPackage
  *   runWorkflow({ nodeType, parameters, items, credentials, onError, ... })
  *                                               -> { success, errors, runData, error, logs, ... }
+ *   runWorkflowFile(exportedWorkflowJson, { credentials, pinData, startNode })
+ *                                               -> { outputs, runData, error, logs, executedNodes, ... }
  *   testCredential({ credentialType, data })    -> { status: 'OK' | 'Error', message }
  *   getLogs() / clearLogs()                     -> every log line n8n emitted in this module registry
  *   shutdown()                                  -> stop services the engine started (jest-setup.js calls it)
@@ -597,12 +599,13 @@ function createAdditionalData({ credentialsHelper, executionId, workflowId, hook
  * @param {any} workflowExecute
  * @param {import('n8n-workflow').Workflow} workflow
  * @param {INode | undefined} startNode
+ * @param {import('n8n-workflow').IPinData} [pinData] pinned output per node name (manual runs)
  * @returns {Promise<IRun>}
  */
-function startRun(workflowExecute, workflow, startNode) {
+function startRun(workflowExecute, workflow, startNode, pinData) {
 	return engine.major === 1
-		? workflowExecute.run(workflow, startNode)
-		: workflowExecute.run({ workflow, startNode });
+		? workflowExecute.run(workflow, startNode, undefined, pinData)
+		: workflowExecute.run({ workflow, startNode, pinData });
 }
 
 // ---------------------------------------------------------------------------
@@ -851,6 +854,304 @@ async function runWorkflow(options) {
 }
 
 // ---------------------------------------------------------------------------
+// runWorkflowFile: a workflow as exported from the n8n editor
+// ---------------------------------------------------------------------------
+
+/** n8n-nodes-base types the harness stands in for (n8n-nodes-base itself is not installed). */
+const MANUAL_TRIGGER_TYPE = 'n8n-nodes-base.manualTrigger';
+const NO_OP_TYPE = 'n8n-nodes-base.noOp';
+const STICKY_NOTE_TYPE = 'n8n-nodes-base.stickyNote';
+
+/**
+ * What n8n's Manual Trigger emits in a manual run: one empty item.
+ * @type {INodeType}
+ */
+const manualTriggerNodeType = {
+	description: {
+		displayName: 'Manual Trigger (harness)',
+		name: 'manualTrigger',
+		group: ['trigger'],
+		version: 1,
+		description: 'Stands in for n8n-nodes-base.manualTrigger: emits one empty item',
+		defaults: { name: "When clicking 'Execute workflow'" },
+		inputs: [],
+		outputs: [NodeConnectionTypes.Main],
+		properties: [],
+	},
+	async execute() {
+		return [[{ json: {} }]];
+	},
+};
+
+/**
+ * What n8n's No Operation node does: passes its input through.
+ * @type {INodeType}
+ */
+const noOpNodeType = {
+	description: {
+		displayName: 'No Operation (harness)',
+		name: 'noOp',
+		group: ['organization'],
+		version: 1,
+		description: 'Stands in for n8n-nodes-base.noOp: passes its input through',
+		defaults: { name: 'No Operation, do nothing' },
+		inputs: [NodeConnectionTypes.Main],
+		outputs: [NodeConnectionTypes.Main],
+		properties: [],
+	},
+	async execute() {
+		return [this.getInputData()];
+	},
+};
+
+/**
+ * Any other node type of the export (Code, Edit Fields, a Webhook, a sticky note, ...): known to
+ * the workflow so it can be built, but it cannot run; a node of this type must have pinned data,
+ * which n8n's engine outputs instead of running the node.
+ * @param {string} typeName
+ * @returns {INodeType}
+ */
+function createPinnedOnlyNodeType(typeName) {
+	return {
+		description: {
+			displayName: `${typeName} (pinned data only)`,
+			name: typeName.split('.').pop() ?? typeName,
+			group: ['transform'],
+			version: 1,
+			description: `Stands in for ${typeName}, which the harness cannot run`,
+			defaults: { name: typeName },
+			inputs: [NodeConnectionTypes.Main],
+			outputs: [NodeConnectionTypes.Main],
+			properties: [],
+		},
+		async execute() {
+			throw new workflowLib.UserError(
+				`Node type "${typeName}" cannot run in the test harness: pin its output (pinData)`,
+			);
+		},
+	};
+}
+
+/**
+ * @typedef {object} ExportedWorkflow  the JSON the n8n editor exports (Download, or copy the nodes)
+ * @property {string} [id]
+ * @property {string} [name]
+ * @property {INode[]} nodes
+ * @property {import('n8n-workflow').IConnections} connections
+ * @property {import('n8n-workflow').IWorkflowSettings} [settings]
+ * @property {Record<string, Array<INodeExecutionData | Record<string, unknown>>>} [pinData]
+ */
+
+/**
+ * @typedef {object} RunWorkflowFileOptions
+ * @property {string} [packageDir] load this package first (cached)
+ * @property {Record<string, ICredentialDataDecryptedObject>} [credentials] credential data keyed
+ *   by credential type: every credential of that type the export names (whatever its id and
+ *   name) is served with this data; a node of a loaded package that names none gets one.
+ * @property {Record<string, Array<INodeExecutionData | Record<string, unknown>>>} [pinData]
+ *   merged over the export's own pinData (per node name); plain objects are wrapped as `{ json }`
+ * @property {string} [startNode] name of the node the manual run starts from. Default: the only
+ *   node no main connection leads to (sticky notes and disabled nodes aside), else the only
+ *   such node whose type names a trigger or webhook.
+ * @property {import('n8n-workflow').WorkflowExecuteMode} [mode] default 'manual'
+ */
+
+/**
+ * @typedef {object} RunWorkflowFileResult
+ * @property {Record<string, INodeExecutionData[][]>} outputs  per node that ran: the main outputs
+ *   of its last run (a node that failed has `[]`)
+ * @property {IRunData} runData
+ * @property {any} error                     resultData.error when the execution failed
+ * @property {string[]} logs                 log lines n8n emitted during this run
+ * @property {string[]} executedNodes        node names in the order nodeExecuteAfter fired
+ * @property {IRun} run
+ * @property {import('n8n-workflow').Workflow} workflow
+ */
+
+/**
+ * Run a workflow exported from the n8n editor, unchanged, as a manual "Execute workflow" run with
+ * n8n-core's WorkflowExecute: every node keeps its exported parameters, settings (On Error, Retry
+ * On Fail, Execute Once, ...), credentials and connections; pinned data (the export's and
+ * `options.pinData`) replaces a node's run, as in the editor.
+ *
+ * Node types: those of loaded packages run for real; n8n-nodes-base's Manual Trigger (one empty
+ * item) and No Operation (passes items through) have stand-ins; any other type (Code, Edit
+ * Fields, Webhook, ...) must be pinned, and an unpinned one is refused before the run.
+ *
+ * @param {ExportedWorkflow} exported
+ * @param {RunWorkflowFileOptions} [options]
+ * @returns {Promise<RunWorkflowFileResult>}
+ */
+async function runWorkflowFile(exported, options = {}) {
+	ensureServices();
+	if (options.packageDir) await loadPackage(options.packageDir);
+
+	/** @type {INode[]} */
+	const nodes = structuredClone(exported.nodes ?? []);
+	const connections = structuredClone(exported.connections ?? {});
+	/** @type {import('n8n-workflow').IPinData} */
+	const pinData = Object.fromEntries(
+		Object.entries({ ...exported.pinData, ...options.pinData }).map(([name, items]) => [
+			name,
+			items.map((item) =>
+				item && typeof item === 'object' && 'json' in item && typeof item.json === 'object'
+					? /** @type {INodeExecutionData} */ (item)
+					: { json: /** @type {import('n8n-workflow').IDataObject} */ (item) },
+			),
+		]),
+	);
+	for (const name of Object.keys(pinData)) {
+		if (!nodes.some((node) => node.name === name)) {
+			throw new Error(`pinData names node "${name}", which the workflow does not have`);
+		}
+	}
+
+	/** @type {Record<string, INodeType>} */
+	const standIns = {};
+	for (const node of nodes) {
+		if (nodeRegistry.has(node.type) || node.type in standIns) continue;
+		if (node.type === MANUAL_TRIGGER_TYPE) standIns[node.type] = manualTriggerNodeType;
+		else if (node.type === NO_OP_TYPE) standIns[node.type] = noOpNodeType;
+		else standIns[node.type] = createPinnedOnlyNodeType(node.type);
+	}
+	const connected = new Set(Object.keys(connections));
+	for (const byType of Object.values(connections)) {
+		for (const outputs of Object.values(byType)) {
+			for (const targets of outputs ?? []) {
+				for (const target of targets ?? []) connected.add(target.node);
+			}
+		}
+	}
+	const unrunnable = nodes.filter(
+		(node) =>
+			standIns[node.type] !== undefined &&
+			node.type !== MANUAL_TRIGGER_TYPE &&
+			node.type !== NO_OP_TYPE &&
+			node.type !== STICKY_NOTE_TYPE &&
+			!node.disabled &&
+			connected.has(node.name) &&
+			pinData[node.name] === undefined,
+	);
+	if (unrunnable.length > 0) {
+		throw new Error(
+			`The harness cannot run ${unrunnable.map((node) => `"${node.name}" (${node.type})`).join(', ')}: ` +
+				`pin its output (pinData), or use a type it runs: the loaded packages' nodes, ${MANUAL_TRIGGER_TYPE}, ${NO_OP_TYPE}`,
+		);
+	}
+
+	// The credentials the export names, bound to the given data by type.
+	/** @type {Record<string, { id: string, name: string, type: string, data: ICredentialDataDecryptedObject }>} */
+	const store = {};
+	for (const node of nodes) {
+		const declared = nodeRegistry.get(node.type)?.description.credentials ?? [];
+		for (const { name: type } of declared) {
+			if (!options.credentials?.[type] || node.credentials?.[type]) continue;
+			node.credentials = { ...node.credentials, [type]: { id: null, name: `${type} (harness)` } };
+		}
+		for (const [type, details] of Object.entries(node.credentials ?? {})) {
+			const data = options.credentials?.[type];
+			if (!data) continue;
+			// An export from an instance that did not share the credential names it without an id.
+			details.id ||= `harness-${type}`;
+			store[details.id] = {
+				id: details.id,
+				name: details.name,
+				type,
+				data: structuredClone(data),
+			};
+		}
+	}
+
+	const workflowId = exported.id ?? `harness-wf-${randomUUID().slice(0, 8)}`;
+	const settings = exported.settings ?? {};
+	const workflow = new Workflow({
+		id: workflowId,
+		name: exported.name ?? 'Harness: exported workflow',
+		nodes,
+		connections,
+		active: false,
+		nodeTypes: createNodeTypes(standIns),
+		settings,
+		pinData,
+	});
+
+	const startNode = workflow.getNode(options.startNode ?? findStartNode(nodes, connections));
+	if (!startNode) throw new Error(`The workflow has no node "${options.startNode}" to start from`);
+
+	const mode = options.mode ?? 'manual';
+	const executionId = `${Math.floor(Math.random() * 1e9)}`;
+	/** @type {string[]} */
+	const executedNodes = [];
+	const hooks = new core.ExecutionLifecycleHooks(mode, executionId, {
+		id: workflowId,
+		name: workflow.name,
+		active: false,
+		isArchived: false,
+		nodes,
+		connections,
+		settings,
+		createdAt: new Date(),
+		updatedAt: new Date(),
+	});
+	hooks.addHandler('nodeExecuteAfter', (/** @type {string} */ name) => {
+		executedNodes.push(name);
+	});
+	const credentialsHelper = createCredentialsHelper({ credentialTypes, store });
+	const additionalData = createAdditionalData({
+		credentialsHelper,
+		executionId,
+		workflowId,
+		hooks,
+	});
+
+	const logStart = logLines.length;
+	const workflowExecute = new core.WorkflowExecute(additionalData, mode);
+	/** @type {IRun} */
+	const run = await startRun(workflowExecute, workflow, startNode, pinData);
+
+	const runData = run.data.resultData.runData;
+	/** @type {Record<string, INodeExecutionData[][]>} */
+	const outputs = {};
+	for (const [name, tasks] of Object.entries(runData)) {
+		outputs[name] = (tasks.at(-1)?.data?.main ?? []).map((items) => items ?? []);
+	}
+	return {
+		outputs,
+		runData,
+		error: run.data.resultData.error,
+		logs: logLines.slice(logStart),
+		executedNodes,
+		run,
+		workflow,
+	};
+}
+
+/**
+ * The node a manual run of an exported workflow starts from (see RunWorkflowFileOptions.startNode).
+ * @param {INode[]} nodes
+ * @param {import('n8n-workflow').IConnections} connections
+ * @returns {string}
+ */
+function findStartNode(nodes, connections) {
+	const targets = new Set(
+		Object.values(connections).flatMap((byType) =>
+			(byType.main ?? []).flatMap((targetsOfOutput) =>
+				(targetsOfOutput ?? []).map((target) => target.node),
+			),
+		),
+	);
+	const roots = nodes.filter(
+		(node) => node.type !== STICKY_NOTE_TYPE && !node.disabled && !targets.has(node.name),
+	);
+	if (roots.length === 1) return roots[0].name;
+	const triggers = roots.filter((node) => /trigger|webhook/i.test(node.type));
+	if (triggers.length === 1) return triggers[0].name;
+	throw new Error(
+		`Cannot tell which node the run starts from (${roots.map((node) => `"${node.name}"`).join(', ') || 'none'}): name it (startNode)`,
+	);
+}
+
+// ---------------------------------------------------------------------------
 // testCredential
 // ---------------------------------------------------------------------------
 
@@ -1081,6 +1382,7 @@ function getPath(/** @type {any} */ object, /** @type {string | string[]} */ key
 module.exports = {
 	loadPackage,
 	runWorkflow,
+	runWorkflowFile,
 	testCredential,
 	getLogs,
 	clearLogs,

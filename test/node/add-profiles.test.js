@@ -135,30 +135,6 @@ describe('Add Profiles to List', () => {
 		expectEachInputExactlyOnce(result, 1050);
 	});
 
-	test('one list per run: the first request creates it, later batches add to its listId', async () => {
-		const result = await runNode(sandbox, {
-			parameters: addProfilesParameters({ options: { batchSize: 2 } }),
-			items: contacts(7),
-		});
-
-		const bodies = listRequests().map((request) => request.body);
-		expect(bodies).toHaveLength(4);
-		expect(bodies[0]).toMatchObject({ name: 'Newsletter' });
-		expect(bodies[0]).not.toHaveProperty('listId');
-		const createdListId = result.success[0].json.listId;
-		for (const body of bodies.slice(1)) {
-			expect(body).toEqual({ listId: createdListId, profiles: expect.any(Array) });
-		}
-		expect(sandbox.state.lists.size).toBe(3);
-		expect(sandbox.state.lists.get(String(createdListId))?.profiles.size).toBe(7);
-		expect(result.success.map((item) => item.json.listCreated)).toEqual([
-			true,
-			false,
-			false,
-			false,
-		]);
-	});
-
 	test('one list per run: if the creating request is refused (400), the next request creates the list', async () => {
 		sandbox.injectFaults([
 			{ path: '/list/addProfiles', status: 400, body: { status: 'error', error: 'Bad' } },

@@ -3,8 +3,6 @@
 
 const {
 	API_KEY,
-	addProfilesParameters,
-	contacts,
 	createListParameters,
 	expectEachInputExactlyOnce,
 	expectNoSecret,
@@ -88,19 +86,6 @@ describe('Create List', () => {
 		});
 		expect(createRequests()[0].body).not.toHaveProperty('profiles');
 		expect(emailsIn(String(result.success[0].json.listId))).toEqual([]);
-	});
-
-	test("the output feeds Add Profiles: its listId is Add Profiles' List ID", async () => {
-		const created = await runNode(sandbox, { parameters: createListParameters() });
-		const listId = String(created.success[0].json.listId);
-		const added = await runNode(sandbox, {
-			parameters: addProfilesParameters({ listMode: 'existing', listId: '={{ $json.listId }}' }),
-			items: contacts(2).map((contact) => ({ ...created.success[0].json, ...contact })),
-		});
-		expect(added.success.map((item) => item.json)).toEqual([
-			{ listId, addedCount: 2, submittedCount: 2, listCreated: false },
-		]);
-		expect(emailsIn(listId)).toEqual(contacts(2).map((contact) => contact.email));
 	});
 
 	test('client-side checks: a blank name, an empty description or IDs that are not text fail only their item, before any request', async () => {

@@ -251,29 +251,6 @@ describe('error kinds of Create List, Create Campaign and Send Campaign (error o
 });
 
 describe('429 in the middle of a run', () => {
-	test('spec: after a 429 no further send is attempted; remaining items fail as quota_exceeded', async () => {
-		sandbox.setOptions({ dailyLimit: 3 });
-		const result = await runNode(sandbox, {
-			parameters: sendParameters({ options: { concurrency: 1 } }),
-			items: contacts(6),
-			onError: 'continueErrorOutput',
-		});
-
-		expect(sandbox.requests).toHaveLength(4);
-		expect(sandbox.state.emails).toHaveLength(3);
-		expect(result.success.map(pairedIndexes)).toEqual([[0], [1], [2]]);
-		expect(result.success[2].json.dailyEmailsRemaining).toBe(0);
-		expect(result.errors.map((item) => [pairedIndexes(item)[0], item.json.details.kind])).toEqual([
-			[3, 'quota_exceeded'],
-			[4, 'quota_exceeded'],
-			[5, 'quota_exceeded'],
-		]);
-		expect(result.errors[0].json.error).toMatch(/quota/i);
-		expect(result.errors[1].json.error).toMatch(/^Not sent: the daily email quota was exceeded/);
-		expect(result.errors[1].json.details.httpCode).toBeNull();
-		expectEachInputExactlyOnce(result, 6);
-	});
-
 	test('with concurrency 5 only requests already in flight complete after the 429', async () => {
 		sandbox.setOptions({ dailyLimit: 10, latencyMs: 5 });
 		const result = await runNode(sandbox, {
@@ -441,25 +418,6 @@ describe('On Error: Continue (regular output)', () => {
 });
 
 describe('On Error: Stop Workflow', () => {
-	test('an API failure throws a NodeApiError naming the item, with httpCode and failure cause', async () => {
-		sandbox.setOptions({ dailyLimit: 1 });
-		const result = await runNode(sandbox, {
-			parameters: sendParameters({ options: { concurrency: 1 } }),
-			items: contacts(3),
-		});
-		const error = result.error;
-		expect(error).toBeDefined();
-		expect(error.name).toBe('NodeApiError');
-		expect(error.message).toMatch(/quota/i);
-		expect(error.httpCode).toBe('429');
-		expect(error.context.itemIndex).toBe(1);
-		expect(error.failure).toEqual({ cause: 'quota-exhausted' });
-		expect(error.description).toContain('quota_exceeded');
-		// Nothing after the failing item is sent.
-		expect(sandbox.requests).toHaveLength(2);
-		expectNoSecret(result, API_KEY);
-	});
-
 	test.each([
 		[401, 'credential-invalid', { apiKey: 'be_wrong_key' }],
 		[

@@ -25,46 +25,6 @@ const sentBodies = () =>
 		.map((request) => request.body);
 
 describe('Send Email', () => {
-	test('spec: POST /email/send with bearer Authorization queues one email per item', async () => {
-		const result = await runNode(sandbox, { parameters: sendParameters(), items: contacts(3) });
-
-		expect(result.error).toBeUndefined();
-		expect(sandbox.requests).toHaveLength(3);
-		for (const request of sandbox.requests) {
-			expect(request.method).toBe('POST');
-			expect(request.headers.authorization).toBe(`Bearer ${API_KEY}`);
-			expect(request.headers['content-type']).toMatch(/^application\/json/);
-		}
-		expect(sentBodies()).toEqual(
-			contacts(3).map((contact) => ({
-				to: contact.email,
-				from: 'hello@example.com',
-				subject: 'Welcome',
-				text: 'Hello!',
-			})),
-		);
-		expect(sandbox.state.emails).toHaveLength(3);
-	});
-
-	test('output: one item per input, paired to it, with the queue result and the quota left', async () => {
-		const result = await runNode(sandbox, { parameters: sendParameters(), items: contacts(3) });
-
-		expect(result.success).toHaveLength(3);
-		result.success.forEach((item, index) => {
-			expect(item.pairedItem).toEqual({ item: index });
-			expect(item.json).toEqual({
-				status: 'success',
-				message: expect.stringMatching(/queued/i),
-				messageId: sandbox.state.emails[index].messageId,
-				dailyEmailCount: index + 1,
-				dailyEmailLimit: 1000,
-				dailyEmailsRemaining: 1000 - (index + 1),
-			});
-			expect(item.json).not.toHaveProperty('error');
-		});
-		expectEachInputExactlyOnce(result, 3);
-	});
-
 	test('output order follows input order with concurrency 5 and a slow server', async () => {
 		sandbox.setOptions({ latencyMs: 20 });
 		const items = contacts(12);
@@ -130,32 +90,6 @@ describe('Send Email', () => {
 			const contentFields = ['html', 'text', 'templateId'].filter((field) => field in body);
 			expect(contentFields).toEqual([content === 'template' ? 'templateId' : content]);
 		}
-	});
-
-	test('template with key-value variables: values reach the API unchanged', async () => {
-		const value = 'a,b=c; {{ not an expression }}\nsecond line';
-		const result = await runNode(sandbox, {
-			parameters: sendParameters({
-				content: 'template',
-				templateId: 'tmpl_welcome',
-				templateVariablesMode: 'keyValue',
-				templateVariables: {
-					variable: [
-						{ name: 'firstName', value: '={{ $json.firstName }}' },
-						{ name: 'company', value },
-					],
-				},
-			}),
-			items: contacts(1),
-		});
-		expect(result.errors).toEqual([]);
-		expect(sentBodies()[0]).toEqual({
-			to: 'contact0@customer.test',
-			from: 'hello@example.com',
-			subject: 'Welcome',
-			templateId: 'tmpl_welcome',
-			templateVariables: { firstName: 'First0', company: value },
-		});
 	});
 
 	test('template with JSON variables: the object is sent as given', async () => {
