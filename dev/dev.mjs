@@ -22,13 +22,15 @@
 // package install and one encryption key) and one database. Data in .n8n-dev-queue/.
 //
 // Usage: node dev/dev.mjs [--reset] [--port N] [--sandbox-port N] [--user-folder DIR] [--no-build]
-//                         [--queue [--workers N]]
+//                         [--watch] [--queue [--workers N]]
 //   --reset            delete the n8n data folder first (owner, workflows, executions)
 //   --port N           n8n port (default 5678; 0 = any free port)
 //   --sandbox-port N   sandbox port (default 4010; 0 = any free port)
 //   --user-folder DIR  n8n data folder (default .n8n-dev, .n8n-dev-v1 or .n8n-dev-queue, in the
 //                      repository); in queue mode it also holds Postgres's cluster and Redis's folder
 //   --no-build         use the existing dist/
+//   --watch            rebuild when a file under nodes/ or credentials/ changes, and have n8n
+//                      reload the package (n8n's own hot reload, N8N_DEV_RELOAD; no restart)
 //   --queue            queue mode: Redis, Postgres, an n8n main and workers
 //   --workers N        queue mode: how many workers (default 2)
 //
@@ -393,6 +395,83 @@ function banner({ sandbox, n8n, examples, workers = [], redis, postgres }, owner
 	console.log(lines.join('\n'));
 }
 
+// --watch ------------------------------------------------------------------------------------
+// n8n reloads a package's nodes and credentials by itself when its files change, if started with
+// N8N_DEV_RELOAD=true (and NODE_ENV unset or "development"): LoadNodesAndCredentials.setupHotReload
+// in n8n 2.40.7 and 1.123.81 watches every loaded package folder, community packages included, and
+// logs "Hot reload triggered for <package>". So --watch rebuilds the package on a change under
+// nodes/ or credentials/ and copies dist/ over the installed copy, file by file (the folders stay,
+// so n8n's watch on them does too); n8n does the rest, without a restart.
+
+const WATCHED = ['nodes', 'credentials'];
+let lastSave;
+
+/** Copies `src` over `dst` in place: changed files are overwritten, files gone are removed. */
+function syncInPlace(src, dst) {
+	fs.mkdirSync(dst, { recursive: true });
+	const entries = fs.readdirSync(src, { withFileTypes: true });
+	const names = new Set(entries.map((e) => e.name));
+	for (const name of fs.readdirSync(dst)) {
+		if (!names.has(name)) fs.rmSync(path.join(dst, name), { recursive: true, force: true });
+	}
+	for (const entry of entries) {
+		const from = path.join(src, entry.name);
+		const to = path.join(dst, entry.name);
+		if (entry.isDirectory()) syncInPlace(from, to);
+		else fs.copyFileSync(from, to);
+	}
+}
+
+function watchSources({ installDir, isStopping }) {
+	let timer;
+	let running = false;
+	let again = false;
+	const changed = new Set();
+	const rebuild = async () => {
+		if (running) {
+			again = true;
+			return;
+		}
+		running = true;
+		do {
+			again = false;
+			const files = [...changed];
+			changed.clear();
+			const t0 = Date.now();
+			say(`--watch: ${files.slice(0, 3).join(', ')}${files.length > 3 ? ` and ${files.length - 3} more` : ''} changed: rebuilding...`);
+			try {
+				await buildPackage();
+				if (isStopping()) break;
+				lastSave = Date.now();
+				syncInPlace(path.join(REPO_DIR, 'dist'), path.join(installDir, 'dist'));
+				say(`--watch: rebuilt in ${((Date.now() - t0) / 1000).toFixed(1)}s and copied into n8n; n8n reloads it...`);
+			} catch (error) {
+				say(`--watch: ${error.message}; n8n keeps the previous build. Fix the error and save again.`);
+			}
+		} while (again && !isStopping());
+		running = false;
+	};
+	for (const dir of WATCHED) {
+		fs.watch(path.join(REPO_DIR, dir), { recursive: true }, (event, file) => {
+			if (isStopping()) return;
+			changed.add(path.join(dir, String(file ?? '')));
+			clearTimeout(timer);
+			timer = setTimeout(rebuild, 300);
+		});
+	}
+	say(`--watch: watching ${WATCHED.map((d) => `${d}/`).join(' and ')}; a change rebuilds the package and n8n reloads it`);
+}
+
+/** n8n's log lines about its hot reload, for --watch. */
+function reloadReporter(line) {
+	if (/Hot reload triggered for n8n-nodes-basicsengage/.test(line)) {
+		const after = lastSave ? ` ${((Date.now() - lastSave) / 1000).toFixed(1)}s after the copy` : '';
+		say(`--watch: n8n reloaded the package${after}. In the editor, reload the page to see changed parameters.`);
+	} else if (/Hot reload failed for n8n-nodes-basicsengage/.test(line)) {
+		say('--watch: n8n could not reload the package (see its log); restart `npm run dev` if it persists.');
+	}
+}
+
 /**
  * The steps of this run, for numbered progress lines: build, what provisioning is left to do
  * (first run only: Node 24, n8n, its native addons), then starting n8n and setting it up.
@@ -424,7 +503,7 @@ async function main(argv) {
 	const opt = (name) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
 	if (argv.includes('--help') || argv.includes('-h')) {
 		console.log(
-			'Usage: npm run dev [-- --reset] [--port N] [--sandbox-port N] [--user-folder DIR] [--no-build] [--queue [--workers N]]',
+			'Usage: npm run dev [-- --reset] [--port N] [--sandbox-port N] [--user-folder DIR] [--no-build] [--watch] [--queue [--workers N]]',
 		);
 		return;
 	}
@@ -433,6 +512,11 @@ async function main(argv) {
 		: undefined;
 	if (queue && !(Number.isInteger(queue.workers) && queue.workers >= 1)) {
 		console.error('[dev] --workers needs a whole number of at least 1');
+		process.exit(1);
+	}
+	const watch = argv.includes('--watch');
+	if (watch && queue) {
+		console.error('[dev] --watch runs with one n8n process only (not with --queue)');
 		process.exit(1);
 	}
 	if (queue && selectRuntime().name !== 'v2') {
@@ -506,6 +590,7 @@ async function main(argv) {
 		userFolder,
 		queue,
 		steps,
+		...(watch ? { n8nEnv: { N8N_DEV_RELOAD: 'true' }, onN8nLog: reloadReporter } : {}),
 		onSandboxResponse: ({ method, path: p, status, durationMs }) =>
 			console.log(`[sandbox] ${new Date().toISOString()} ${method} ${p} ${status} ${durationMs}ms`),
 	});
@@ -519,6 +604,7 @@ async function main(argv) {
 	steps.end();
 	banner(env, DEV_OWNER);
 	say(`ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+	if (watch) watchSources({ installDir: env.n8n.communityPackage.installDir, isStopping: () => stopping });
 
 	for (const proc of [env.n8n, ...env.workers]) {
 		proc.process.on('exit', async (code, signal) => {
