@@ -24,13 +24,15 @@
 // package install and one encryption key) and one database. Data in .n8n-dev-queue/.
 //
 // Usage: node dev/dev.mjs [--reset] [--port N] [--sandbox-port N] [--user-folder DIR] [--no-build]
-//                         [--queue [--workers N]]
+//                         [--watch] [--queue [--workers N]]
 //   --reset            delete the n8n data folder first (owner, workflows, executions)
 //   --port N           n8n port (default 5678; 0 = any free port)
 //   --sandbox-port N   sandbox port (default 4010; 0 = any free port)
 //   --user-folder DIR  n8n data folder (default .n8n-dev, .n8n-dev-v1 or .n8n-dev-queue, in the
 //                      repository); in queue mode it also holds Postgres's cluster and Redis's folder
 //   --no-build         use the existing dist/
+//   --watch            rebuild when a file under nodes/ or credentials/ changes, and have n8n
+//                      reload the package (n8n's own hot reload, N8N_DEV_RELOAD; no restart)
 //   --queue            queue mode: Redis, Postgres, an n8n main and workers
 //   --workers N        queue mode: how many workers (default 2)
 //
@@ -44,7 +46,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { provisionN8n, selectRuntime } from './provision.mjs';
+import { createSteps } from './progress.mjs';
+import { provisionN8n, provisionPlan, selectRuntime } from './provision.mjs';
 import { ensureQueuePackages, startPostgres, startRedis } from './queue-services.mjs';
 import { login, setupOwner, startN8n } from './start-n8n.mjs';
 import {
@@ -134,6 +137,9 @@ async function workflowExists(rest, id) {
  * @param {{ workers?: number, workerArgs?: string[], env?: Record<string, string> }} [options.queue]
  *   queue mode: Redis and Postgres of its own (in <userFolder>/redis and <userFolder>/postgres),
  *   the n8n main process and `workers` n8n workers (default 2), all with `env` added
+ * @param {ReturnType<typeof createSteps>} [options.steps] numbered progress (dev/progress.mjs):
+ *   the provisioning steps (provisionPlan's ids) and 'start' (n8n and what is put into it)
+ * @param {Record<string, string>} [options.n8nEnv] more environment for n8n
  */
 export async function startEnvironment({
 	n8nPort,
@@ -147,6 +153,8 @@ export async function startEnvironment({
 	onN8nLog,
 	onSandboxResponse,
 	queue,
+	steps,
+	n8nEnv = {},
 } = {}) {
 	const { startSandbox } = require('../test/sandbox/server.js');
 	const started = {
@@ -179,7 +187,8 @@ export async function startEnvironment({
 		const { sandbox } = started;
 		onProgress(`sandbox listening on ${sandbox.baseUrl}`);
 
-		const info = await provisionN8n({ onProgress: (m) => onProgress(`n8n install: ${m}`) });
+		const info = await provisionN8n({ onProgress: (m) => onProgress(`n8n install: ${m}`), steps });
+		steps?.begin('start');
 		const queueEnv = queue
 			? await startQueueServices(started, { userFolder, queue, onProgress })
 			: {};
@@ -187,7 +196,7 @@ export async function startEnvironment({
 			port: n8nPort,
 			userFolder,
 			communityPackageDir: packageDir,
-			env: queueEnv,
+			env: { ...n8nEnv, ...queueEnv },
 			onProgress,
 			onLog: onN8nLog,
 		});
@@ -257,6 +266,7 @@ export async function startEnvironment({
 			stop,
 		};
 	} catch (error) {
+		steps?.abort();
 		await stop();
 		throw error;
 	}
@@ -387,11 +397,115 @@ function banner({ sandbox, n8n, examples, workers = [], redis, postgres }, owner
 	console.log(lines.join('\n'));
 }
 
+// --watch ------------------------------------------------------------------------------------
+// n8n reloads a package's nodes and credentials by itself when its files change, if started with
+// N8N_DEV_RELOAD=true (and NODE_ENV unset or "development"): LoadNodesAndCredentials.setupHotReload
+// in n8n 2.40.7 and 1.123.81 watches every loaded package folder, community packages included, and
+// logs "Hot reload triggered for <package>". So --watch rebuilds the package on a change under
+// nodes/ or credentials/ and copies dist/ over the installed copy, file by file (the folders stay,
+// so n8n's watch on them does too); n8n does the rest, without a restart.
+
+const WATCHED = ['nodes', 'credentials'];
+let lastSave;
+
+/** Copies `src` over `dst` in place: changed files are overwritten, files gone are removed. */
+function syncInPlace(src, dst) {
+	fs.mkdirSync(dst, { recursive: true });
+	const entries = fs.readdirSync(src, { withFileTypes: true });
+	const names = new Set(entries.map((e) => e.name));
+	for (const name of fs.readdirSync(dst)) {
+		if (!names.has(name)) fs.rmSync(path.join(dst, name), { recursive: true, force: true });
+	}
+	for (const entry of entries) {
+		const from = path.join(src, entry.name);
+		const to = path.join(dst, entry.name);
+		if (entry.isDirectory()) syncInPlace(from, to);
+		else fs.copyFileSync(from, to);
+	}
+}
+
+function watchSources({ installDir, isStopping }) {
+	let timer;
+	let running = false;
+	let again = false;
+	const changed = new Set();
+	const rebuild = async () => {
+		if (running) {
+			again = true;
+			return;
+		}
+		running = true;
+		do {
+			again = false;
+			const files = [...changed];
+			changed.clear();
+			const t0 = Date.now();
+			say(`--watch: ${files.slice(0, 3).join(', ')}${files.length > 3 ? ` and ${files.length - 3} more` : ''} changed: rebuilding...`);
+			try {
+				await buildPackage();
+				if (isStopping()) break;
+				lastSave = Date.now();
+				syncInPlace(path.join(REPO_DIR, 'dist'), path.join(installDir, 'dist'));
+				say(`--watch: rebuilt in ${((Date.now() - t0) / 1000).toFixed(1)}s and copied into n8n; n8n reloads it...`);
+			} catch (error) {
+				say(`--watch: ${error.message}; n8n keeps the previous build. Fix the error and save again.`);
+			}
+		} while (again && !isStopping());
+		running = false;
+	};
+	for (const dir of WATCHED) {
+		fs.watch(path.join(REPO_DIR, dir), { recursive: true }, (event, file) => {
+			if (isStopping()) return;
+			changed.add(path.join(dir, String(file ?? '')));
+			clearTimeout(timer);
+			timer = setTimeout(rebuild, 300);
+		});
+	}
+	say(`--watch: watching ${WATCHED.map((d) => `${d}/`).join(' and ')}; a change rebuilds the package and n8n reloads it`);
+}
+
+/** n8n's log lines about its hot reload, for --watch. */
+function reloadReporter(line) {
+	if (/Hot reload triggered for n8n-nodes-basicsengage/.test(line)) {
+		const after = lastSave ? ` ${((Date.now() - lastSave) / 1000).toFixed(1)}s after the copy` : '';
+		say(`--watch: n8n reloaded the package${after}. In the editor, reload the page to see changed parameters.`);
+	} else if (/Hot reload failed for n8n-nodes-basicsengage/.test(line)) {
+		say('--watch: n8n could not reload the package (see its log); restart `npm run dev` if it persists.');
+	}
+}
+
+/**
+ * The steps of this run, for numbered progress lines: build, what provisioning is left to do
+ * (first run only: Node 24, n8n, its native addons), then starting n8n and setting it up.
+ * Usual durations measured on a 2-core VM shared with other work: see README, "Try it in n8n".
+ */
+function planSteps({ build, userFolder, queue }) {
+	const provision = provisionPlan();
+	const newFolder = !fs.existsSync(path.join(userFolder, '.n8n', 'config'));
+	const services = queue ? `Redis, Postgres, n8n ${provision.n8nVersion} and ${queue.workers} workers` : `n8n ${provision.n8nVersion}`;
+	return [
+		build && {
+			id: 'build',
+			label: 'building the package (npm run build)',
+			short: 'building the package',
+			typicalMs: 10_000,
+		},
+		...provision.steps,
+		{
+			id: 'start',
+			label: `starting ${services}, then the owner account, the credential and the examples`,
+			note: newFolder ? 'a new data folder: n8n creates its database first' : undefined,
+			short: `starting ${services}`,
+			typicalMs: (queue ? 20_000 : 10_000) + (newFolder ? 15_000 : 0),
+		},
+	];
+}
+
 async function main(argv) {
 	const opt = (name) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
 	if (argv.includes('--help') || argv.includes('-h')) {
 		console.log(
-			'Usage: npm run dev [-- --reset] [--port N] [--sandbox-port N] [--user-folder DIR] [--no-build] [--queue [--workers N]]',
+			'Usage: npm run dev [-- --reset] [--port N] [--sandbox-port N] [--user-folder DIR] [--no-build] [--watch] [--queue [--workers N]]',
 		);
 		return;
 	}
@@ -400,6 +514,11 @@ async function main(argv) {
 		: undefined;
 	if (queue && !(Number.isInteger(queue.workers) && queue.workers >= 1)) {
 		console.error('[dev] --workers needs a whole number of at least 1');
+		process.exit(1);
+	}
+	const watch = argv.includes('--watch');
+	if (watch && queue) {
+		console.error('[dev] --watch runs with one n8n process only (not with --queue)');
 		process.exit(1);
 	}
 	if (queue && selectRuntime().name !== 'v2') {
@@ -453,9 +572,17 @@ async function main(argv) {
 		say(`--reset: deleting ${userFolder}`);
 		await fsp.rm(userFolder, { recursive: true, force: true });
 	}
-	if (!argv.includes('--no-build')) {
-		say('building the package (npm run build)...');
-		await buildPackage();
+	const build = !argv.includes('--no-build');
+	const steps = createSteps({ say, steps: planSteps({ build, userFolder, queue }) });
+	if (build) {
+		steps.begin('build');
+		try {
+			await buildPackage();
+		} catch (error) {
+			steps.abort();
+			throw error;
+		}
+		steps.end();
 	}
 	if (stopping) return;
 
@@ -464,6 +591,8 @@ async function main(argv) {
 		sandboxPort,
 		userFolder,
 		queue,
+		steps,
+		...(watch ? { n8nEnv: { N8N_DEV_RELOAD: 'true' }, onN8nLog: reloadReporter } : {}),
 		onSandboxResponse: ({ method, path: p, status, durationMs, summary }) =>
 			console.log(
 				`[sandbox] ${new Date().toISOString()} ${method} ${p} ${status} ${durationMs}ms${summary === undefined ? '' : ` ${summary}`}`,
@@ -476,8 +605,10 @@ async function main(argv) {
 		throw error;
 	}
 	if (stopping) return;
+	steps.end();
 	banner(env, DEV_OWNER);
 	say(`ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+	if (watch) watchSources({ installDir: env.n8n.communityPackage.installDir, isStopping: () => stopping });
 
 	for (const proc of [env.n8n, ...env.workers]) {
 		proc.process.on('exit', async (code, signal) => {

@@ -29,6 +29,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { createSteps, formatDuration as formatSeconds } from './progress.mjs';
+
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
 /**
@@ -42,6 +44,10 @@ export const RUNTIMES = Object.freeze({
 		minNode: [24, 0],
 		maxNodeMajor: Infinity,
 		nativeRebuild: ['sqlite3', 'isolated-vm'],
+		diskGb: 2.9,
+		// How long the first-run steps usually take (the estimates of "about N left"), measured on
+		// a 2-core VM shared with other work (load average 3 to 8): see README, "Try it in n8n".
+		typicalMs: { node: 5_000, npmCiCold: 140_000, npmCiWarm: 110_000, native: 80_000 },
 		// the MCP server registry refresh calls api.n8n.io on startup (unreachable here: log noise
 		// only). n8n 1.x has no such module and refuses to start when told to disable it.
 		serverEnv: { N8N_DISABLED_MODULES: 'mcp-registry' },
@@ -51,6 +57,8 @@ export const RUNTIMES = Object.freeze({
 		minNode: [20, 19],
 		maxNodeMajor: 24,
 		nativeRebuild: ['sqlite3'],
+		diskGb: 1.7,
+		typicalMs: { node: 5_000, npmCiCold: 120_000, npmCiWarm: 60_000, native: 80_000 },
 		// 1.123.81 defaults to the 'vm' expression engine, built on isolated-vm 6, which needs
 		// Node >= 22; on Node 20 (the 1.x line's own floor, and this machine's) n8n then exits at
 		// startup. The 'legacy' engine is the one every earlier 1.x release evaluates with.
@@ -86,11 +94,6 @@ export function nodeFits(version, { minNode, maxNodeMajor }) {
 
 function defaultProgress(message) {
 	process.stderr.write(`[provision] ${message}\n`);
-}
-
-function formatSeconds(ms) {
-	const s = Math.round(ms / 1000);
-	return s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${s}s`;
 }
 
 function exists(p) {
@@ -269,12 +272,26 @@ export function envWithNode(nodeBinDir, extra = {}) {
 	return env;
 }
 
+/** The Node 24 binary unpacked from the npm package, in the cache. */
+function node24Paths(root) {
+	const dir = path.join(root, `node-v${NODE24_VERSION}-${process.platform}-${process.arch}`);
+	return { dir, nodeBin: path.join(dir, 'bin', 'node') };
+}
+
+function node24Ready(root) {
+	try {
+		return execFileSync(node24Paths(root).nodeBin, ['--version'], { encoding: 'utf8' }).trim() === `v${NODE24_VERSION}`;
+	} catch {
+		return false;
+	}
+}
+
 /**
  * Makes sure a Node that the runtime's n8n supports is available: the Node running this script
  * when it fits, else Node 24 from the npm registry (n8n 2.x needs 24; 1.123.x runs on 20.19-24).
  * @returns {{ node: string, version: string, binDir: string, nodedir: string | undefined, source: 'system' | 'npm-package' }}
  */
-export async function ensureNode({ onProgress = defaultProgress, root = cacheRoot(), runtime = selectRuntime() } = {}) {
+export async function ensureNode({ onProgress = defaultProgress, root = cacheRoot(), runtime = selectRuntime(), steps } = {}) {
 	if (nodeFits(process.version, runtime)) {
 		const prefix = path.resolve(path.dirname(process.execPath), '..');
 		const headers = path.join(prefix, 'include', 'node', 'node_version.h');
@@ -288,17 +305,10 @@ export async function ensureNode({ onProgress = defaultProgress, root = cacheRoo
 	}
 
 	const pkgName = `node-${process.platform}-${process.arch}`;
-	const dir = path.join(root, `node-v${NODE24_VERSION}-${process.platform}-${process.arch}`);
-	const nodeBin = path.join(dir, 'bin', 'node');
-	const ok = () => {
-		try {
-			return execFileSync(nodeBin, ['--version'], { encoding: 'utf8' }).trim() === `v${NODE24_VERSION}`;
-		} catch {
-			return false;
-		}
-	};
-	if (!ok()) {
-		onProgress(`Node ${process.version} does not run this n8n; fetching ${pkgName}@${NODE24_VERSION} from the npm registry...`);
+	const { dir, nodeBin } = node24Paths(root);
+	if (!node24Ready(root)) {
+		if (steps) steps.begin('node', { label: `fetching ${pkgName}@${NODE24_VERSION} from the npm registry` });
+		else onProgress(`Node ${process.version} does not run this n8n; fetching ${pkgName}@${NODE24_VERSION} from the npm registry...`);
 		await fsp.mkdir(root, { recursive: true });
 		const staging = await fsp.mkdtemp(path.join(root, '.node-staging-'));
 		try {
@@ -314,11 +324,18 @@ export async function ensureNode({ onProgress = defaultProgress, root = cacheRoo
 			execFileSync('tar', ['-xzf', tarball, '-C', unpacked, '--strip-components=1']);
 			await fsp.rm(dir, { recursive: true, force: true });
 			await fsp.rename(unpacked, dir);
+		} catch (error) {
+			steps?.abort();
+			throw error;
 		} finally {
 			await fsp.rm(staging, { recursive: true, force: true });
 		}
-		if (!ok()) throw new Error(`${nodeBin} does not run or is not v${NODE24_VERSION}`);
-		onProgress(`Node v${NODE24_VERSION} ready at ${nodeBin}`);
+		if (!node24Ready(root)) {
+			steps?.abort();
+			throw new Error(`${nodeBin} does not run or is not v${NODE24_VERSION}`);
+		}
+		if (steps) steps.end(`Node v${NODE24_VERSION} at ${nodeBin}`);
+		else onProgress(`Node v${NODE24_VERSION} ready at ${nodeBin}`);
 	}
 	return { node: nodeBin, version: `v${NODE24_VERSION}`, binDir: path.dirname(nodeBin), nodedir: dir, source: 'npm-package' };
 }
@@ -336,30 +353,172 @@ function readRuntimeManifest(runtime) {
 	return { pkgText, lockText, n8nVersion };
 }
 
+/** `name@version` of every package `npm ci` installs on this platform, from the lockfile. */
+function lockedPackages(lockText) {
+	const lock = JSON.parse(lockText);
+	const libc = process.platform === 'linux' ? (process.report?.getReport?.().header?.glibcVersionRuntime ? 'glibc' : 'musl') : undefined;
+	const fits = (list, value) => !Array.isArray(list) || list.includes(value) || (list.some((x) => x.startsWith('!')) && !list.includes(`!${value}`));
+	return Object.entries(lock.packages ?? {})
+		.filter(
+			([k, v]) =>
+				k.startsWith('node_modules/') &&
+				!v.link &&
+				fits(v.os, process.platform) &&
+				fits(v.cpu, process.arch) &&
+				fits(v.libc, libc),
+		)
+		.map(([k, v]) => `${v.name ?? k.slice(k.lastIndexOf('node_modules/') + 'node_modules/'.length)}@${v.version}`);
+}
+
+/** `name@version` of a registry tarball URL in npm's log (`.../@scope%2fname/-/name-1.0.0.tgz`). */
+function tarballPackage(url) {
+	const m = url.match(/^https?:\/\/[^/]+\/(.+?)\/-\/(.+)\.tgz$/);
+	if (!m) return undefined;
+	const name = decodeURIComponent(m[1]);
+	const base = name.includes('/') ? name.split('/')[1] : name;
+	return m[2].startsWith(`${base}-`) ? `${name}@${m[2].slice(base.length + 1)}` : undefined;
+}
+
 /**
- * Ensures a fitting Node and the runtime's pinned n8n are installed in the cache.
- * @param {{ onProgress?: (message: string) => void, force?: boolean, runtime?: 'v2' | 'v1' }} [options]
- * @returns {Promise<{ node: string, nodeVersion: string, nodeBinDir: string, runtime: string,
- *   serverEnv: Record<string, string>, n8nVersion: string,
- *   n8nDir: string, n8nBin: string, cacheDir: string, installed: boolean }>}
+ * True when npm's cache already holds `url` (npm's cacache index; the key make-fetch-happen uses).
+ * Only used to choose the estimate of a first install: a warm npm cache installs about twice as fast.
  */
-export async function provisionN8n({ onProgress = defaultProgress, force = false, runtime: runtimeName } = {}) {
+function npmCacheHas(url) {
+	const cache = process.env.npm_config_cache || path.join(os.homedir(), '.npm');
+	const hash = createHash('sha256').update(`make-fetch-happen:request-cache:${url}`).digest('hex');
+	return exists(path.join(cache, '_cacache', 'index-v5', hash.slice(0, 2), hash.slice(2, 4), hash.slice(4)));
+}
+
+function onPath(command) {
+	if (command.includes('/')) return exists(command);
+	return (process.env.PATH ?? '').split(path.delimiter).some((dir) => {
+		try {
+			fs.accessSync(path.join(dir, command), fs.constants.X_OK);
+			return true;
+		} catch {
+			return false;
+		}
+	});
+}
+
+/** Debian packages that give node-gyp what it needs to compile sqlite3 (Python 3, make, a C/C++ compiler). */
+export const BUILD_TOOL_PACKAGES = ['python3', 'make', 'g++'];
+
+/**
+ * What node-gyp needs to compile a native addon from source and this machine lacks: Python 3
+ * ($PYTHON or python3), make, a C compiler ($CC or cc) and a C++ compiler ($CXX or g++).
+ * @returns {string[]} the missing commands (empty when all are there)
+ */
+export function missingBuildTools(env = process.env) {
+	const needed = [
+		env.PYTHON || env.npm_config_python || 'python3',
+		'make',
+		env.CC || 'cc',
+		env.CXX || 'g++',
+	];
+	return needed.filter((command) => !onPath(command));
+}
+
+function buildToolsHint(missing) {
+	return (
+		`sqlite3, n8n's database driver, downloads a prebuilt binary from GitHub; when it cannot, it is ` +
+		`compiled from source, which needs Python 3, make and a C/C++ compiler (missing here: ${missing.join(', ')}). ` +
+		`On Debian or Ubuntu: sudo apt-get install -y ${BUILD_TOOL_PACKAGES.join(' ')}`
+	);
+}
+
+/** What provisionN8n would do, without doing it. */
+function inspect(runtimeName) {
 	const root = cacheRoot();
 	const runtime = selectRuntime(runtimeName);
-	const node = await ensureNode({ onProgress, root, runtime });
+	const fitsNode = nodeFits(process.version, runtime);
+	const nodeVersion = fitsNode ? process.version : `v${NODE24_VERSION}`;
 	const { pkgText, lockText, n8nVersion } = readRuntimeManifest(runtime);
-	const NATIVE_REBUILD = runtime.nativeRebuild;
-
 	const n8nDir = path.join(root, `n8n-${n8nVersion}`);
 	const n8nBin = path.join(n8nDir, 'node_modules', 'n8n', 'bin', 'n8n');
 	const markerPath = path.join(n8nDir, '.provisioned.json');
 	const inputsHash = createHash('sha256')
-		.update(JSON.stringify({ RECIPE_VERSION, node: node.version, platform: process.platform, arch: process.arch }))
+		.update(JSON.stringify({ RECIPE_VERSION, node: nodeVersion, platform: process.platform, arch: process.arch }))
 		.update('\0')
 		.update(pkgText)
 		.update('\0')
 		.update(lockText)
 		.digest('hex');
+	const isCurrent = () => {
+		try {
+			const marker = JSON.parse(fs.readFileSync(markerPath, 'utf8'));
+			return marker.inputsHash === inputsHash && exists(n8nBin);
+		} catch {
+			return false;
+		}
+	};
+	return { root, runtime, fitsNode, nodeVersion, pkgText, lockText, n8nVersion, n8nDir, n8nBin, markerPath, inputsHash, isCurrent };
+}
+
+/**
+ * The steps provisionN8n will take on this machine (none once n8n is in the cache), with their
+ * usual durations, for numbered progress lines (dev/progress.mjs).
+ * @returns {{ n8nVersion: string, steps: { id: 'node' | 'n8n' | 'native', label: string, note: string, short: string, typicalMs: number }[],
+ *   warmNpmCache: boolean, missingBuildTools: string[] }}
+ */
+export function provisionPlan({ runtime: runtimeName, force = false } = {}) {
+	const info = inspect(runtimeName);
+	const { runtime, n8nVersion, n8nDir } = info;
+	const typical = runtime.typicalMs;
+	const nodeNeeded = !info.fitsNode && !node24Ready(info.root);
+	const n8nNeeded = force || !info.isCurrent();
+	const warmNpmCache = npmCacheHas(`https://registry.npmjs.org/n8n/-/n8n-${n8nVersion}.tgz`);
+	const packages = lockedPackages(info.lockText).length;
+	const steps = [];
+	if (nodeNeeded) {
+		steps.push({
+			id: 'node',
+			label: `fetching Node.js ${NODE24_VERSION} from the npm registry`,
+			note: `first time only: n8n ${n8nVersion} needs Node 24, this is ${process.version}`,
+			short: `fetching Node.js ${NODE24_VERSION}`,
+			typicalMs: typical.node,
+		});
+	}
+	if (n8nNeeded) {
+		steps.push(
+			{
+				id: 'n8n',
+				label: `installing n8n ${n8nVersion} into ${n8nDir}`,
+				note:
+					`first time only: ${packages} packages, about ${runtime.diskGb} GB, ` +
+					(warmNpmCache ? "most of them already in npm's cache" : 'downloaded from the npm registry'),
+				short: `installing n8n ${n8nVersion} (first time only)`,
+				typicalMs: warmNpmCache ? typical.npmCiWarm : typical.npmCiCold,
+			},
+			{
+				id: 'native',
+				label: `building n8n's native addons (${runtime.nativeRebuild.join(', ')}) for Node ${info.nodeVersion}`,
+				note: 'first time only',
+				short: `building n8n's native addons (first time only)`,
+				typicalMs: typical.native,
+			},
+		);
+	}
+	return { n8nVersion, steps, warmNpmCache, missingBuildTools: n8nNeeded ? missingBuildTools() : [] };
+}
+
+/**
+ * Ensures a fitting Node and the runtime's pinned n8n are installed in the cache.
+ * @param {{ onProgress?: (message: string) => void, force?: boolean, runtime?: 'v2' | 'v1',
+ *   steps?: ReturnType<typeof createSteps> }} [options] `steps`: the caller's numbered steps
+ *   (with the ids of provisionPlan's steps); by default provisionN8n numbers its own, on onProgress.
+ * @returns {Promise<{ node: string, nodeVersion: string, nodeBinDir: string, runtime: string,
+ *   serverEnv: Record<string, string>, n8nVersion: string,
+ *   n8nDir: string, n8nBin: string, cacheDir: string, installed: boolean }>}
+ */
+export async function provisionN8n({ onProgress = defaultProgress, force = false, runtime: runtimeName, steps } = {}) {
+	const { root, runtime, n8nVersion, n8nDir, n8nBin, markerPath, inputsHash, pkgText, lockText, isCurrent } = inspect(runtimeName);
+	if (!steps) {
+		const plan = provisionPlan({ runtime: runtime.name, force });
+		if (plan.steps.length) steps = createSteps({ steps: plan.steps, say: onProgress });
+	}
+	const node = await ensureNode({ onProgress, root, runtime, steps });
+	const NATIVE_REBUILD = runtime.nativeRebuild;
 
 	const result = (installed) => ({
 		node: node.node,
@@ -374,15 +533,6 @@ export async function provisionN8n({ onProgress = defaultProgress, force = false
 		installed,
 	});
 
-	const isCurrent = () => {
-		try {
-			const marker = JSON.parse(fs.readFileSync(markerPath, 'utf8'));
-			return marker.inputsHash === inputsHash && exists(n8nBin);
-		} catch {
-			return false;
-		}
-	};
-
 	if (!force && isCurrent()) return result(false);
 
 	await fsp.mkdir(root, { recursive: true });
@@ -392,8 +542,14 @@ export async function provisionN8n({ onProgress = defaultProgress, force = false
 		const started = Date.now();
 		const logFile = path.join(root, `n8n-${n8nVersion}.install.log`);
 		await fsp.rm(logFile, { force: true });
-		onProgress(`Installing n8n@${n8nVersion} into ${n8nDir} (first time only: several minutes, ~3 GB). Log: ${logFile}`);
 
+		const warmNpmCache = npmCacheHas(`https://registry.npmjs.org/n8n/-/n8n-${n8nVersion}.tgz`);
+		const missingTools = missingBuildTools();
+		if (missingTools.length) onProgress(`note: ${buildToolsHint(missingTools)}. Going on: the download may work.`);
+		steps?.begin('n8n', { label: `installing n8n ${n8nVersion} (first time only)` });
+		onProgress(`full log of the install: ${logFile}`);
+
+		if (exists(n8nDir)) steps?.detail('removing the previous, outdated install first');
 		await fsp.rm(n8nDir, { recursive: true, force: true });
 		await fsp.mkdir(n8nDir, { recursive: true });
 		await fsp.writeFile(path.join(n8nDir, 'package.json'), pkgText);
@@ -409,41 +565,94 @@ export async function provisionN8n({ onProgress = defaultProgress, force = false
 		// ships them), never against a different system Node's headers or downloaded ones.
 		if (node.nodedir) env.npm_config_nodedir = node.nodedir;
 
-		const lock = JSON.parse(lockText);
-		const libc = process.platform === 'linux' ? (process.report?.getReport?.().header?.glibcVersionRuntime ? 'glibc' : 'musl') : undefined;
-		const fits = (list, value) => !Array.isArray(list) || list.includes(value) || (list.some((x) => x.startsWith('!')) && !list.includes(`!${value}`));
-		const total = Object.entries(lock.packages ?? {}).filter(
-			([k, v]) =>
-				k.startsWith('node_modules/') &&
-				!v.link &&
-				fits(v.os, process.platform) &&
-				fits(v.cpu, process.arch) &&
-				fits(v.libc, libc),
-		).length;
-		let fetched = 0;
-		await run(npm.cmd, [...npm.prefixArgs, 'ci', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=http', '--progress=false'], {
-			cwd: n8nDir,
-			env,
-			logFile,
-			onLine: (line) => {
-				// a tarball from the registry, or (warm npm cache) a package checked against the cache
-				if (/npm http fetch GET 200 .*(\.tgz|\(cache \w+\))/.test(line)) fetched++;
-			},
-			heartbeat: (ms) => onProgress(`npm ci: ${Math.min(fetched, total)}/${total} packages fetched, ${formatSeconds(ms)} elapsed (the largest tarballs come last and can take minutes)`),
-		});
-		onProgress(`npm ci done (${total} packages) after ${formatSeconds(Date.now() - started)}; building native addons ${NATIVE_REBUILD.join(', ')} for Node ${node.version}...`);
+		// What npm has fetched (a tarball from the registry, or checked against its cache), so the
+		// progress line can say how many are left, and name the last ones when only a few are. A
+		// package the lockfile has at several paths is fetched (and counted) once per path.
+		const expected = lockedPackages(lockText);
+		const total = expected.length;
+		const fetched = new Map();
+		let fetchedCount = 0;
+		const describeFetch = () => {
+			const done = Math.min(fetchedCount, total);
+			if (done === 0) return 'npm is preparing the install; no package fetched yet';
+			const source = warmNpmCache ? ' (from npm\'s cache or the registry)' : ' from the npm registry';
+			if (done < total - 5) return `${done} of ${total} packages fetched${source}`;
+			const left = new Map(fetched);
+			const pending = expected.filter((p) => {
+				const n = left.get(p) ?? 0;
+				if (n > 0) left.set(p, n - 1);
+				return n === 0;
+			});
+			if (pending.length === 0) return `all ${total} packages fetched; npm is unpacking them into node_modules`;
+			return `${done} of ${total} packages fetched, waiting for the last ${pending.length}: ${pending.join(', ')}`;
+		};
+		try {
+			await run(npm.cmd, [...npm.prefixArgs, 'ci', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=http', '--progress=false'], {
+				cwd: n8nDir,
+				env,
+				logFile,
+				onLine: (line) => {
+					const m = line.match(/npm http fetch GET 200 (\S+\.tgz) /);
+					const pkg = m && tarballPackage(m[1]);
+					if (pkg) {
+						fetched.set(pkg, (fetched.get(pkg) ?? 0) + 1);
+						fetchedCount++;
+					}
+				},
+				heartbeatMs: 2_000,
+				heartbeat: (ms) => {
+					if (steps) steps.detail(describeFetch());
+					else if (ms % 10_000 < 2_000) onProgress(`npm ci: ${describeFetch()}, ${formatSeconds(ms)} elapsed`);
+				},
+			});
+		} catch (error) {
+			steps?.abort();
+			throw error;
+		}
+		if (steps) steps.end(`${total} packages`);
+		else onProgress(`npm ci done (${total} packages) after ${formatSeconds(Date.now() - started)}`);
 
+		steps?.begin('native', { label: `building n8n's native addons (${NATIVE_REBUILD.join(', ')})` });
+		if (!steps) onProgress(`building native addons ${NATIVE_REBUILD.join(', ')} for Node ${node.version}...`);
 		const rebuildStarted = Date.now();
-		await run(npm.cmd, [...npm.prefixArgs, 'rebuild', ...NATIVE_REBUILD, '--foreground-scripts'], {
-			cwd: n8nDir,
-			env,
-			logFile,
-			heartbeat: (ms) => onProgress(`npm rebuild ${NATIVE_REBUILD.join(' ')}: ${formatSeconds(ms)} elapsed (compiling sqlite3 takes ~1 min)`),
-		});
-		onProgress(`native addons built in ${formatSeconds(Date.now() - rebuildStarted)}; checking they load under Node ${node.version}...`);
-
-		const check = NATIVE_REBUILD.map((m) => `require(${JSON.stringify(m)});`).join('');
-		await run(node.node, ['-e', check], { cwd: n8nDir, env, logFile });
+		// sqlite3: a prebuilt binary from GitHub when it can be downloaded, else compiled (node-gyp)
+		let building = 'sqlite3: looking for a prebuilt binary';
+		let noPrebuilt = false;
+		try {
+			await run(npm.cmd, [...npm.prefixArgs, 'rebuild', ...NATIVE_REBUILD, '--foreground-scripts'], {
+				cwd: n8nDir,
+				env,
+				logFile,
+				onLine: (line) => {
+					const from = () => (noPrebuilt ? 'no prebuilt binary could be downloaded, compiling from source: ' : 'compiling ');
+					if (/prebuild-install warn install/.test(line)) {
+						noPrebuilt = true;
+						building = `sqlite3: ${from()}...`;
+					}
+					const compiling = line.match(/^\s*(CC|CXX)\(target\) \S*?([^/\s]+)\.o\b/);
+					if (compiling) {
+						const file = `${compiling[2]}.${compiling[1] === 'CC' ? 'c' : 'cc'}`;
+						building = `sqlite3: ${from()}${file}${file === 'sqlite3.c' ? ' (the SQLite library itself, most of the time)' : ''}`;
+					}
+					const linking = line.match(/^\s*SOLINK_MODULE\(target\) \S*?([^/\s]+)\.node\b/);
+					if (linking) building = `sqlite3: linking ${linking[1]}.node`;
+				},
+				heartbeatMs: 2_000,
+				heartbeat: (ms) => {
+					if (steps) steps.detail(building);
+					else if (ms % 10_000 < 2_000) onProgress(`npm rebuild ${NATIVE_REBUILD.join(' ')}: ${formatSeconds(ms)} elapsed (${building})`);
+				},
+			});
+			const check = NATIVE_REBUILD.map((m) => `require(${JSON.stringify(m)});`).join('');
+			await run(node.node, ['-e', check], { cwd: n8nDir, env, logFile });
+		} catch (error) {
+			steps?.abort();
+			const missing = missingBuildTools();
+			if (missing.length) error.message = `${error.message}\n\n${buildToolsHint(missing)}`;
+			throw error;
+		}
+		if (steps) steps.end(`they load under Node ${node.version}`);
+		else onProgress(`native addons built in ${formatSeconds(Date.now() - rebuildStarted)}`);
 
 		await fsp.writeFile(
 			markerPath,
@@ -453,7 +662,7 @@ export async function provisionN8n({ onProgress = defaultProgress, force = false
 				2,
 			) + '\n',
 		);
-		onProgress(`n8n@${n8nVersion} installed in ${formatSeconds(Date.now() - started)}`);
+		onProgress(`n8n@${n8nVersion} installed in ${formatSeconds(Date.now() - started)} (it stays in ${root}; later runs skip these steps)`);
 		return result(true);
 	});
 }

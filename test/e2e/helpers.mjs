@@ -92,10 +92,23 @@ export async function launchBrowser() {
 	};
 }
 
-/** `n8n execute --rawOutput` prints the run as JSON (possibly after some log lines). */
+/**
+ * `n8n execute --rawOutput` prints the run as JSON, possibly between log lines (a task runner's
+ * shutdown line can come after it): the JSON is the text from a line starting with `{` to the
+ * first line `}` that closes it.
+ */
 export function parseCliJson(stdout) {
 	const start = stdout.search(/^\{/m);
 	if (start < 0) throw new Error(`no JSON in n8n output:\n${stdout.slice(0, 2000)}`);
+	const closing = /^\}[ \t]*$/gm;
+	closing.lastIndex = start;
+	for (let match; (match = closing.exec(stdout)); ) {
+		try {
+			return JSON.parse(stdout.slice(start, match.index + 1));
+		} catch {
+			// a nested object's closing brace at the start of a line: keep looking
+		}
+	}
 	return JSON.parse(stdout.slice(start));
 }
 
