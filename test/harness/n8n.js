@@ -608,6 +608,55 @@ function startRun(workflowExecute, workflow, startNode, pinData) {
 		: workflowExecute.run({ workflow, startNode, pinData });
 }
 
+/**
+ * Executes a built workflow with WorkflowExecute.run, as a manual run does: lifecycle hooks that
+ * record the executed nodes in order, the in-memory credentials, and the log lines it emitted.
+ * @param {{ workflow: import('n8n-workflow').Workflow, workflowId: string, nodes: INode[],
+ *   connections: import('n8n-workflow').IConnections, settings: any, store: any,
+ *   mode: import('n8n-workflow').WorkflowExecuteMode, startNode: INode | undefined, pinData?: any }} run
+ * @returns {Promise<{ run: IRun, executedNodes: string[], logs: string[] }>}
+ */
+async function executeWorkflow({
+	workflow,
+	workflowId,
+	nodes,
+	connections,
+	settings,
+	store,
+	mode,
+	startNode,
+	pinData,
+}) {
+	const executionId = `${Math.floor(Math.random() * 1e9)}`;
+	/** @type {string[]} */
+	const executedNodes = [];
+	const hooks = new core.ExecutionLifecycleHooks(mode, executionId, {
+		id: workflowId,
+		name: workflow.name,
+		active: false,
+		isArchived: false,
+		nodes,
+		connections,
+		settings,
+		createdAt: new Date(),
+		updatedAt: new Date(),
+	});
+	hooks.addHandler('nodeExecuteAfter', (/** @type {string} */ name) => {
+		executedNodes.push(name);
+	});
+	const credentialsHelper = createCredentialsHelper({ credentialTypes, store });
+	const additionalData = createAdditionalData({
+		credentialsHelper,
+		executionId,
+		workflowId,
+		hooks,
+	});
+	const logStart = logLines.length;
+	const workflowExecute = new core.WorkflowExecute(additionalData, mode);
+	const run = await startRun(workflowExecute, workflow, startNode, pinData);
+	return { run, executedNodes, logs: logLines.slice(logStart) };
+}
+
 // ---------------------------------------------------------------------------
 // runWorkflow
 // ---------------------------------------------------------------------------
@@ -800,38 +849,17 @@ async function runWorkflow(options) {
 		settings,
 	});
 
-	const mode = options.mode ?? 'manual';
-	const executionId = `${Math.floor(Math.random() * 1e9)}`;
-	/** @type {string[]} */
-	const executedNodes = [];
-	const hooks = new core.ExecutionLifecycleHooks(mode, executionId, {
-		id: workflowId,
-		name: workflow.name,
-		active: false,
-		isArchived: false,
+	const startNode = workflow.getNode(sourceNode.name) ?? undefined;
+	const { run, executedNodes, logs } = await executeWorkflow({
+		workflow,
+		workflowId,
 		nodes,
 		connections,
 		settings,
-		createdAt: new Date(),
-		updatedAt: new Date(),
+		store,
+		mode: options.mode ?? 'manual',
+		startNode,
 	});
-	hooks.addHandler('nodeExecuteAfter', (/** @type {string} */ name) => {
-		executedNodes.push(name);
-	});
-
-	const credentialsHelper = createCredentialsHelper({ credentialTypes, store });
-	const additionalData = createAdditionalData({
-		credentialsHelper,
-		executionId,
-		workflowId,
-		hooks,
-	});
-
-	const logStart = logLines.length;
-	const workflowExecute = new core.WorkflowExecute(additionalData, mode);
-	const startNode = workflow.getNode(sourceNode.name) ?? undefined;
-	/** @type {IRun} */
-	const run = await startRun(workflowExecute, workflow, startNode);
 
 	const runData = run.data.resultData.runData;
 	const taskData = runData[testedNode.name]?.at(-1);
@@ -845,7 +873,7 @@ async function runWorkflow(options) {
 		runData,
 		error: run.data.resultData.error,
 		nodeError: taskData?.error,
-		logs: logLines.slice(logStart),
+		logs,
 		executedNodes,
 		run,
 		workflow,
@@ -1078,36 +1106,17 @@ async function runWorkflowFile(exported, options = {}) {
 	const startNode = workflow.getNode(options.startNode ?? findStartNode(nodes, connections));
 	if (!startNode) throw new Error(`The workflow has no node "${options.startNode}" to start from`);
 
-	const mode = options.mode ?? 'manual';
-	const executionId = `${Math.floor(Math.random() * 1e9)}`;
-	/** @type {string[]} */
-	const executedNodes = [];
-	const hooks = new core.ExecutionLifecycleHooks(mode, executionId, {
-		id: workflowId,
-		name: workflow.name,
-		active: false,
-		isArchived: false,
+	const { run, executedNodes, logs } = await executeWorkflow({
+		workflow,
+		workflowId,
 		nodes,
 		connections,
 		settings,
-		createdAt: new Date(),
-		updatedAt: new Date(),
+		store,
+		mode: options.mode ?? 'manual',
+		startNode,
+		pinData,
 	});
-	hooks.addHandler('nodeExecuteAfter', (/** @type {string} */ name) => {
-		executedNodes.push(name);
-	});
-	const credentialsHelper = createCredentialsHelper({ credentialTypes, store });
-	const additionalData = createAdditionalData({
-		credentialsHelper,
-		executionId,
-		workflowId,
-		hooks,
-	});
-
-	const logStart = logLines.length;
-	const workflowExecute = new core.WorkflowExecute(additionalData, mode);
-	/** @type {IRun} */
-	const run = await startRun(workflowExecute, workflow, startNode, pinData);
 
 	const runData = run.data.resultData.runData;
 	/** @type {Record<string, INodeExecutionData[][]>} */
@@ -1119,7 +1128,7 @@ async function runWorkflowFile(exported, options = {}) {
 		outputs,
 		runData,
 		error: run.data.resultData.error,
-		logs: logLines.slice(logStart),
+		logs,
 		executedNodes,
 		run,
 		workflow,
