@@ -8,7 +8,7 @@ import type {
 
 import type { SuccessContract } from '../../shared/answers';
 import type { ApiFailure } from '../../shared/errors';
-import { invalidInput, RUN_STOPPING_KINDS } from '../../shared/errors';
+import { RUN_STOPPING_KINDS } from '../../shared/errors';
 import { errorItem, failItem, notSentFailure } from '../../shared/output';
 import { paceRequest } from '../../shared/queue';
 import { optionsCollection } from '../../shared/properties';
@@ -17,7 +17,7 @@ import { requestOnce } from '../../shared/once';
 import { readRetryPolicy, retryOptions } from '../../shared/retry';
 import { readNumberOption, readOptions } from '../../shared/settings';
 import type { Checked } from '../../shared/validation';
-import { readEmailAddress, readItem, readText } from '../../shared/validation';
+import { readEmailAddress, readItem, readText, readTrimmed } from '../../shared/validation';
 
 const batchSizeOption: INodeProperties = {
 	displayName: 'Batch Size',
@@ -262,7 +262,7 @@ function toBatches(profiles: Profile[], batchSize: number): Batch[] {
 
 /** The new list's fields, read once: one run creates at most one list. */
 function readNewList(context: IExecuteFunctions): Checked<IDataObject> {
-	const name = readText(context.getNodeParameter('listName', 0), 'List Name', { required: true });
+	const name = readTrimmed(context.getNodeParameter('listName', 0), 'List Name');
 	if (!name.ok) return name;
 	const description = readText(
 		context.getNodeParameter('listDescription', 0, ''),
@@ -275,7 +275,7 @@ function readNewList(context: IExecuteFunctions): Checked<IDataObject> {
 	return {
 		ok: true,
 		value: {
-			name: (name.value as string).trim(),
+			name: name.value,
 			...(description.value ? { description: description.value } : {}),
 		},
 	};
@@ -287,19 +287,8 @@ function readNewList(context: IExecuteFunctions): Checked<IDataObject> {
  */
 function listIdReader(context: IExecuteFunctions): (itemIndex: number) => Checked<string> {
 	const raw = context.getNode().parameters.listId;
-	const read = (itemIndex: number): Checked<string> => {
-		const listId = readText(context.getNodeParameter('listId', itemIndex), 'List ID', {
-			required: true,
-		});
-		if (!listId.ok) return listId;
-		const trimmed = (listId.value as string).trim();
-		return trimmed === ''
-			? {
-					ok: false,
-					failure: invalidInput('List ID is required', 'List ID is empty for this item.'),
-				}
-			: { ok: true, value: trimmed };
-	};
+	const read = (itemIndex: number) =>
+		readTrimmed(context.getNodeParameter('listId', itemIndex), 'List ID');
 	if (typeof raw === 'string' && raw.startsWith('=')) return read;
 	const fixed = read(0);
 	return () => fixed;
