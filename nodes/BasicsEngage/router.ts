@@ -6,11 +6,12 @@ import * as email from './resources/email';
 import * as list from './resources/list';
 import { FailureError, invalidInput } from './shared/errors';
 import { RunMemory } from './shared/once';
-import { failItem } from './shared/output';
+import type { OperationOutput } from './shared/output';
+import { applyOnError, ItemFailure } from './shared/output';
 import type { OperationRun } from './shared/run';
 import { getRequestSettings } from './shared/settings';
 
-type Operation = (this: IExecuteFunctions, run: OperationRun) => Promise<INodeExecutionData[][]>;
+type Operation = (this: IExecuteFunctions, run: OperationRun) => Promise<OperationOutput>;
 
 const operations: Record<string, Record<string, Operation>> = {
 	email: { send: email.send.execute },
@@ -30,24 +31,23 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	try {
 		if (!execute) {
 			// A workflow saved by a newer version of this node, say: fail the items, send nothing.
-			throw new FailureError(
-				invalidInput(
-					`The operation "${operation}" of resource "${resource}" is not supported`,
-					'Pick the resource and operation again in the node, or update the BasicsEngage package.',
-				),
+			throw invalidInput(
+				`The operation "${operation}" of resource "${resource}" is not supported`,
+				'Pick the resource and operation again in the node, or update the BasicsEngage package.',
 			);
 		}
 		const memory = RunMemory.open(this);
 		const output = await execute.call(this, { memory, settings: await getRequestSettings(this) });
-		if (output.every((items) => items.every((item) => item.json.error === undefined))) {
-			memory.forget();
-		}
-		return output;
+		if (!output.some((entry) => entry instanceof ItemFailure)) memory.forget();
+		return [applyOnError(this, output)];
 	} catch (error) {
-		// A setting that cannot work, found before any request: under On Error = Continue every
-		// item fails with it (n8n would otherwise pass the unsent items on as if sent).
+		// A setting or a once-per-run parameter that cannot work, found before any request: under
+		// On Error = Continue every item fails with it (n8n would otherwise pass the unsent items
+		// on as if sent).
 		if (error instanceof FailureError) {
-			return [this.getInputData().map((_, itemIndex) => failItem(this, error.failure, itemIndex))];
+			const { failure } = error;
+			const failures = this.getInputData().map((_, item) => new ItemFailure(failure, item));
+			return [applyOnError(this, failures)];
 		}
 		// Both constructors hand back an error that already is theirs unchanged.
 		if (error instanceof NodeApiError) {

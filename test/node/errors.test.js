@@ -360,6 +360,20 @@ describe('client-side checks run before any request and spend no quota', () => {
 		expect(sandbox.requests.map((request) => request.body.to)).toEqual(['c@customer.test']);
 	});
 
+	test('Send Email refuses a Template ID of only spaces instead of sending an empty one', async () => {
+		const result = await runNode(sandbox, {
+			parameters: sendParameters({ content: 'template', templateId: '={{ $json.template }}' }),
+			items: [
+				{ email: 'a@customer.test', template: '   ' },
+				{ email: 'b@customer.test', template: ' tmpl_welcome ' },
+			],
+			onError: 'continueErrorOutput',
+		});
+		expect(result.errors.map((item) => [item.json.error, item.pairedItem])).toEqual([
+			['Template ID is required', { item: 0 }],
+		]);
+		expect(sandbox.requests.map((request) => request.body.templateId)).toEqual(['tmpl_welcome']);
+	});
 	test('Add Profiles refuses bad profile emails per item and sends the good ones', async () => {
 		const items = [
 			{ email: 'good1@customer.test' },

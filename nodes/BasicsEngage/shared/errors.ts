@@ -32,8 +32,10 @@ export interface ApiFailure {
 }
 
 /**
- * A failure found before any request was sent (a setting or an option that cannot work). The
- * router turns it into every item's failure, so it never stops a run under On Error = Continue.
+ * The one typed error of the node: a failure found before a request was sent. What an item's
+ * reading throws fails that item (`readItem`); what a run's reading throws (a setting, an option,
+ * a parameter read once per run) fails every item (the router). Neither ends a run under
+ * On Error = Continue.
  */
 export class FailureError extends Error {
 	constructor(readonly failure: ApiFailure) {
@@ -75,8 +77,15 @@ export const STOP_TRYING: Partial<Record<ErrorKind, string>> = {
 		'Do not try again: every request fails until the API key in the credential is fixed.',
 };
 
-export function invalidInput(message: string, description: string): ApiFailure {
-	return { kind: 'invalid_input', httpCode: null, message, description, mayHaveTakenEffect: false };
+/** An input or setting that cannot work, refused before anything is sent. */
+export function invalidInput(message: string, description: string): FailureError {
+	return new FailureError({
+		kind: 'invalid_input',
+		httpCode: null,
+		message,
+		description,
+		mayHaveTakenEffect: false,
+	});
 }
 
 /** The error n8n shows when the user chose On Error = Stop Workflow. */

@@ -1,16 +1,16 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import type { ApiResult } from './answers';
 import type { ApiFailure } from './errors';
-import { RUN_STOPPING_KINDS, toNodeError } from './errors';
+import { RUN_STOPPING_KINDS } from './errors';
 import type { RunMemory } from './once';
-import { failItem } from './output';
+import type { OperationOutput } from './output';
+import { ItemFailure } from './output';
 import { sendConcurrently } from './queue';
 import type { RetryPolicy } from './retry';
 import type { RequestSettings } from './settings';
 import type { ApiRequest } from './transport';
-import type { Checked } from './validation';
-import { readItem } from './validation';
+import { readItems } from './validation';
 
 /** How an operation's errors name what other requests of the run did. */
 export interface RunWording {
@@ -26,8 +26,8 @@ export interface RunWording {
 
 /** An operation that sends one request per input item and answers one output item for each. */
 export interface PerItemOperation {
-	/** The item's request. A failure fails this item only, before any request of the run. */
-	read: (itemIndex: number) => Checked<ApiRequest>;
+	/** The item's request. What it throws fails this item only, before any request of the run. */
+	read: (itemIndex: number) => ApiRequest;
 	/** How many requests may be in flight at once; output order is input order regardless. */
 	concurrency: number;
 	retryPolicy: RetryPolicy;
@@ -64,15 +64,14 @@ export async function runPerItem(
 	memory: RunMemory,
 	settings: RequestSettings,
 	operation: PerItemOperation,
-): Promise<INodeExecutionData[][]> {
-	const items = context.getInputData();
-	const output: INodeExecutionData[] = new Array(items.length);
-	let pending: PendingRequest[] = [];
-	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
-		const request = readItem(() => operation.read(itemIndex));
-		if (request.ok) pending.push({ itemIndex, request: request.value });
-		else output[itemIndex] = failItem(context, request.failure, itemIndex);
-	}
+): Promise<OperationOutput> {
+	const { values, failures } = readItems(context, operation.read);
+	const continueOnFail = context.continueOnFail();
+	// Under Stop Workflow an invalid item ends the run before any request is sent.
+	if (failures.length > 0 && !continueOnFail) return failures;
+	const output: OperationOutput = new Array(values.length + failures.length);
+	for (const failure of failures) output[failure.itemIndex] = failure;
+	let pending = values.map(({ itemIndex, value: request }) => ({ itemIndex, request }));
 	if (operation.skip) {
 		const skipped = await operation.skip.select(pending);
 		for (const [itemIndex, json] of skipped)
@@ -82,7 +81,6 @@ export async function runPerItem(
 	const requests = pending.map(({ request }) => request);
 	const requestItemIndexes = pending.map(({ itemIndex }) => itemIndex);
 
-	const continueOnFail = context.continueOnFail();
 	const sent = await sendConcurrently(context, settings, requests, {
 		concurrency: operation.concurrency,
 		retryPolicy: operation.retryPolicy,
@@ -101,13 +99,13 @@ export async function runPerItem(
 		: sent;
 	await operation.skip?.settle(pending, results);
 
-	if (!continueOnFail) throwFirstFailure(context, results, requestItemIndexes, operation.wording);
-
+	// Under Stop Workflow the run ends at the first failed request, which says what the others did.
+	const stoppedAt = continueOnFail ? -1 : results.findIndex((result) => result?.ok === false);
 	let runStopper: ApiFailure | undefined;
 	results.forEach((result, requestIndex) => {
 		const itemIndex = requestItemIndexes[requestIndex];
 		if (result === undefined) {
-			output[itemIndex] = failItem(context, operation.wording.notSent(runStopper), itemIndex);
+			output[itemIndex] = new ItemFailure(operation.wording.notSent(runStopper), itemIndex);
 		} else if (result.ok) {
 			output[itemIndex] = {
 				json: operation.toJson(result.body, requests[requestIndex]),
@@ -115,25 +113,26 @@ export async function runPerItem(
 			};
 		} else {
 			if (RUN_STOPPING_KINDS.has(result.failure.kind)) runStopper ??= result.failure;
-			output[itemIndex] = failItem(context, result.failure, itemIndex);
+			const failure =
+				requestIndex === stoppedAt
+					? withRunNotes(results, stoppedAt, requestItemIndexes, operation.wording)
+					: result.failure;
+			output[itemIndex] = new ItemFailure(failure, itemIndex);
 		}
 	});
-	return [output];
+	return output;
 }
 
 /**
- * Under "On Error: Stop Workflow" the run ends at the first failed request. Requests done before
- * it (or in flight beside it) did take effect, and the error says which, so a re-run can skip
- * them.
+ * The failure that ends a run under "On Error: Stop Workflow". Requests done before it (or in
+ * flight beside it) did take effect, and it says which, so a re-run can skip them.
  */
-function throwFirstFailure(
-	context: IExecuteFunctions,
+function withRunNotes(
 	results: Array<ApiResult | undefined>,
+	failedAt: number,
 	requestItemIndexes: number[],
 	wording: RunWording,
-): void {
-	const failedAt = results.findIndex((result) => result !== undefined && !result.ok);
-	if (failedAt === -1) return;
+): ApiFailure {
 	const { failure } = results[failedAt] as { failure: ApiFailure };
 	const itemsWhere = (test: (result: ApiResult | undefined, requestIndex: number) => boolean) =>
 		requestItemIndexes.filter((_, requestIndex) => test(results[requestIndex], requestIndex));
@@ -148,9 +147,5 @@ function throwFirstFailure(
 			: wording.noneDone,
 		unknown.length > 0 ? `${wording.mayHaveBeenDone} (item indexes): ${unknown.join(', ')}.` : '',
 	];
-	throw toNodeError(
-		context,
-		{ ...failure, description: [failure.description, ...notes].filter(Boolean).join(' ') },
-		requestItemIndexes[failedAt],
-	);
+	return { ...failure, description: [failure.description, ...notes].filter(Boolean).join(' ') };
 }

@@ -50,7 +50,7 @@ export function normalizeBaseUrl(baseUrl: unknown): string {
 
 /** A setting that cannot work: every item fails with it, naming the setting, never its value. */
 function badSetting(message: string, description: string): FailureError {
-	return new FailureError(invalidInput(message, `${description} Nothing was sent.`));
+	return invalidInput(message, `${description} Nothing was sent.`);
 }
 
 /**

@@ -1,5 +1,7 @@
-import type { ApiFailure } from './errors';
-import { invalidInput } from './errors';
+import type { IExecuteFunctions } from 'n8n-workflow';
+
+import { FailureError, invalidInput } from './errors';
+import { ItemFailure } from './output';
 
 // Deliberately simple: one @, no spaces, brackets or control characters, a dot in the domain.
 // The API has the final word; this only catches what can never be an address, before any
@@ -8,7 +10,7 @@ const EMAIL_ADDRESS =
 	/^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:".]+(\.[^\s@<>()[\]\\,;:".]+)*\.[^\s@<>()[\]\\,;:".]{2,}$/;
 const CONTROL_CHARACTER = /\p{Cc}/u;
 
-export type Checked<T> = { ok: true; value: T } | { ok: false; failure: ApiFailure };
+// The validators below return what the API gets, or throw a FailureError saying what is wrong.
 
 function describe(value: unknown): string {
 	if (value === null) return 'null';
@@ -16,68 +18,51 @@ function describe(value: unknown): string {
 	return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
+function isEmpty(value: unknown): value is undefined | null | '' {
+	return value === undefined || value === null || value === '';
+}
+
+function required(label: string): FailureError {
+	return invalidInput(`${label} is required`, `${label} is empty for this item.`);
+}
+
 /**
  * Reads a parameter that the API wants as text. Expressions can hand over numbers or booleans,
  * which are turned into text; objects and lists are refused rather than sent as "[object Object]".
  */
-export function readText(
-	value: unknown,
-	label: string,
-	{ required }: { required: boolean },
-): Checked<string | undefined> {
-	if (value === undefined || value === null || value === '') {
-		return required
-			? {
-					ok: false,
-					failure: invalidInput(`${label} is required`, `${label} is empty for this item.`),
-				}
-			: { ok: true, value: undefined };
-	}
-	if (typeof value === 'string') return { ok: true, value };
-	if (typeof value === 'number' || typeof value === 'boolean')
-		return { ok: true, value: String(value) };
-	return {
-		ok: false,
-		failure: invalidInput(
-			`${label} must be text, not ${describe(value)}`,
-			`Map a text field to ${label}, for example {{ $json.fieldName }}.`,
-		),
-	};
+export function readOptionalText(value: unknown, label: string): string | undefined {
+	if (isEmpty(value)) return undefined;
+	if (typeof value === 'string') return value;
+	if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+	throw invalidInput(
+		`${label} must be text, not ${describe(value)}`,
+		`Map a text field to ${label}, for example {{ $json.fieldName }}.`,
+	);
 }
 
-export function readEmailAddress(value: unknown, label: string): Checked<string> {
-	const text = readText(value, label, { required: true });
-	if (!text.ok) return text;
-	const address = (text.value as string).trim();
+/** Text that must be given, sent as it is (a subject, a body). */
+export function readText(value: unknown, label: string): string {
+	const text = readOptionalText(value, label);
+	if (text === undefined) throw required(label);
+	return text;
+}
+
+/** Text that must not be blank, trimmed: an ID, or a name the API refuses when blank. */
+export function readTrimmed(value: unknown, label: string): string {
+	const text = readText(value, label).trim();
+	if (text === '') throw required(label);
+	return text;
+}
+
+export function readEmailAddress(value: unknown, label: string): string {
+	const address = readText(value, label).trim();
 	if (!EMAIL_ADDRESS.test(address) || CONTROL_CHARACTER.test(address)) {
-		return {
-			ok: false,
-			failure: invalidInput(
-				`${label} is not a valid email address: "${address.slice(0, 100)}"`,
-				`${label} must look like name@example.com. Nothing was sent for this item.`,
-			),
-		};
+		throw invalidInput(
+			`${label} is not a valid email address: "${address.slice(0, 100)}"`,
+			`${label} must look like name@example.com. Nothing was sent for this item.`,
+		);
 	}
-	return { ok: true, value: address };
-}
-
-/**
- * Runs an item's parameter reading, turning what n8n throws (an expression that fails for
- * this item, say) into a per-item failure instead of ending the whole run.
- */
-export function readItem<T>(read: () => Checked<T>): Checked<T> {
-	try {
-		return read();
-	} catch (error) {
-		const { message, description } = error as { message?: string; description?: string };
-		return {
-			ok: false,
-			failure: invalidInput(
-				message ?? 'A parameter could not be read for this item',
-				description ?? 'Check the expressions in the node parameters for this item.',
-			),
-		};
-	}
+	return address;
 }
 
 /**
@@ -85,44 +70,62 @@ export function readItem<T>(read: () => Checked<T>): Checked<T> {
  * expression. Each ID is trimmed and empty ones are dropped; anything that is not text is
  * refused, so an object is never sent as "[object Object]" and a number is not taken for an ID.
  */
-export function readIdList(value: unknown, label: string): Checked<string[]> {
-	if (value === undefined || value === null || value === '') return { ok: true, value: [] };
+export function readIdList(value: unknown, label: string): string[] {
+	if (isEmpty(value)) return [];
 	const parts = typeof value === 'string' ? value.split(',') : value;
 	if (!Array.isArray(parts)) {
-		return {
-			ok: false,
-			failure: invalidInput(
-				`${label} must be text or a list of texts, not ${describe(value)}`,
-				`Type the IDs separated by commas, or map a list of IDs, for example {{ $json.ids }}.`,
-			),
-		};
+		throw invalidInput(
+			`${label} must be text or a list of texts, not ${describe(value)}`,
+			`Type the IDs separated by commas, or map a list of IDs, for example {{ $json.ids }}.`,
+		);
 	}
-	const ids: string[] = [];
-	for (const [index, part] of parts.entries()) {
-		if (typeof part !== 'string') {
-			return {
-				ok: false,
-				failure: invalidInput(
-					`${label} must hold only texts, but entry ${index + 1} is ${describe(part)}`,
-					`Map a list of ID texts to ${label}.`,
-				),
-			};
-		}
-		const id = part.trim();
-		if (id !== '') ids.push(id);
-	}
-	return { ok: true, value: ids };
+	return parts
+		.map((part, index) => {
+			if (typeof part === 'string') return part.trim();
+			throw invalidInput(
+				`${label} must hold only texts, but entry ${index + 1} is ${describe(part)}`,
+				`Map a list of ID texts to ${label}.`,
+			);
+		})
+		.filter((id) => id !== '');
 }
 
-/** Text that must not be blank, trimmed: an ID, or a name the API refuses when blank. */
-export function readTrimmed(value: unknown, label: string): Checked<string> {
-	const text = readText(value, label, { required: true });
-	if (!text.ok) return text;
-	const id = (text.value as string).trim();
-	return id === ''
-		? {
-				ok: false,
-				failure: invalidInput(`${label} is required`, `${label} is empty for this item.`),
-			}
-		: { ok: true, value: id };
+/** What a reading threw, as a failure: n8n's own errors (an expression that fails) included. */
+function toInputFailure(error: unknown): FailureError {
+	if (error instanceof FailureError) return error;
+	const { message, description } = error as { message?: string; description?: string };
+	return invalidInput(
+		message ?? 'A parameter could not be read for this item',
+		description ?? 'Check the expressions in the node parameters for this item.',
+	);
+}
+
+/**
+ * The one place an item's parameters are read, every item before any request: what a reading
+ * throws becomes that item's failure instead of ending the run, and no request is sent for it.
+ */
+export function readItems<T>(
+	context: IExecuteFunctions,
+	read: (itemIndex: number) => T,
+): { values: Array<{ itemIndex: number; value: T }>; failures: ItemFailure[] } {
+	const values: Array<{ itemIndex: number; value: T }> = [];
+	const failures: ItemFailure[] = [];
+	const itemCount = context.getInputData().length;
+	for (let itemIndex = 0; itemIndex < itemCount; itemIndex++) {
+		try {
+			values.push({ itemIndex, value: read(itemIndex) });
+		} catch (error) {
+			failures.push(new ItemFailure(toInputFailure(error).failure, itemIndex));
+		}
+	}
+	return { values, failures };
+}
+
+/** Reads what is read once per run (a fixed parameter): its failure fails every item. */
+export function readForRun<T>(read: () => T): T {
+	try {
+		return read();
+	} catch (error) {
+		throw toInputFailure(error);
+	}
 }

@@ -1,22 +1,17 @@
-import type {
-	IDataObject,
-	IExecuteFunctions,
-	INodeExecutionData,
-	INodeProperties,
-} from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import type { SuccessContract } from '../../shared/answers';
 import type { ApiFailure } from '../../shared/errors';
 import { optionsCollection } from '../../shared/properties';
 import type { OperationRun } from '../../shared/run';
+import type { OperationOutput } from '../../shared/output';
 import { notSentFailure } from '../../shared/output';
 import { runPerItem } from '../../shared/perItem';
 import { readRetryPolicy, retryOptionsUntilSent } from '../../shared/retry';
 import { keepServerValue, MAX_ERROR_TEXT } from '../../shared/serverText';
 import { readOptions } from '../../shared/settings';
-import type { Checked } from '../../shared/validation';
-import { readIdList, readText, readTrimmed } from '../../shared/validation';
+import { readIdList, readOptionalText, readText, readTrimmed } from '../../shared/validation';
 
 function isObject(value: unknown): value is IDataObject {
 	return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -114,19 +109,15 @@ export const description = updateDisplayOptions(
 export async function execute(
 	this: IExecuteFunctions,
 	{ memory, settings }: OperationRun,
-): Promise<INodeExecutionData[][]> {
+): Promise<OperationOutput> {
 	const options = readOptions(this, 'options');
 	const keep = (value: unknown) => keepServerValue(value, settings.secrets, MAX_ERROR_TEXT);
 	return await runPerItem(this, memory, settings, {
-		read: (itemIndex) => {
-			const body = readCreateCampaign(this, itemIndex);
-			return body.ok
-				? {
-						ok: true,
-						value: { path: '/campaign/create', body: body.value, contract: campaignCreated },
-					}
-				: body;
-		},
+		read: (itemIndex) => ({
+			path: '/campaign/create',
+			body: readCreateCampaign(this, itemIndex),
+			contract: campaignCreated,
+		}),
 		concurrency: 1,
 		// A second try of a request that may have arrived could create a second campaign.
 		retryPolicy: readRetryPolicy(options, false),
@@ -157,43 +148,33 @@ function notSent(cause: ApiFailure | undefined): ApiFailure {
 	);
 }
 
-function readCreateCampaign(context: IExecuteFunctions, itemIndex: number): Checked<IDataObject> {
+function readCreateCampaign(context: IExecuteFunctions, itemIndex: number): IDataObject {
 	const name = readTrimmed(context.getNodeParameter('campaignName', itemIndex), 'Campaign Name');
-	if (!name.ok) return name;
-	const subject = readText(context.getNodeParameter('campaignSubject', itemIndex), 'Subject', {
-		required: true,
-	});
-	if (!subject.ok) return subject;
+	const subject = readText(context.getNodeParameter('campaignSubject', itemIndex), 'Subject');
 	const format = context.getNodeParameter('contentFormat', itemIndex) as 'html' | 'text';
-	const content = readText(
+	const content = readOptionalText(
 		context.getNodeParameter(format === 'text' ? 'campaignText' : 'campaignHtml', itemIndex, ''),
 		format === 'text' ? 'Text' : 'HTML',
-		{ required: false },
 	);
-	if (!content.ok) return content;
 	const listIds = readIdList(
 		context.getNodeParameter('recipientListIds', itemIndex, ''),
 		'Recipient List IDs',
 	);
-	if (!listIds.ok) return listIds;
 	return {
-		ok: true,
-		value: {
-			name: name.value,
-			subject: subject.value as string,
-			...(content.value === undefined ? {} : { content: content.value }),
-			...(listIds.value.length > 0
-				? {
-						recepientList: listIds.value,
-						// Published only misspelled, with no word on whether that is the name the server
-						// reads (as the list call sends both header spellings, this sends both names).
-						// The `_id` suggests a MongoDB document, whose schema drops a field it does not
-						// know: the correctly spelled twin costs nothing where `recepientList` is read,
-						// and carries the lists where the documented spelling is the typo. Tested
-						// against a server that reads only one spelling, only the other, or both.
-						recipientList: listIds.value,
-					}
-				: {}),
-		},
+		name,
+		subject,
+		...(content === undefined ? {} : { content }),
+		...(listIds.length > 0
+			? {
+					recepientList: listIds,
+					// Published only misspelled, with no word on whether that is the name the server
+					// reads (as the list call sends both header spellings, this sends both names).
+					// The `_id` suggests a MongoDB document, whose schema drops a field it does not
+					// know: the correctly spelled twin costs nothing where `recepientList` is read,
+					// and carries the lists where the documented spelling is the typo. Tested
+					// against a server that reads only one spelling, only the other, or both.
+					recipientList: listIds,
+				}
+			: {}),
 	};
 }

@@ -1,10 +1,11 @@
-import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import type { SuccessContract } from '../../shared/answers';
 import type { ApiFailure } from '../../shared/errors';
 import { optionsCollection } from '../../shared/properties';
 import type { OperationRun } from '../../shared/run';
+import type { OperationOutput } from '../../shared/output';
 import { notSentFailure } from '../../shared/output';
 import { runPerItem } from '../../shared/perItem';
 import { readRetryPolicy, retryOptionsUntilSent } from '../../shared/retry';
@@ -60,23 +61,17 @@ export const description = updateDisplayOptions(
 export async function execute(
 	this: IExecuteFunctions,
 	{ memory, settings }: OperationRun,
-): Promise<INodeExecutionData[][]> {
+): Promise<OperationOutput> {
 	const options = readOptions(this, 'options');
 	const keep = (value: unknown) => keepServerValue(value, settings.secrets, MAX_ERROR_TEXT);
 	return await runPerItem(this, memory, settings, {
-		read: (itemIndex) => {
-			const campaignId = readTrimmed(this.getNodeParameter('campaignId', itemIndex), 'Campaign ID');
-			return campaignId.ok
-				? {
-						ok: true,
-						value: {
-							path: '/campaign/send',
-							body: { campaignId: campaignId.value },
-							contract: sendingStarted,
-						},
-					}
-				: campaignId;
-		},
+		read: (itemIndex) => ({
+			path: '/campaign/send',
+			body: {
+				campaignId: readTrimmed(this.getNodeParameter('campaignId', itemIndex), 'Campaign ID'),
+			},
+			contract: sendingStarted,
+		}),
 		concurrency: 1,
 		// Never `true`: a second send of a campaign that may have started mails a whole list twice.
 		retryPolicy: readRetryPolicy(options, false),

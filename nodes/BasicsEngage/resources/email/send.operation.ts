@@ -1,23 +1,18 @@
 import { updateDisplayOptions } from 'n8n-workflow';
-import type {
-	IDataObject,
-	IExecuteFunctions,
-	INodeExecutionData,
-	INodeProperties,
-} from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import type { SuccessContract } from '../../shared/answers';
 import type { ApiFailure } from '../../shared/errors';
 import { invalidInput } from '../../shared/errors';
 import { optionsCollection } from '../../shared/properties';
 import type { OperationRun } from '../../shared/run';
+import type { OperationOutput } from '../../shared/output';
 import { notSentFailure } from '../../shared/output';
 import { runPerItem } from '../../shared/perItem';
 import { readSentKeys, skipAlreadySent, skipAlreadySentOption } from './sentKeys';
 import { readRetryPolicy, retryOptions } from '../../shared/retry';
 import { readNumberOption, readOptions } from '../../shared/settings';
-import type { Checked } from '../../shared/validation';
-import { readEmailAddress, readText } from '../../shared/validation';
+import { readEmailAddress, readOptionalText, readText, readTrimmed } from '../../shared/validation';
 
 const concurrencyOption: INodeProperties = {
 	displayName: 'Concurrency',
@@ -202,17 +197,16 @@ export const description = updateDisplayOptions(
 export async function execute(
 	this: IExecuteFunctions,
 	{ memory, settings }: OperationRun,
-): Promise<INodeExecutionData[][]> {
+): Promise<OperationOutput> {
 	const options = readOptions(this, 'options');
 	const sentKeys = readSentKeys(this, options);
 	const keys = new Map<number, string>();
 	return await runPerItem(this, memory, settings, {
 		read: (itemIndex) => {
-			const email = readEmailRequest(this, itemIndex);
-			if (!email.ok) return email;
+			const body = readEmailRequest(this, itemIndex);
 			// Read with the item, so a Key expression that fails fails this item only.
-			if (sentKeys) keys.set(itemIndex, sentKeys.keyOf(itemIndex, email.value));
-			return { ok: true, value: { path: '/email/send', body: email.value, contract: queuedEmail } };
+			if (sentKeys) keys.set(itemIndex, sentKeys.keyOf(itemIndex, body));
+			return { path: '/email/send', body, contract: queuedEmail };
 		},
 		skip: sentKeys && skipAlreadySent(this, sentKeys, keys, memory),
 		concurrency: readNumberOption(options, concurrencyOption),
@@ -253,50 +247,31 @@ function toSentEmail(body: IDataObject): IDataObject {
 	};
 }
 
-function readEmailRequest(context: IExecuteFunctions, itemIndex: number): Checked<IDataObject> {
-	const to = readEmailAddress(context.getNodeParameter('to', itemIndex), 'To');
-	if (!to.ok) return to;
-	const from = readEmailAddress(context.getNodeParameter('from', itemIndex), 'From');
-	if (!from.ok) return from;
-	const subject = readText(context.getNodeParameter('subject', itemIndex), 'Subject', {
-		required: true,
-	});
-	if (!subject.ok) return subject;
-	const body = readContent(context, itemIndex);
-	if (!body.ok) return body;
+function readEmailRequest(context: IExecuteFunctions, itemIndex: number): IDataObject {
 	return {
-		ok: true,
-		value: { to: to.value, from: from.value, subject: subject.value, ...body.value },
+		to: readEmailAddress(context.getNodeParameter('to', itemIndex), 'To'),
+		from: readEmailAddress(context.getNodeParameter('from', itemIndex), 'From'),
+		subject: readText(context.getNodeParameter('subject', itemIndex), 'Subject'),
+		...readContent(context, itemIndex),
 	};
 }
 
 /** Exactly one of html, text and templateId, as the API's rule asks. */
-function readContent(context: IExecuteFunctions, itemIndex: number): Checked<IDataObject> {
+function readContent(context: IExecuteFunctions, itemIndex: number): IDataObject {
 	const content = context.getNodeParameter('content', itemIndex) as 'html' | 'text' | 'template';
 	if (content === 'html' || content === 'text') {
 		const label = content === 'html' ? 'HTML' : 'Text';
-		const body = readText(context.getNodeParameter(content, itemIndex), label, { required: true });
-		return body.ok ? { ok: true, value: { [content]: body.value } } : body;
+		return { [content]: readText(context.getNodeParameter(content, itemIndex), label) };
 	}
-	const templateId = readText(context.getNodeParameter('templateId', itemIndex), 'Template ID', {
-		required: true,
-	});
-	if (!templateId.ok) return templateId;
+	const templateId = readTrimmed(context.getNodeParameter('templateId', itemIndex), 'Template ID');
 	const variables = readTemplateVariables(context, itemIndex);
-	if (!variables.ok) return variables;
-	return {
-		ok: true,
-		value: {
-			templateId: (templateId.value as string).trim(),
-			...(variables.value ? { templateVariables: variables.value } : {}),
-		},
-	};
+	return { templateId, ...(variables ? { templateVariables: variables } : {}) };
 }
 
 function readTemplateVariables(
 	context: IExecuteFunctions,
 	itemIndex: number,
-): Checked<IDataObject | undefined> {
+): IDataObject | undefined {
 	const mode = context.getNodeParameter('templateVariablesMode', itemIndex) as 'keyValue' | 'json';
 	if (mode === 'json') {
 		return parseVariablesJson(context.getNodeParameter('templateVariablesJson', itemIndex));
@@ -308,56 +283,41 @@ function readTemplateVariables(
 	for (const pair of pairs) {
 		const name = typeof pair.name === 'string' ? pair.name.trim() : '';
 		if (name === '') {
-			return {
-				ok: false,
-				failure: invalidInput(
-					'A template variable has no name',
-					'Give every variable a name or remove it.',
-				),
-			};
+			throw invalidInput(
+				'A template variable has no name',
+				'Give every variable a name or remove it.',
+			);
 		}
 		if (Object.hasOwn(variables, name)) {
-			return {
-				ok: false,
-				failure: invalidInput(
-					`Template variable "${name}" is set twice`,
-					'Keep one entry per variable name.',
-				),
-			};
+			throw invalidInput(
+				`Template variable "${name}" is set twice`,
+				'Keep one entry per variable name.',
+			);
 		}
 		// Values go out unchanged (no splitting on "," or "="); only non-text types are refused.
-		const value = readText(pair.value, `Template variable "${name}"`, { required: false });
-		if (!value.ok) return value;
-		variables[name] = value.value ?? '';
+		variables[name] = readOptionalText(pair.value, `Template variable "${name}"`) ?? '';
 	}
-	return { ok: true, value: pairs.length > 0 ? variables : undefined };
+	return pairs.length > 0 ? variables : undefined;
 }
 
-function parseVariablesJson(raw: unknown): Checked<IDataObject | undefined> {
+function parseVariablesJson(raw: unknown): IDataObject | undefined {
 	let parsed: unknown = raw;
 	if (typeof raw === 'string') {
-		if (raw.trim() === '') return { ok: true, value: undefined };
+		if (raw.trim() === '') return undefined;
 		try {
 			parsed = JSON.parse(raw);
 		} catch (error) {
-			return {
-				ok: false,
-				failure: invalidInput(
-					'Variables (JSON) is not valid JSON',
-					`Write a JSON object such as { "firstName": "Jane" }. Parser said: ${(error as Error).message}`,
-				),
-			};
+			throw invalidInput(
+				'Variables (JSON) is not valid JSON',
+				`Write a JSON object such as { "firstName": "Jane" }. Parser said: ${(error as Error).message}`,
+			);
 		}
 	}
 	if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-		return {
-			ok: false,
-			failure: invalidInput(
-				'Variables (JSON) must be a JSON object',
-				'Write an object of names and values, such as { "firstName": "Jane" }.',
-			),
-		};
+		throw invalidInput(
+			'Variables (JSON) must be a JSON object',
+			'Write an object of names and values, such as { "firstName": "Jane" }.',
+		);
 	}
-	const variables = parsed as IDataObject;
-	return { ok: true, value: Object.keys(variables).length > 0 ? variables : undefined };
+	return Object.keys(parsed).length > 0 ? (parsed as IDataObject) : undefined;
 }

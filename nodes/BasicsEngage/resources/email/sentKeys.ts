@@ -6,7 +6,7 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
-import { FailureError, invalidInput } from '../../shared/errors';
+import { invalidInput } from '../../shared/errors';
 import type { RunMemory } from '../../shared/once';
 import type { SkipHook } from '../../shared/perItem';
 import { readNumberOption } from '../../shared/settings';
@@ -174,11 +174,9 @@ async function claimKeys(
 		answer = error as Error;
 	}
 	if (answer instanceof Error) {
-		throw new FailureError(
-			invalidInput(
-				'Skip Emails Already Sent could not read n8n’s deduplication store',
-				`Nothing was sent. n8n said: ${answer.message}.`,
-			),
+		throw invalidInput(
+			'Skip Emails Already Sent could not read n8n’s deduplication store',
+			`Nothing was sent. n8n said: ${answer.message}.`,
 		);
 	}
 	return new Set(answer.processed.map(String));

@@ -1,23 +1,24 @@
 import { updateDisplayOptions } from 'n8n-workflow';
-import type {
-	IDataObject,
-	IExecuteFunctions,
-	INodeExecutionData,
-	INodeProperties,
-} from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import type { SuccessContract } from '../../shared/answers';
 import type { ApiFailure } from '../../shared/errors';
 import { RUN_STOPPING_KINDS } from '../../shared/errors';
-import { errorItem, failItem, notSentFailure } from '../../shared/output';
+import type { OperationOutput } from '../../shared/output';
+import { ItemFailure, notSentFailure } from '../../shared/output';
 import { paceRequest } from '../../shared/queue';
 import { optionsCollection } from '../../shared/properties';
 import type { OperationRun } from '../../shared/run';
 import { requestOnce } from '../../shared/once';
 import { readRetryPolicy, retryOptions } from '../../shared/retry';
 import { readNumberOption, readOptions } from '../../shared/settings';
-import type { Checked } from '../../shared/validation';
-import { readEmailAddress, readItem, readText, readTrimmed } from '../../shared/validation';
+import {
+	readEmailAddress,
+	readForRun,
+	readItems,
+	readOptionalText,
+	readTrimmed,
+} from '../../shared/validation';
 
 const batchSizeOption: INodeProperties = {
 	displayName: 'Batch Size',
@@ -153,8 +154,7 @@ interface Batch {
 export async function execute(
 	this: IExecuteFunctions,
 	{ memory, settings }: OperationRun,
-): Promise<INodeExecutionData[][]> {
-	const items = this.getInputData();
+): Promise<OperationOutput> {
 	const listMode = this.getNodeParameter('listMode', 0) as 'existing' | 'new';
 	const options = readOptions(this, 'options');
 	const batchSize = readNumberOption(options, batchSizeOption);
@@ -162,17 +162,17 @@ export async function execute(
 	// when it provably never arrived, so a run never creates two lists.
 	const retryAdding = readRetryPolicy(options, true);
 	const retryCreating = readRetryPolicy(options, false);
-	const output: INodeExecutionData[] = [];
 
-	const newList = listMode === 'new' ? readItem(() => readNewList(this)) : undefined;
+	const newList = listMode === 'new' ? readForRun(() => readNewList(this)) : undefined;
 	const readListId = listMode === 'existing' ? listIdReader(this) : () => undefined;
-	const profiles: Profile[] = [];
-	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
-		const profile =
-			newList?.ok === false ? newList : readItem(() => readProfile(this, itemIndex, readListId));
-		if (profile.ok) profiles.push(profile.value);
-		else output.push(failItem(this, profile.failure, itemIndex));
-	}
+	const { values, failures } = readItems(this, (itemIndex) =>
+		readProfile(this, itemIndex, readListId),
+	);
+	const continueOnFail = this.continueOnFail();
+	// Under Stop Workflow an invalid item ends the run before any request is sent.
+	if (failures.length > 0 && !continueOnFail) return failures;
+	const output: OperationOutput = [...failures];
+	const profiles = values.map(({ value }) => value);
 
 	let createdListId: string | undefined;
 	let runStopper: (ApiFailure & { listMayExist?: boolean }) | undefined;
@@ -180,12 +180,12 @@ export async function execute(
 	for (const [requestIndex, batch] of batches.entries()) {
 		const itemIndexes = batch.profiles.map((profile) => profile.itemIndex);
 		if (runStopper) {
-			output.push(...failItems(this, notSent(runStopper), itemIndexes));
+			output.push(...failItems(notSent(runStopper), itemIndexes));
 			continue;
 		}
 		const listId = batch.listId ?? createdListId;
 		const body: IDataObject = {
-			...(listId === undefined ? (newList as { value: IDataObject }).value : { listId }),
+			...(listId === undefined ? newList : { listId }),
 			profiles: batch.profiles.map((profile) => profile.body),
 		};
 		await paceRequest(settings, requestIndex);
@@ -202,10 +202,11 @@ export async function execute(
 			// A lost answer to the creating request may hide a list that now exists; creating
 			// another would break "one list per run", so the rest of the run is not sent.
 			const listMayExist = listId === undefined && result.failure.mayHaveTakenEffect;
-			if (RUN_STOPPING_KINDS.has(result.failure.kind) || listMayExist) {
+			// Under Stop Workflow the run ends here too: the router throws the first failure.
+			if (!continueOnFail || RUN_STOPPING_KINDS.has(result.failure.kind) || listMayExist) {
 				runStopper = { ...result.failure, listMayExist };
 			}
-			output.push(...failItems(this, result.failure, itemIndexes));
+			output.push(...failItems(result.failure, itemIndexes));
 			continue;
 		}
 		const data = (result.body.data ?? {}) as IDataObject;
@@ -221,16 +222,11 @@ export async function execute(
 			pairedItem: itemIndexes.map((item) => ({ item })),
 		});
 	}
-	return [output];
+	return output;
 }
 
-function failItems(
-	context: IExecuteFunctions,
-	failure: ApiFailure,
-	itemIndexes: number[],
-): INodeExecutionData[] {
-	if (!context.continueOnFail()) return [failItem(context, failure, itemIndexes[0])];
-	return itemIndexes.map((item) => errorItem(context, failure, { item }, item));
+function failItems(failure: ApiFailure, itemIndexes: number[]): ItemFailure[] {
+	return itemIndexes.map((itemIndex) => new ItemFailure(failure, itemIndex));
 }
 
 function notSent(cause: ApiFailure & { listMayExist?: boolean }): ApiFailure {
@@ -261,58 +257,44 @@ function toBatches(profiles: Profile[], batchSize: number): Batch[] {
 }
 
 /** The new list's fields, read once: one run creates at most one list. */
-function readNewList(context: IExecuteFunctions): Checked<IDataObject> {
+function readNewList(context: IExecuteFunctions): IDataObject {
 	const name = readTrimmed(context.getNodeParameter('listName', 0), 'List Name');
-	if (!name.ok) return name;
-	const description = readText(
+	const description = readOptionalText(
 		context.getNodeParameter('listDescription', 0, ''),
 		'List Description',
-		{
-			required: false,
-		},
 	);
-	if (!description.ok) return description;
-	return {
-		ok: true,
-		value: {
-			name: name.value,
-			...(description.value ? { description: description.value } : {}),
-		},
-	};
+	return { name, ...(description ? { description } : {}) };
 }
 
 /**
  * Reads the list ID per item only when it is an expression; a fixed ID is read once, which
  * keeps large runs from paying for the same parameter on every item.
  */
-function listIdReader(context: IExecuteFunctions): (itemIndex: number) => Checked<string> {
+function listIdReader(context: IExecuteFunctions): (itemIndex: number) => string {
 	const raw = context.getNode().parameters.listId;
 	const read = (itemIndex: number) =>
 		readTrimmed(context.getNodeParameter('listId', itemIndex), 'List ID');
 	if (typeof raw === 'string' && raw.startsWith('=')) return read;
-	const fixed = read(0);
+	const fixed = readForRun(() => read(0));
 	return () => fixed;
 }
 
 function readProfile(
 	context: IExecuteFunctions,
 	itemIndex: number,
-	readListId: (itemIndex: number) => Checked<string> | undefined,
-): Checked<Profile> {
+	readListId: (itemIndex: number) => string | undefined,
+): Profile {
 	const listId = readListId(itemIndex);
-	if (listId && !listId.ok) return listId;
-	const email = readEmailAddress(context.getNodeParameter('email', itemIndex), 'Email');
-	if (!email.ok) return email;
+	const body: IDataObject = {
+		email: readEmailAddress(context.getNodeParameter('email', itemIndex), 'Email'),
+	};
 	const fields = context.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
-	const body: IDataObject = { email: email.value };
 	for (const [field, label] of [
 		['firstName', 'First Name'],
 		['lastName', 'Last Name'],
 	] as const) {
-		const value = readText(fields[field], label, { required: false });
-		if (!value.ok) return value;
-		const trimmed = value.value?.trim();
-		if (trimmed) body[field] = trimmed;
+		const value = readOptionalText(fields[field], label)?.trim();
+		if (value) body[field] = value;
 	}
-	return { ok: true, value: { itemIndex, listId: listId?.value, body } };
+	return { itemIndex, listId, body };
 }

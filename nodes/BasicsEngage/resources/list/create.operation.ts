@@ -1,22 +1,17 @@
-import type {
-	IDataObject,
-	IExecuteFunctions,
-	INodeExecutionData,
-	INodeProperties,
-} from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import type { SuccessContract } from '../../shared/answers';
 import type { ApiFailure } from '../../shared/errors';
 import { optionsCollection } from '../../shared/properties';
 import type { OperationRun } from '../../shared/run';
+import type { OperationOutput } from '../../shared/output';
 import { notSentFailure } from '../../shared/output';
 import { runPerItem } from '../../shared/perItem';
 import { readRetryPolicy, retryOptionsUntilSent } from '../../shared/retry';
 import { keepServerValue, MAX_ERROR_TEXT } from '../../shared/serverText';
 import { readOptions } from '../../shared/settings';
-import type { Checked } from '../../shared/validation';
-import { readTrimmed, readIdList, readText } from '../../shared/validation';
+import { readIdList, readText, readTrimmed } from '../../shared/validation';
 
 /** The published success of /list/create: `{ status: 'success', data: { listId } }`. */
 const listCreated: SuccessContract = {
@@ -74,15 +69,14 @@ export const description = updateDisplayOptions(
 export async function execute(
 	this: IExecuteFunctions,
 	{ memory, settings }: OperationRun,
-): Promise<INodeExecutionData[][]> {
+): Promise<OperationOutput> {
 	const options = readOptions(this, 'options');
 	return await runPerItem(this, memory, settings, {
-		read: (itemIndex) => {
-			const body = readCreateList(this, itemIndex);
-			return body.ok
-				? { ok: true, value: { path: '/list/create', body: body.value, contract: listCreated } }
-				: body;
-		},
+		read: (itemIndex) => ({
+			path: '/list/create',
+			body: readCreateList(this, itemIndex),
+			contract: listCreated,
+		}),
 		concurrency: 1,
 		// A second try of a request that may have arrived could create a second list.
 		retryPolicy: readRetryPolicy(options, false),
@@ -106,23 +100,16 @@ function notSent(cause: ApiFailure | undefined): ApiFailure {
 	);
 }
 
-function readCreateList(context: IExecuteFunctions, itemIndex: number): Checked<IDataObject> {
-	const name = readTrimmed(context.getNodeParameter('listName', itemIndex), 'List Name');
-	if (!name.ok) return name;
-	const description = readText(
+function readCreateList(context: IExecuteFunctions, itemIndex: number): IDataObject {
+	const listName = readTrimmed(context.getNodeParameter('listName', itemIndex), 'List Name');
+	const listDescription = readText(
 		context.getNodeParameter('listDescription', itemIndex),
 		'List Description',
-		{ required: true },
 	);
-	if (!description.ok) return description;
 	const profiles = readIdList(context.getNodeParameter('profileIds', itemIndex, ''), 'Profile IDs');
-	if (!profiles.ok) return profiles;
 	return {
-		ok: true,
-		value: {
-			listName: name.value,
-			listDescription: description.value as string,
-			...(profiles.value.length > 0 ? { profiles: profiles.value } : {}),
-		},
+		listName,
+		listDescription,
+		...(profiles.length > 0 ? { profiles } : {}),
 	};
 }
