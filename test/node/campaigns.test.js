@@ -426,11 +426,16 @@ describe('Send Campaign', () => {
 	});
 
 	test.each([
-		['401', { apiKey: 'be_wrong_key' }, 'invalid_api_key'],
-		['429', { fault: { path: '/campaign/send', status: 429 } }, 'quota_exceeded'],
+		['401', { apiKey: 'be_wrong_key' }, 'invalid_api_key', 'an earlier request of this run failed'],
+		[
+			'429',
+			{ fault: { path: '/campaign/send', status: 429 } },
+			'quota_exceeded',
+			'the daily email quota was exceeded earlier in this run',
+		],
 	])(
-		'a %s stops the run: later items are not sent and say so',
-		async (_, { apiKey, fault }, kind) => {
+		'a %s stops the run: later items are not sent and say so, and why',
+		async (_, { apiKey, fault }, kind, reason) => {
 			if (fault) sandbox.injectFaults([fault]);
 			const result = await runNode(sandbox, {
 				parameters: sendCampaignParameters(),
@@ -441,7 +446,7 @@ describe('Send Campaign', () => {
 			expect(sandbox.requests).toHaveLength(1);
 			expect(sends()).toEqual([]);
 			expect(result.errors.map((item) => item.json.details.kind)).toEqual([kind, kind]);
-			expect(result.errors[1].json.error).toMatch(/^Not sent/);
+			expect(result.errors[1].json.error).toBe(`Not sent: ${reason}`);
 			expect(result.errors[1].json.details.description).toMatch(
 				/This campaign was not sent, so it can be sent later/,
 			);

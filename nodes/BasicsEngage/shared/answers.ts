@@ -26,7 +26,7 @@ export interface HttpAnswer {
 	headers?: IDataObject;
 }
 
-function isObject(value: unknown): value is IDataObject {
+export function isObject(value: unknown): value is IDataObject {
 	return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 

@@ -5,7 +5,7 @@ import type { ApiFailure } from './errors';
 import { RUN_STOPPING_KINDS } from './errors';
 import type { RunMemory } from './once';
 import type { OperationOutput } from './output';
-import { ItemFailure } from './output';
+import { ItemFailure, notSentFailure } from './output';
 import { sendConcurrently } from './queue';
 import type { RetryPolicy } from './retry';
 import type { RequestSettings } from './settings';
@@ -20,8 +20,9 @@ export interface RunWording {
 	noneDone: string;
 	/** e.g. "May have been queued": "May have been queued (item indexes): 2." */
 	mayHaveBeenDone: string;
-	/** The failure of an item that was not sent because `cause` stopped the run. */
-	notSent: (cause: ApiFailure | undefined) => ApiFailure;
+	/** Said of an item not sent because a 401 or 429 stopped the run, e.g. "This email was not
+	 * sent, so it can be sent again later". */
+	notSent: string;
 }
 
 /** An operation that sends one request per input item and answers one output item for each. */
@@ -105,7 +106,7 @@ export async function runPerItem(
 	results.forEach((result, requestIndex) => {
 		const itemIndex = requestItemIndexes[requestIndex];
 		if (result === undefined) {
-			output[itemIndex] = new ItemFailure(operation.wording.notSent(runStopper), itemIndex);
+			output[itemIndex] = new ItemFailure(notSent(runStopper, operation.wording), itemIndex);
 		} else if (result.ok) {
 			output[itemIndex] = {
 				json: operation.toJson(result.body, requests[requestIndex]),
@@ -121,6 +122,14 @@ export async function runPerItem(
 		}
 	});
 	return output;
+}
+
+function notSent(cause: ApiFailure | undefined, wording: RunWording): ApiFailure {
+	const reason =
+		cause?.kind === 'quota_exceeded'
+			? 'the daily email quota was exceeded earlier in this run'
+			: 'an earlier request of this run failed';
+	return notSentFailure(cause, reason, wording.notSent);
 }
 
 /**

@@ -2,20 +2,9 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import type { SuccessContract } from '../../shared/answers';
-import type { ApiFailure } from '../../shared/errors';
-import { optionsCollection } from '../../shared/properties';
-import type { OperationRun } from '../../shared/run';
-import type { OperationOutput } from '../../shared/output';
-import { notSentFailure } from '../../shared/output';
-import { runPerItem } from '../../shared/perItem';
-import { readRetryPolicy, retryOptionsUntilSent } from '../../shared/retry';
-import { keepServerValue, MAX_ERROR_TEXT } from '../../shared/serverText';
-import { readOptions } from '../../shared/settings';
+import { isObject } from '../../shared/answers';
+import { createdWording, oneAtATime, oneAtATimeOptions } from '../../shared/oneAtATime';
 import { readIdList, readOptionalText, readText, readTrimmed } from '../../shared/validation';
-
-function isObject(value: unknown): value is IDataObject {
-	return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** The published success of /campaign/create: the stored campaign, its ID in `_id`. */
 const campaignCreated: SuccessContract = {
@@ -90,63 +79,30 @@ const properties: INodeProperties[] = [
 			'IDs of the lists that receive the campaign, separated by commas, or a list of IDs from an expression',
 		hint: "Type the IDs or map them, such as Create List's listId. BasicsEngage publishes no way to list its lists, so there is no dropdown. Without lists, the campaign has no one to send to.",
 	},
-	optionsCollection(
-		retryOptionsUntilSent(
-			'the campaign may exist already, and sending again would create a second one',
-		),
-	),
+	oneAtATimeOptions('the campaign may exist already, and sending again would create a second one'),
 ];
 
-export const description = updateDisplayOptions(
-	{ show: { resource: ['campaign'], operation: ['create'] } },
-	properties,
-);
+const displayOptions = { show: { resource: ['campaign'], operation: ['create'] } };
 
-/**
- * One campaign per input item, paired to it, one request at a time: a run creates few
- * campaigns, they are created in input order, and a 401 or 429 stops the run after one request.
- */
-export async function execute(
-	this: IExecuteFunctions,
-	{ memory, settings }: OperationRun,
-): Promise<OperationOutput> {
-	const options = readOptions(this, 'options');
-	const keep = (value: unknown) => keepServerValue(value, settings.secrets, MAX_ERROR_TEXT);
-	return await runPerItem(this, memory, settings, {
-		read: (itemIndex) => ({
-			path: '/campaign/create',
-			body: readCreateCampaign(this, itemIndex),
-			contract: campaignCreated,
-		}),
-		concurrency: 1,
-		// A second try of a request that may have arrived could create a second campaign.
-		retryPolicy: readRetryPolicy(options, false),
-		// What the answer says, never the input: the published example answer names another
-		// campaign than its request, so an echo of the input could claim what did not happen.
-		toJson: (body) => {
-			const campaign = (body.data as IDataObject).campaign as IDataObject;
-			return {
-				campaignId: keep(campaign._id),
-				name: keep(campaign.name),
-				subject: keep(campaign.subject),
-			};
-		},
-		wording: {
-			done: 'Created',
-			noneDone: 'No other campaign of this run was created.',
-			mayHaveBeenDone: 'May have been created',
-			notSent,
-		},
-	});
-}
+export const description = updateDisplayOptions(displayOptions, properties);
 
-function notSent(cause: ApiFailure | undefined): ApiFailure {
-	return notSentFailure(
-		cause,
-		'an earlier request of this run failed',
-		'This campaign was not created, so it can be created later',
-	);
-}
+/** One campaign per input item, paired to it, created in input order. */
+export const execute = oneAtATime({
+	path: '/campaign/create',
+	contract: campaignCreated,
+	readBody: readCreateCampaign,
+	// What the answer says, never the input: the published example answer names another
+	// campaign than its request, so an echo of the input could claim what did not happen.
+	toJson: (body, _request, keep) => {
+		const campaign = (body.data as IDataObject).campaign as IDataObject;
+		return {
+			campaignId: keep(campaign._id),
+			name: keep(campaign.name),
+			subject: keep(campaign.subject),
+		};
+	},
+	wording: createdWording('campaign'),
+});
 
 function readCreateCampaign(context: IExecuteFunctions, itemIndex: number): IDataObject {
 	const name = readTrimmed(context.getNodeParameter('campaignName', itemIndex), 'Campaign Name');

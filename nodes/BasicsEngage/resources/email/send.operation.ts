@@ -2,12 +2,10 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import type { SuccessContract } from '../../shared/answers';
-import type { ApiFailure } from '../../shared/errors';
 import { invalidInput } from '../../shared/errors';
 import { optionsCollection } from '../../shared/properties';
 import type { OperationRun } from '../../shared/run';
 import type { OperationOutput } from '../../shared/output';
-import { notSentFailure } from '../../shared/output';
 import { runPerItem } from '../../shared/perItem';
 import { readSentKeys, skipAlreadySent, skipAlreadySentOption } from './sentKeys';
 import { readRetryPolicy, retryOptions } from '../../shared/retry';
@@ -185,10 +183,9 @@ const properties: INodeProperties[] = [
 	]),
 ];
 
-export const description = updateDisplayOptions(
-	{ show: { resource: ['email'], operation: ['send'] } },
-	properties,
-);
+const displayOptions = { show: { resource: ['email'], operation: ['send'] } };
+
+export const description = updateDisplayOptions(displayOptions, properties);
 
 /**
  * Built by hand rather than by n8n's declarative routing, which would drop `pairedItem`,
@@ -217,17 +214,9 @@ export async function execute(
 			done: 'Queued',
 			noneDone: 'No other email of this run was queued.',
 			mayHaveBeenDone: 'May have been queued',
-			notSent,
+			notSent: 'This email was not sent, so it can be sent again later',
 		},
 	});
-}
-
-function notSent(cause: ApiFailure | undefined): ApiFailure {
-	const reason =
-		cause?.kind === 'quota_exceeded'
-			? 'the daily email quota was exceeded earlier in this run'
-			: 'an earlier request of this run failed';
-	return notSentFailure(cause, reason, 'This email was not sent, so it can be sent again later');
 }
 
 function toSentEmail(body: IDataObject): IDataObject {

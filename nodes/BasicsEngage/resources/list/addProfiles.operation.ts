@@ -129,10 +129,9 @@ const properties: INodeProperties[] = [
 	optionsCollection([batchSizeOption, ...retryOptions]),
 ];
 
-export const description = updateDisplayOptions(
-	{ show: { resource: ['list'], operation: ['addProfiles'] } },
-	properties,
-);
+const displayOptions = { show: { resource: ['list'], operation: ['addProfiles'] } };
+
+export const description = updateDisplayOptions(displayOptions, properties);
 
 interface Profile {
 	itemIndex: number;

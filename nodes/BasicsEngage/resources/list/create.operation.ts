@@ -2,15 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import type { SuccessContract } from '../../shared/answers';
-import type { ApiFailure } from '../../shared/errors';
-import { optionsCollection } from '../../shared/properties';
-import type { OperationRun } from '../../shared/run';
-import type { OperationOutput } from '../../shared/output';
-import { notSentFailure } from '../../shared/output';
-import { runPerItem } from '../../shared/perItem';
-import { readRetryPolicy, retryOptionsUntilSent } from '../../shared/retry';
-import { keepServerValue, MAX_ERROR_TEXT } from '../../shared/serverText';
-import { readOptions } from '../../shared/settings';
+import { createdWording, oneAtATime, oneAtATimeOptions } from '../../shared/oneAtATime';
 import { readIdList, readText, readTrimmed } from '../../shared/validation';
 
 /** The published success of /list/create: `{ status: 'success', data: { listId } }`. */
@@ -50,55 +42,21 @@ const properties: INodeProperties[] = [
 			'IDs of existing BasicsEngage profiles to put in the list, separated by commas, or a list of IDs from an expression. Leave empty for an empty list.',
 		hint: 'BasicsEngage answers no profile IDs: to fill the list with contacts, leave this empty and use Add Profiles to List with the new list ID',
 	},
-	optionsCollection(
-		retryOptionsUntilSent(
-			'the list may exist already, and sending again would create a second one',
-		),
-	),
+	oneAtATimeOptions('the list may exist already, and sending again would create a second one'),
 ];
 
-export const description = updateDisplayOptions(
-	{ show: { resource: ['list'], operation: ['create'] } },
-	properties,
-);
+const displayOptions = { show: { resource: ['list'], operation: ['create'] } };
 
-/**
- * One list per input item, paired to it. The requests go one at a time: a run creates few lists,
- * the lists are created in input order, and a 401 or 429 stops the run after one request.
- */
-export async function execute(
-	this: IExecuteFunctions,
-	{ memory, settings }: OperationRun,
-): Promise<OperationOutput> {
-	const options = readOptions(this, 'options');
-	return await runPerItem(this, memory, settings, {
-		read: (itemIndex) => ({
-			path: '/list/create',
-			body: readCreateList(this, itemIndex),
-			contract: listCreated,
-		}),
-		concurrency: 1,
-		// A second try of a request that may have arrived could create a second list.
-		retryPolicy: readRetryPolicy(options, false),
-		toJson: (body) => ({
-			listId: keepServerValue((body.data as IDataObject).listId, settings.secrets, MAX_ERROR_TEXT),
-		}),
-		wording: {
-			done: 'Created',
-			noneDone: 'No other list of this run was created.',
-			mayHaveBeenDone: 'May have been created',
-			notSent,
-		},
-	});
-}
+export const description = updateDisplayOptions(displayOptions, properties);
 
-function notSent(cause: ApiFailure | undefined): ApiFailure {
-	return notSentFailure(
-		cause,
-		'an earlier request of this run failed',
-		'This list was not created, so it can be created later',
-	);
-}
+/** One list per input item, paired to it, created in input order. */
+export const execute = oneAtATime({
+	path: '/list/create',
+	contract: listCreated,
+	readBody: readCreateList,
+	toJson: (body, _request, keep) => ({ listId: keep((body.data as IDataObject).listId) }),
+	wording: createdWording('list'),
+});
 
 function readCreateList(context: IExecuteFunctions, itemIndex: number): IDataObject {
 	const listName = readTrimmed(context.getNodeParameter('listName', itemIndex), 'List Name');
