@@ -1,4 +1,6 @@
-// Shared by the end-to-end tests: a temp n8n environment (sandbox + n8n + examples) and Chromium.
+// Shared by the end-to-end tests: a temp n8n environment (sandbox + n8n + examples), Chromium, and
+// `npm run dev` run as a terminal runs it.
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
@@ -9,6 +11,7 @@ import { chromium } from 'playwright-core';
 
 import { startEnvironment } from '../../dev/dev.mjs';
 import { REPO_DIR } from '../../dev/n8n-setup.mjs';
+import { snapshotTree, stillRunning } from './processes.mjs';
 
 export { REPO_DIR };
 
@@ -113,3 +116,120 @@ export function parseCliJson(stdout) {
 }
 
 export const HERE = path.dirname(fileURLToPath(import.meta.url));
+
+/**
+ * `npm run <script> -- <args> --port 0 --sandbox-port 0 --user-folder <userFolder>` in `cwd`
+ * (free ports, the test's own folder), as a terminal runs it: in a process group of its own
+ * (Ctrl-C is SIGINT to that group), its stdout and stderr collected in `output`.
+ */
+export function spawnDev({ script = 'dev', args = [], userFolder, cwd = REPO_DIR }) {
+	const name = `npm run ${script}`;
+	const freePorts = ['--port', '0', '--sandbox-port', '0'];
+	const child = spawn(
+		'npm',
+		['run', script, '--', ...args, ...freePorts, '--user-folder', userFolder],
+		{
+			cwd,
+			detached: true,
+			stdio: ['ignore', 'pipe', 'pipe'],
+		},
+	);
+	const running = () => child.exitCode === null && child.signalCode === null;
+	const dev = {
+		child,
+		output: '',
+		/** Resolves with the match once the output matches `pattern`. */
+		waitFor(pattern, timeoutMs) {
+			return new Promise((resolve, reject) => {
+				const done = () => {
+					clearTimeout(timer);
+					child.stdout.off('data', check);
+					child.stderr.off('data', check);
+					child.off('exit', exited);
+				};
+				const timer = setTimeout(() => {
+					done();
+					reject(
+						new Error(`no ${pattern} in ${name}'s output after ${timeoutMs} ms:\n${dev.output}`),
+					);
+				}, timeoutMs);
+				const check = () => {
+					const match = dev.output.match(pattern);
+					if (match) {
+						done();
+						resolve(match);
+					}
+					return match;
+				};
+				const exited = () => {
+					if (check()) return;
+					done();
+					reject(
+						new Error(`${name} exited (${child.exitCode ?? child.signalCode}):\n${dev.output}`),
+					);
+				};
+				child.stdout.on('data', check);
+				child.stderr.on('data', check);
+				child.on('exit', exited);
+				if (running()) check();
+				else exited();
+			});
+		},
+		/**
+		 * Ctrl-C: SIGINT to the group, as a terminal sends it. Resolves once npm has exited and
+		 * `[dev] stopped.` was printed, with the processes of the group (taken before the signal)
+		 * still alive half a second later.
+		 */
+		async interrupt(timeoutMs = 60_000) {
+			const started = snapshotTree(child.pid);
+			const exited = new Promise((resolve) => child.once('exit', resolve));
+			process.kill(-child.pid, 'SIGINT');
+			let timer;
+			await Promise.race([
+				exited,
+				new Promise((_, reject) => {
+					timer = setTimeout(
+						() => reject(new Error(`${name} did not exit:\n${dev.output}`)),
+						timeoutMs,
+					);
+				}),
+			]).finally(() => clearTimeout(timer));
+			if (!dev.output.includes('[dev] stopped.'))
+				throw new Error(`${name} did not say "[dev] stopped.":\n${dev.output}`);
+			await new Promise((r) => setTimeout(r, 500));
+			return stillRunning(started);
+		},
+	};
+	child.stdout.on('data', (d) => (dev.output += d));
+	child.stderr.on('data', (d) => (dev.output += d));
+	return dev;
+}
+
+/**
+ * A watchdog (test/e2e/watchdog.mjs) that stops the process trees (`stopTree(pid)`) and removes
+ * the folders (`remove(dir)`, `tempDir(prefix)`: a new temp folder) it is given once this test
+ * process ends, also when jest is interrupted or killed and afterAll never runs. `release()`
+ * (from afterAll) has it do so now, and resolves when it is done.
+ */
+export function startWatchdog() {
+	const child = spawn(process.execPath, [path.join(HERE, 'watchdog.mjs')], {
+		detached: true, // a group of its own: a terminal's Ctrl-C to jest does not reach it
+		stdio: ['pipe', 'ignore', 'ignore'],
+	});
+	child.unref();
+	const exited = new Promise((resolve) => child.once('exit', resolve));
+	const watchdog = {
+		stopTree: (pid) => child.stdin.write(`pid ${pid}\n`),
+		remove: (dir) => child.stdin.write(`dir ${dir}\n`),
+		tempDir(prefix) {
+			const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+			watchdog.remove(dir);
+			return dir;
+		},
+		async release() {
+			child.stdin.end();
+			await exited;
+		},
+	};
+	return watchdog;
+}

@@ -1,0 +1,75 @@
+#!/usr/bin/env node
+// Cleans up after an end-to-end test however jest ends. Ctrl-C or a kill ends jest without its
+// afterAll, and a test cannot catch the signal: jest gives each test file a copy of `process`,
+// and listeners on the copy are never called. So a test starts this script (helpers.mjs,
+// startWatchdog(); detached, in a process group of its own, which a terminal's Ctrl-C does not
+// reach) and tells it, a line at a time on its stdin:
+//   pid <n>   a process whose tree to stop (e.g. `npm run dev`)
+//   dir <p>   a folder to remove
+// When its stdin closes (the test process has ended, however it ended, or released it), it sends
+// SIGTERM to the process group of each such process (`npm run dev` stops n8n and the sandbox on
+// SIGTERM, as on Ctrl-C), SIGKILL to what is left of the trees after 30 s, and removes the
+// folders. It looks at the trees every second meanwhile, so processes started later count too; a
+// process counts by pid and start time (test/e2e/processes.mjs), never a pid handed out again.
+import fs from 'node:fs';
+
+import { processTable, signalTree, snapshotTree, stillRunning } from './processes.mjs';
+
+const GRACE_MS = 30_000;
+const roots = [];
+const dirs = [];
+let snapshot = new Map();
+let cleaning = false;
+
+function look() {
+	const table = processTable();
+	for (const root of roots) snapshot = snapshotTree(root, snapshot, table);
+}
+
+async function cleanUp() {
+	if (cleaning) return;
+	cleaning = true;
+	clearInterval(timer);
+	look();
+	const running = new Set(stillRunning(snapshot));
+	if (running.size > 0) {
+		// SIGTERM to each root's process group (npm, its shell, dev.mjs: what a terminal's Ctrl-C
+		// reaches); `npm run dev` then stops what it started, in order. To each process when no
+		// root runs any more.
+		const groups = roots.filter((root) => running.has(root));
+		for (const root of groups) {
+			try {
+				process.kill(-root, 'SIGTERM');
+			} catch {
+				// ended meanwhile
+			}
+		}
+		if (groups.length === 0) signalTree(snapshot, 'SIGTERM');
+		const t0 = Date.now();
+		while (Date.now() - t0 < GRACE_MS) {
+			await new Promise((r) => setTimeout(r, 200));
+			look();
+			if (stillRunning(snapshot).length === 0) break;
+		}
+		if (signalTree(snapshot, 'SIGKILL') > 0) await new Promise((r) => setTimeout(r, 500));
+	}
+	for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+	process.exit(0);
+}
+
+const timer = setInterval(look, 1000);
+let pending = '';
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (chunk) => {
+	pending += chunk;
+	const lines = pending.split('\n');
+	pending = lines.pop();
+	for (const line of lines) {
+		const [kind, value] = [line.slice(0, 3), line.slice(4)];
+		if (kind === 'pid') roots.push(Number(value));
+		else if (kind === 'dir') dirs.push(value);
+	}
+	look();
+});
+process.stdin.on('end', cleanUp);
+process.stdin.on('error', cleanUp);
