@@ -67,10 +67,7 @@ export async function runPerItem(
 	operation: PerItemOperation,
 ): Promise<OperationOutput> {
 	const { values, failures } = readItems(context, operation.read);
-	const continueOnFail = context.continueOnFail();
-	// Under Stop Workflow an invalid item ends the run before any request is sent.
-	if (failures.length > 0 && !continueOnFail) return failures;
-	const output: OperationOutput = new Array(values.length + failures.length);
+	const output: OperationOutput = [];
 	for (const failure of failures) output[failure.itemIndex] = failure;
 	let pending = values.map(({ itemIndex, value: request }) => ({ itemIndex, request }));
 	if (operation.skip) {
@@ -82,6 +79,7 @@ export async function runPerItem(
 	const requests = pending.map(({ request }) => request);
 	const requestItemIndexes = pending.map(({ itemIndex }) => itemIndex);
 
+	const continueOnFail = context.continueOnFail();
 	const sent = await sendConcurrently(context, settings, requests, {
 		concurrency: operation.concurrency,
 		retryPolicy: operation.retryPolicy,

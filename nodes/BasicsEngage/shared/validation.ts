@@ -103,6 +103,8 @@ function toInputFailure(error: unknown): FailureError {
 /**
  * The one place an item's parameters are read, every item before any request: what a reading
  * throws becomes that item's failure instead of ending the run, and no request is sent for it.
+ * Under On Error = Stop Workflow no item is sent when one fails: the router ends the run with
+ * that failure, so nothing is half sent.
  */
 export function readItems<T>(
 	context: IExecuteFunctions,
@@ -118,7 +120,7 @@ export function readItems<T>(
 			failures.push(new ItemFailure(toInputFailure(error).failure, itemIndex));
 		}
 	}
-	return { values, failures };
+	return { values: failures.length > 0 && !context.continueOnFail() ? [] : values, failures };
 }
 
 /** Reads what is read once per run (a fixed parameter): its failure fails every item. */

@@ -168,8 +168,6 @@ export async function execute(
 		readProfile(this, itemIndex, readListId),
 	);
 	const continueOnFail = this.continueOnFail();
-	// Under Stop Workflow an invalid item ends the run before any request is sent.
-	if (failures.length > 0 && !continueOnFail) return failures;
 	const output: OperationOutput = [...failures];
 	const profiles = values.map(({ value }) => value);
 
