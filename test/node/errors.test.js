@@ -485,4 +485,15 @@ describe('On Error: Stop Workflow', () => {
 		expect(result.error.context.itemIndex).toBe(0);
 		expect(sandbox.requests).toHaveLength(1);
 	});
+
+	test('Add Profiles: an invalid profile throws for its item before any batch is sent', async () => {
+		const result = await runNode(sandbox, {
+			parameters: addProfilesParameters({ options: { batchSize: 2 } }),
+			items: [{ email: 'a@customer.test' }, { email: 'b@customer.test' }, { email: 'bad' }],
+		});
+		expect(result.error.name).toBe('NodeOperationError');
+		expect(result.error.message).toMatch(/Email is not a valid email address/);
+		expect(result.error.context.itemIndex).toBe(2);
+		expect(sandbox.requests).toHaveLength(0);
+	});
 });
