@@ -9,8 +9,8 @@
  *   1.x: node_modules/n8n-core-v1 (1.122.48), node_modules/n8n-workflow-v1 (1.120.31)
  *   2.x: node_modules/n8n-core (2.41.1), node_modules/n8n-workflow (2.41.0)
  *
- * The probe node returns whatever item shape a test asks for, so the routing
- * rules of the error output are tested on their own, without an API.
+ * The probe node returns whatever item a test asks for, so the routing rules of
+ * the error output are tested on their own, without an API.
  */
 
 const fs = require('node:fs');
@@ -25,7 +25,6 @@ const V1 = engine.major === 1;
 const { core, workflowLib } = internals;
 
 const PACKAGE_NAME = 'n8n-nodes-engine-probe';
-const NODE_TYPE = `${PACKAGE_NAME}.probe`;
 
 const NODE_SOURCE = `
 'use strict';
@@ -33,81 +32,47 @@ const workflow = require('n8n-workflow');
 const { NodeApiError, NodeOperationError } = workflow;
 globalThis.__probe = { workflowLib: workflow, calls: 0 };
 
-const DETAILS = { kind: 'invalid_request', httpCode: 400, description: 'HTTP 400: bad "to"' };
-
-/** One output item for the first input item, in the shape the test names. */
-function shapeItem(node, shape) {
-	const pairedItem = { item: 0 };
-	switch (shape) {
-		case 'error': return { json: { error: 'Boom' }, pairedItem };
-		case 'error+message': return { json: { error: 'Boom', message: 'It failed' }, pairedItem };
-		case 'error+details': return { json: { error: 'Boom', details: DETAILS }, pairedItem };
-		case 'error+message+details':
-			return { json: { error: 'Boom', message: 'It failed', details: DETAILS }, pairedItem };
-		case 'error:object': return { json: { error: { message: 'Boom', ...DETAILS } }, pairedItem };
-		case 'error+message:object': return { json: { error: 'Boom', message: DETAILS }, pairedItem };
-		case 'item.error':
-			return { json: { error: 'Boom', details: DETAILS }, error: new NodeOperationError(node, 'Boom'), pairedItem };
-		case 'item.error:hidden':
-		case 'item.error:hidden,unpaired': {
-			const item = { json: { error: 'Boom', details: DETAILS } };
-			if (shape === 'item.error:hidden') item.pairedItem = pairedItem;
-			Object.defineProperty(item, 'error', { value: new NodeOperationError(node, 'Boom'), enumerable: false });
-			return item;
-		}
-		case 'success+error:null': return { json: { sent: true, error: null }, pairedItem };
-		default: throw new Error('unknown shape ' + shape);
-	}
-}
-
+/** action 'item': the json asked for, paired with input 0 unless 'unpaired', with an item.error
+ *  that is 'enumerable' or 'hidden' (non-enumerable) when asked. */
 async function probe() {
 	globalThis.__probe.calls++;
 	const node = this.getNode();
-	const action = this.getNodeParameter('action', 0);
-	if (action === 'shape') return [[shapeItem(node, this.getNodeParameter('shape', 0))]];
+	const param = (name) => this.getNodeParameter(name, 0);
+	const action = param('action');
+	if (action === 'item') {
+		const item = { json: JSON.parse(param('json')) };
+		const itemError = param('itemError');
+		if (!itemError.includes('unpaired')) item.pairedItem = { item: 0 };
+		const error = new NodeOperationError(node, 'Boom');
+		if (itemError === 'enumerable') item.error = error;
+		if (itemError.startsWith('hidden')) Object.defineProperty(item, 'error', { value: error, enumerable: false });
+		return [[item]];
+	}
 	if (action === 'throwFailureOption' || action === 'throwFailureAssigned') {
-		const cause = new Error('socket hang up');
-		cause.code = 'ECONNRESET';
-		const options = { message: 'Quota used up', httpCode: '429', itemIndex: 0 };
-		if (action === 'throwFailureOption') options.failure = { cause: 'quota-exhausted' };
-		const error = new NodeApiError(node, cause, options);
-		if (action === 'throwFailureAssigned') error.failure = { cause: 'quota-exhausted' };
-		globalThis.__probe.thrown = error;
-		throw error;
+		const cause = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+		const failure = { cause: 'quota-exhausted' };
+		const viaOption = action === 'throwFailureOption' ? { failure } : {};
+		const error = new NodeApiError(node, cause, { message: 'Quota used up', httpCode: '429', itemIndex: 0, ...viaOption });
+		if (action === 'throwFailureAssigned') error.failure = failure;
+		throw (globalThis.__probe.thrown = error);
 	}
 	if (action === 'statusConfig') {
-		try {
-			const response = await this.helpers.httpRequest({
-				url: this.getNodeParameter('url', 0),
-				returnFullResponse: true,
-				ignoreHttpStatusErrors: { ignore: true, except: [401] },
-			});
-			return [[{ json: { threw: false, statusCode: response.statusCode }, pairedItem: { item: 0 } }]];
-		} catch (error) {
-			return [[{ json: { threw: true, status: error.response?.status }, pairedItem: { item: 0 } }]];
-		}
+		const ignoreHttpStatusErrors = { ignore: true, except: [401] };
+		const json = await this.helpers.httpRequest({ url: param('url'), returnFullResponse: true, ignoreHttpStatusErrors }).then(
+			(response) => ({ threw: false, statusCode: response.statusCode }),
+			(error) => ({ threw: true, status: error.response?.status }),
+		);
+		return [[{ json, pairedItem: { item: 0 } }]];
 	}
 	throw new Error('unknown action ' + action);
 }
 
 class Probe {
-	constructor() {
-		this.description = {
-			displayName: 'Probe',
-			name: 'probe',
-			group: ['transform'],
-			version: 1,
-			description: 'Engine probe',
-			defaults: { name: 'Probe' },
-			inputs: ['main'],
-			outputs: ['main'],
-			properties: [
-				{ displayName: 'Action', name: 'action', type: 'string', default: 'shape' },
-				{ displayName: 'Shape', name: 'shape', type: 'string', default: 'error' },
-				{ displayName: 'URL', name: 'url', type: 'string', default: '' },
-			],
-		};
-	}
+	description = {
+		displayName: 'Probe', name: 'probe', group: ['transform'], version: 1, description: 'Engine probe',
+		defaults: { name: 'Probe' }, inputs: ['main'], outputs: ['main'],
+		properties: ['action', 'json', 'itemError', 'url'].map((name) => ({ displayName: name, name, type: 'string', default: '' })),
+	};
 	async execute() {
 		return await probe.call(this);
 	}
@@ -124,19 +89,16 @@ let serverUrl;
 
 beforeAll(async () => {
 	probeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'engine-probe-'));
-	const write = (/** @type {string} */ rel, /** @type {string} */ content) => {
-		fs.mkdirSync(path.dirname(path.join(probeDir, rel)), { recursive: true });
-		fs.writeFileSync(path.join(probeDir, rel), content);
-	};
-	write(
-		'package.json',
+	fs.mkdirSync(path.join(probeDir, 'dist'));
+	fs.writeFileSync(
+		path.join(probeDir, 'package.json'),
 		JSON.stringify({
 			name: PACKAGE_NAME,
 			version: '0.0.1',
 			n8n: { n8nNodesApiVersion: 1, nodes: ['dist/Probe.node.js'], credentials: [] },
 		}),
 	);
-	write('dist/Probe.node.js', NODE_SOURCE);
+	fs.writeFileSync(path.join(probeDir, 'dist/Probe.node.js'), NODE_SOURCE);
 	// Outside the repo: give the probe the engine's n8n-workflow, as the n8n
 	// server does (on 1.x the jest project maps it anyway).
 	fs.mkdirSync(path.join(probeDir, 'node_modules'));
@@ -163,26 +125,30 @@ afterAll(async () => {
 /** @returns {{ workflowLib: any, calls: number, thrown?: any }} */
 const probeState = () => /** @type {any} */ (globalThis).__probe;
 
+const INPUT = { row: 7, email: 'jane@example.com' };
+const DETAILS = { kind: 'invalid_request', httpCode: 400, description: 'HTTP 400: bad "to"' };
+
 /**
  * @param {Record<string, unknown>} parameters
  * @param {Partial<import('./n8n').RunWorkflowOptions>} [options]
  */
 function runProbe(parameters, options = {}) {
 	return runWorkflow({
-		nodeType: NODE_TYPE,
+		nodeType: `${PACKAGE_NAME}.probe`,
 		parameters,
-		items: [{ row: 7, email: 'jane@example.com' }],
+		items: [INPUT],
 		onError: 'continueErrorOutput',
 		...options,
 	});
 }
 
-const INPUT = { row: 7, email: 'jane@example.com' };
-const DETAILS = { kind: 'invalid_request', httpCode: 400, description: 'HTTP 400: bad "to"' };
+/** The probe returns this json (and item.error, when given) for input item 0. */
+const runItem = (/** @type {object} */ json, itemError = '', options = {}) =>
+	runProbe({ action: 'item', json: JSON.stringify(json), itemError }, options);
 
 describe(`engine ${engine.displayName}`, () => {
 	test('the node, n8n-core and the harness share one n8n-workflow (and one @n8n/errors)', async () => {
-		await runProbe({ shape: 'error' });
+		await runItem({ error: 'Boom' });
 		// What the node got from require('n8n-workflow') is the engine's copy...
 		expect(probeState().workflowLib).toBe(workflowLib);
 		// ...and n8n-core's own n8n-workflow is that copy too (its errors extend it).
@@ -210,85 +176,59 @@ describe(`engine ${engine.displayName}`, () => {
 	 *  2.x (n8n-core/dist/execution-engine/workflow-execute.js:1621-1626): json.error is truthy
 	 *      and every json key is one of error, message, details.
 	 * Routed items get the paired input item's fields merged under their own
-	 * (1.x :1443-1448, 2.x :1645-1650).
+	 * (1.x :1443-1448, 2.x :1645-1650); an item left on the main output is not merged.
+	 * After routing, both replace the json of an item still carrying `item.error` with
+	 * { error: message } (1.x :1058-1071 after the routing at :933; 2.x normalizeNodeErrors
+	 * :1108-1120, called at :1291 after the routing at :970). The routed copy is built with
+	 * object spread (`{ ...item, json }`), which drops a NON-enumerable item.error, so the json
+	 * survives; an item without pairedItem (or whose paired input cannot be found) is routed as
+	 * is (1.x :1432-1433 and :1439-1440, 2.x :1634-1635 and :1641-1642) and keeps item.error.
 	 */
-	describe('error output routing of json-only failed items', () => {
-		const routes = {
-			error: { v1: true, v2: true },
-			'error+message': { v1: true, v2: true },
-			'error+details': { v1: false, v2: true },
-			'error+message+details': { v1: false, v2: true },
-			'error:object': { v1: true, v2: true },
-			'error+message:object': { v1: true, v2: true },
-		};
-		test.each(Object.entries(routes))('%s', async (shape, expected) => {
-			const result = await runProbe({ shape });
-			const routed = V1 ? expected.v1 : expected.v2;
-			expect(result.success).toHaveLength(routed ? 0 : 1);
-			expect(result.errors).toHaveLength(routed ? 1 : 0);
-			if (routed) {
-				// Merged with the input item's fields.
-				expect(result.errors[0].json).toMatchObject(INPUT);
-			} else {
-				// Left on the main output as the node returned it: not merged.
-				expect(result.success[0].json).not.toHaveProperty('row');
-			}
+	const BOOM = { error: 'Boom' };
+	const MESSAGE = { error: 'Boom', message: 'It failed' };
+	const WITH_DETAILS = { error: 'Boom', details: DETAILS };
+	// [case, json the node returns, item.error, routed on [1.x, 2.x], json on the error output
+	// (null: the input's fields merged under the node's json; BOOM: item.error was kept)]
+	test.each([
+		['{ error }', BOOM, '', [true, true], null],
+		['{ error, message }', MESSAGE, '', [true, true], null],
+		['{ error, details }', WITH_DETAILS, '', [false, true], null],
+		['{ error, message, details }', { ...MESSAGE, details: DETAILS }, '', [false, true], null],
+		// Two shapes that route on both and keep the details and the input fields: everything
+		// inside `error` (then `error` is an object), or the details in `message`.
+		['{ error: object }', { error: { message: 'Boom', ...DETAILS } }, '', [true, true], null],
+		['{ error, message: object }', { error: 'Boom', message: DETAILS }, '', [true, true], null],
+		['item.error: the clean-up replaces json', WITH_DETAILS, 'enumerable', [true, true], BOOM],
+		['NON-enumerable item.error: json survives', WITH_DETAILS, 'hidden', [true, true], null],
+		['NON-enumerable, unpaired: json lost', WITH_DETAILS, 'hidden,unpaired', [true, true], BOOM],
+	])('error output routing: %s', async (_case, json, itemError, [v1, v2], errorJson) => {
+		const result = await runItem(json, itemError);
+		const routed = V1 ? v1 : v2;
+		/** Each item's json and pairedItem, and whether it still has item.error (enumerable or not). */
+		const items = (/** @type {any[]} */ list) =>
+			list.map((item) => ({
+				json: item.json,
+				pairedItem: item.pairedItem,
+				error: 'error' in item,
+			}));
+		const pairedItem = { item: 0 };
+		const routedJson = errorJson ?? { ...INPUT, ...json };
+		expect({ success: items(result.success), errors: items(result.errors) }).toEqual({
+			success: routed ? [] : [{ json, pairedItem, error: false }],
+			errors: routed ? [{ json: routedJson, pairedItem, error: errorJson === BOOM }] : [],
 		});
-	});
-
-	test('item.error routes on both, but the clean-up replaces json with { error: message }', async () => {
-		// 1.x n8n-core-v1/dist/execution-engine/workflow-execute.js:1058-1071 (after the routing
-		// at :933), 2.x n8n-core/dist/execution-engine/workflow-execute.js:1108-1120
-		// (normalizeNodeErrors, called at :1291 after the routing at :970).
-		const result = await runProbe({ shape: 'item.error' });
-		expect(result.errors).toHaveLength(1);
-		expect(result.errors[0].json).toEqual({ error: 'Boom' });
-	});
-
-	test('a failed-item shape that routes on both and keeps the details and the input fields', async () => {
-		// `error` stays the message string; the machine-readable details ride in `message`,
-		// the one other key 1.x lets through.
-		const asMessage = await runProbe({ shape: 'error+message:object' });
-		expect(asMessage.success).toEqual([]);
-		expect(asMessage.errors).toEqual([
-			{ json: { ...INPUT, error: 'Boom', message: DETAILS }, pairedItem: { item: 0 } },
-		]);
-
-		// Or everything inside `error` (the only key): then `error` is an object.
-		const asError = await runProbe({ shape: 'error:object' });
-		expect(asError.success).toEqual([]);
-		expect(asError.errors).toEqual([
-			{ json: { ...INPUT, error: { message: 'Boom', ...DETAILS } }, pairedItem: { item: 0 } },
-		]);
-	});
-
-	test('the same { error, details } json with a NON-enumerable item.error routes on both and survives', async () => {
-		// Routing reads item.error (1.x :1417, 2.x :1621); the routed copy is built with object
-		// spread (`{ ...item, json }`, 1.x :1443, 2.x :1645), which drops a non-enumerable
-		// property, so the clean-up no longer sees item.error and keeps the json.
-		const hidden = await runProbe({ shape: 'item.error:hidden' });
-		expect(hidden.success).toEqual([]);
-		expect(hidden.errors).toEqual([
-			{ json: { ...INPUT, error: 'Boom', details: DETAILS }, pairedItem: { item: 0 } },
-		]);
-		expect(hidden.errors[0].error).toBeUndefined();
-
-		// Only for items the engine copies: an item without pairedItem (or whose paired input
-		// cannot be found) is routed as is (1.x :1432-1433 and :1439-1440, 2.x :1634-1635 and
-		// :1641-1642), keeps its hidden error and loses its json.
-		const unpaired = await runProbe({ shape: 'item.error:hidden,unpaired' });
-		expect(unpaired.errors).toHaveLength(1);
-		expect(unpaired.errors[0].json).toEqual({ error: 'Boom' });
 	});
 
 	test('Retry On Fail: a first success item with `error: null` counts as a failure on 1.x only', async () => {
 		// 1.x workflow-execute.js:907-915 `json?.error !== undefined` on the first item of output 0;
 		// 2.x workflow-execute.js:1205-1206 `isErrorValue` (not undefined, null or false).
 		probeState().calls = 0;
-		const result = await runProbe(
-			{ shape: 'success+error:null' },
-			{ onError: 'continueRegularOutput', retryOnFail: true, maxTries: 3, waitBetweenTries: 0 },
-		);
+		const result = await runItem({ sent: true, error: null }, '', {
+			onError: 'continueRegularOutput',
+			retryOnFail: true,
+			maxTries: 3,
+			waitBetweenTries: 0,
+		});
 		expect(probeState().calls).toBe(V1 ? 3 : 1);
 		expect(result.success).toHaveLength(1);
 	});
@@ -299,11 +239,13 @@ describe(`engine ${engine.displayName}`, () => {
 		// native cause after super(), and :30-31 keep only a non-Error cause.
 		const viaOption = await runProbe({ action: 'throwFailureOption' }, { onError: 'stopWorkflow' });
 		expect(viaOption.error.failure).toEqual(V1 ? undefined : { cause: 'quota-exhausted' });
-		const thrown = probeState().thrown;
-		expect(thrown.cause?.code).toBe(V1 ? undefined : 'ECONNRESET');
+		expect(probeState().thrown.cause?.code).toBe(V1 ? undefined : 'ECONNRESET');
 
 		// Assigning after construction works on both (the engine keeps own enumerable fields).
-		const assigned = await runProbe({ action: 'throwFailureAssigned' }, { onError: 'stopWorkflow' });
+		const assigned = await runProbe(
+			{ action: 'throwFailureAssigned' },
+			{ onError: 'stopWorkflow' },
+		);
 		expect(assigned.error.failure).toEqual({ cause: 'quota-exhausted' });
 		expect(assigned.error.httpCode).toBe('429');
 	});

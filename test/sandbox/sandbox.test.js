@@ -2,19 +2,28 @@
 'use strict';
 
 /**
- * Tests of the sandbox over real HTTP. Names say which source a rule comes from:
- * "spec:" = the published API contract, "assumption:" = README "Assumptions where the
- * spec is silent", "fault:" / "sandbox:" / "cli:" = test tooling.
+ * Tests of the sandbox over real HTTP: Send Email, Add Profiles and profile IDs (README rules 1
+ * to 25, and 44), then the tooling (recording, options, seeds, faults, CLI). Titles say where a
+ * rule comes from: "spec:" = the published API contract, "rule N:" = README "Assumptions where
+ * the spec is silent", "sandbox:" / "fault:" / "cli:" = test tooling. ./campaigns.test.js does
+ * the same for Create List, Create Campaign and Send Campaign.
  */
 
 const { spawn } = require('node:child_process');
 const path = require('node:path');
 const { startSandbox } = require('./server');
+const { ROUTES } = require('./routes');
+const helpers = require('./test-helpers');
+const { DEMO_KEY, AUTH, LIST_AUTH, request, post, snapshot, expectRejected } = helpers;
+const { keyAndJsonRejections, error, message, required, notString, empty } = helpers;
+const { INVALID_KEY, INVALID_JSON, INTERNAL_ERROR, validList, validCampaign } = helpers;
+const { validEmail: mail, sleep, waitFor } = helpers;
 
-const DEMO_KEY = 'be_sandbox_demo_key';
-const SEND_AUTH = { authorization: `Bearer ${DEMO_KEY}` };
-const LIST_AUTH = { authroization: `Bearer ${DEMO_KEY}` };
+const SEND = '/email/send';
+const ADD = '/list/addProfiles';
 const PROFILE_ID = /^prof_[0-9a-f]{16}$/;
+const LIST_ID = /^list_[0-9a-f]{16}$/;
+const MESSAGE_ID = /^msg_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** @type {import('./server').SandboxHandle} */
 let sandbox;
@@ -25,978 +34,610 @@ beforeAll(async () => {
 afterAll(() => sandbox.close());
 beforeEach(() => sandbox.reset());
 
-// ---------------------------------------------------------------- helpers
+/** @param {string} route @param {unknown} body @param {Record<string, string>} [headers] */
+const call = (route, body, headers) => post(sandbox, route, body, headers);
+
+/** An email with a templateId (tmpl_welcome unless given) instead of text (html, when given, too). */
+const templated = (
+	/** @type {unknown} */ templateVariables,
+	templateId = 'tmpl_welcome',
+	/** @type {string=} */ html = undefined,
+) => mail({ text: undefined, html, templateId, templateVariables });
+
+/** Add Profiles' body for a new list with these emails. */
+const newList = (/** @type {string[]} */ emails = [], name = 'X') => ({
+	name,
+	profiles: emails.map((email) => ({ email })),
+});
 
 /**
- * POSTs a JSON body (strings are sent as they are) and reads the answer.
- * @param {string} route path under basePath
- * @param {unknown} body
- * @param {Record<string, string>} headers
- * @param {import('./server').SandboxHandle} [target]
+ * Runs `use` with a sandbox of its own, started with `options`, then closes it.
+ * @param {import('./server').SandboxOptions} options
+ * @param {(own: import('./server').SandboxHandle) => Promise<void>} use
  */
-async function post(route, body, headers, target = sandbox) {
-	const response = await fetch(`${target.baseUrl}${route}`, {
-		method: 'POST',
-		headers: { 'content-type': 'application/json', ...headers },
-		body: typeof body === 'string' ? body : JSON.stringify(body),
-	});
-	const text = await response.text();
-	const isJson = response.headers.get('content-type')?.startsWith('application/json');
-	return {
-		status: response.status,
-		body: isJson && text ? JSON.parse(text) : undefined,
-		text,
-		headers: response.headers,
-	};
-}
-
-/** @param {unknown} body @param {Record<string, string>} [headers] */
-const sendEmail = (body, headers = SEND_AUTH) => post('/email/send', body, headers);
-/** @param {unknown} body @param {Record<string, string>} [headers] */
-const addProfiles = (body, headers = LIST_AUTH) => post('/list/addProfiles', body, headers);
-
-/** @param {Record<string, unknown>} [overrides] */
-const validEmail = (overrides = {}) => ({
-	to: 'jane@customer.test',
-	from: 'hello@example.com',
-	subject: 'Welcome aboard',
-	text: 'Hello Jane',
-	...overrides,
-});
-
-/** The spec's error shape: status 'error' plus exactly one text field. */
-const errorBody = (/** @type {'error' | 'message'} */ field, /** @type {string} */ text) => ({
-	status: 'error',
-	[field]: text,
-});
-
-const sleep = (/** @type {number} */ ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** @param {() => boolean} condition */
-async function waitFor(condition, timeoutMs = 2000) {
-	const deadline = Date.now() + timeoutMs;
-	while (!condition()) {
-		if (Date.now() > deadline) throw new Error('waitFor: condition not met in time');
-		await sleep(10);
+async function withSandbox(options, use) {
+	const own = await startSandbox(options);
+	try {
+		await use(own);
+	} finally {
+		await own.close();
 	}
 }
 
-// ---------------------------------------------------------------- spec rules: send
+/** @param {string} listId */
+const listEntries = (listId) => [...(sandbox.state.lists.get(listId)?.profiles.values() ?? [])];
 
-describe('POST /email/send (spec)', () => {
-	test('spec: a valid email is queued: 200 with status, message and data (messageId, count, limit)', async () => {
-		const { status, body } = await sendEmail(validEmail());
+// ---------------------------------------------------------------- rejected requests
 
-		expect(status).toBe(200);
-		expect(body).toEqual({
+const BAD_TO = error('Invalid email format for field "to"');
+const ONE_CONTENT = error('Provide exactly one of html, text or templateId');
+const NOT_SCALAR = error('Template variable "company" must be a string, number or boolean');
+const NO_PROFILES = error('profiles array is required');
+const NO_NAME = error('name is required when listId is not provided');
+const BAD_EMAIL = error('profiles[1].email must be a valid email address');
+const LIST_NOT_FOUND = error('List not found');
+const NO_KEY = {};
+const A = { email: 'a@customer.test' };
+/** Add Profiles' body with a valid profile and this one at index 1. */
+const withProfile1 = (/** @type {unknown} */ profile) => ({ name: 'X', profiles: [A, profile] });
+const brokenClock = {
+	now: () => {
+		throw new Error('clock broke');
+	},
+};
+const HTML = '<p>Hi</p>';
+
+/** @type {import('./test-helpers').Rejection[]} */
+// prettier-ignore
+const REJECTED = [
+	...keyAndJsonRejections('rule 1, rule 3', 'Send Email', SEND, mail(), [mail()]),
+	['spec: send with the key in Authroization', SEND, mail(), 401, INVALID_KEY, LIST_AUTH],
+	['spec, rule 5: "to" not an address', SEND, mail({ to: 'not-an-email' }), 400, BAD_TO],
+	['spec, rule 5: "to" without a domain', SEND, mail({ to: 'jane@' }), 400, BAD_TO],
+	['spec, rule 5: "to" empty', SEND, mail({ to: '' }), 400, BAD_TO],
+	['spec, rule 5: "to" with a display name', SEND, mail({ to: 'Jane <jane@customer.test>' }), 400, BAD_TO],
+	['spec, rule 12: the daily quota used up', SEND, mail(), 429,
+		error('Daily email quota exceeded. Please try again tomorrow.'), undefined, { dailyLimit: 0 }],
+	['spec, rule 44: an unexpected failure', SEND, mail(), 500, INTERNAL_ERROR, undefined, brokenClock],
+	['rule 1: a path no route serves, without a key', '/nowhere', {}, 404, message('Not found'), NO_KEY],
+	['rule 3: an empty body', SEND, '', 400, INVALID_JSON],
+	['rule 4: no "to"', SEND, mail({ to: undefined }), 400, required('to')],
+	['rule 4: no "from"', SEND, mail({ from: undefined }), 400, required('from')],
+	['rule 4: no "subject"', SEND, mail({ subject: undefined }), 400, required('subject')],
+	...['to', 'from', 'subject', 'html', 'text', 'templateId'].map((field) => /** @type {const} */ (
+		[`rule 4: "${field}" 42`, SEND, mail({ text: undefined, [field]: 42 }), 400, notString(field)])),
+	['rule 4: "text" null', SEND, mail({ text: null }), 400, notString('text')],
+	['rule 4: an empty subject', SEND, mail({ subject: '' }), 400, empty('subject')],
+	['rule 5: "from" not an address', SEND, mail({ from: 'hello' }), 400,
+		error('Invalid email format for field "from"')],
+	['rule 6: an unverified sender', SEND, mail({ from: 'x@elsewhere.test' }), 400,
+		error('Sender "x@elsewhere.test" is not a verified sender')],
+	['rule 7: no content', SEND, mail({ text: undefined }), 400, ONE_CONTENT],
+	['rule 7: text and html', SEND, mail({ html: HTML }), 400, ONE_CONTENT],
+	['rule 7: text and templateId', SEND, mail({ templateId: 'tmpl_welcome' }), 400, ONE_CONTENT],
+	['rule 7: html and templateId', SEND, templated(undefined, 'tmpl_welcome', HTML), 400, ONE_CONTENT],
+	['rule 7: text and an empty html', SEND, mail({ html: '' }), 400, ONE_CONTENT],
+	['rule 8: an unknown templateId', SEND, templated(undefined, 'tmpl_x'), 400, error('Template "tmpl_x" not found')],
+	['rule 9: a variable the template does not have', SEND, templated({ firstName: 'Jane', plan: 'Pro' }), 400,
+		error('Template variable "plan" does not exist in template "tmpl_welcome"')],
+	['rule 10: an object template value', SEND, templated({ company: { name: 'Acme' } }), 400, NOT_SCALAR],
+	['rule 10: an array template value', SEND, templated({ company: ['Acme'] }), 400, NOT_SCALAR],
+	['rule 10: a null template value', SEND, templated({ company: null }), 400, NOT_SCALAR],
+	['rule 10: templateVariables not an object', SEND, templated('x'), 400,
+		error('Field "templateVariables" must be an object')],
+	['rule 10: templateVariables without templateId', SEND, mail({ templateVariables: { firstName: 'Jane' } }), 400,
+		error('templateVariables can only be used together with templateId')],
+
+	...keyAndJsonRejections('rule 15', 'Add Profiles', ADD, newList(), []),
+	['spec, rule 14: Add Profiles with the key in Authorization', ADD, newList([A.email]), 401, INVALID_KEY, AUTH],
+	['spec: Add Profiles without profiles', ADD, { name: 'X' }, 400, NO_PROFILES],
+	['rule 14: listAuthHeader "Authorization", the key in Authroization', ADD, newList(), 401, INVALID_KEY,
+		LIST_AUTH, { listAuthHeader: 'Authorization' }],
+	['rule 14: listAuthHeader "either", no key', ADD, newList(), 401, INVALID_KEY, NO_KEY, { listAuthHeader: 'either' }],
+	['rule 16: profiles not an array', ADD, { name: 'X', profiles: A }, 400, NO_PROFILES],
+	['rule 17: a profile without email, nothing stored', ADD, withProfile1({ firstName: 'No email' }), 400, BAD_EMAIL],
+	['rule 17: a profile with a bad email, nothing stored', ADD, withProfile1({ email: 'not-an-email' }), 400, BAD_EMAIL],
+	['rule 17: a profile that is a string', ADD, withProfile1('a@customer.test'), 400,
+		error('profiles[1] must be an object with an email')],
+	['rule 17: a non-string firstName', ADD, withProfile1({ email: 'b@customer.test', firstName: 7 }), 400,
+		error('profiles[1].firstName must be a string')],
+	['rule 18: no listId and no name', ADD, { profiles: [A] }, 400, NO_NAME],
+	['rule 18: no listId and an empty name', ADD, { name: '', profiles: [A] }, 400, NO_NAME],
+	['rule 18: no listId and a blank name', ADD, { name: '   ', profiles: [A] }, 400, NO_NAME],
+	['rule 18: listId not a string', ADD, { listId: 7, profiles: [A] }, 400, notString('listId')],
+	['rule 19: an unknown listId', ADD, { listId: 'list_does_not_exist', profiles: [A] }, 404, LIST_NOT_FOUND],
+	['rule 19: listId ""', ADD, { listId: '', profiles: [A] }, 404, LIST_NOT_FOUND],
+];
+
+describe('rule 44: a rejected request gets exactly the error body shown (status "error" and one text field) and changes no state', () => {
+	const rejected = expectRejected(() => sandbox);
+	test.each(REJECTED)('%s', rejected);
+});
+
+// ---------------------------------------------------------------- accepted requests
+
+/**
+ * [title, route, body, headers (default: the demo key), options, check of the answer's body]
+ * @type {[string, string, unknown, Record<string, string>?, import('./server').SandboxOptions?, ((body: any) => void)?][]}
+ */
+// prettier-ignore
+const ACCEPTED = [
+	['rule 2: the Bearer scheme in lower case', SEND, mail(), { authorization: `bearer ${DEMO_KEY}` }],
+	['rule 6: a verified sender in other case', SEND, mail({ from: 'Hello@Example.com' })],
+	['rule 6: any sender with verifiedSenders null', SEND, mail({ from: 'x@elsewhere.test' }), undefined,
+		{ verifiedSenders: null }],
+	['rule 7: html alone', SEND, mail({ text: undefined, html: HTML })],
+	['rule 7: text alone', SEND, mail({ text: 'Hi' })],
+	['rule 7: templateId alone', SEND, templated(undefined)],
+	['rule 10: a number template value, stored as a string', SEND, templated({ firstName: 'Jane', company: 42 }),
+		undefined, undefined,
+		() => expect(sandbox.state.emails[0].templateVariables).toEqual({ firstName: 'Jane', company: '42' })],
+	['rule 11: an unknown field, ignored', SEND, mail({ replyTo: 'x@y.test' }), undefined, undefined,
+		() => expect(sandbox.state.emails[0]).not.toHaveProperty('replyTo')],
+	['rule 14: listAuthHeader "Authorization", the key in Authorization', ADD, newList(), AUTH,
+		{ listAuthHeader: 'Authorization' }],
+	['rule 14: listAuthHeader "either", the key in Authorization', ADD, newList(), AUTH, { listAuthHeader: 'either' }],
+	['rule 14: listAuthHeader "either", the key in Authroization', ADD, newList(), LIST_AUTH,
+		{ listAuthHeader: 'either' }],
+	['rule 16: an empty profiles array, addedCount 0, and the list is created', ADD, newList(), undefined, undefined,
+		(body) => expect([body.data.addedCount, sandbox.state.lists.has(body.data.listId)]).toEqual([0, true])],
+];
+
+test.each(ACCEPTED)('%s: 200', async (...[, route, body, headers, options, check]) => {
+	if (options) sandbox.setOptions(options);
+	const answer = await call(route, body, headers);
+	expect(answer.status).toBe(200);
+	check?.(answer.body);
+});
+
+// ---------------------------------------------------------------- Send Email
+
+test('spec, rule 13: a valid email is queued: 200 with message, messageId (msg_<uuid>, new per email), count and limit', async () => {
+	const first = await call(SEND, mail());
+	const second = await call(SEND, mail());
+
+	expect(first).toEqual({
+		status: 200,
+		body: {
 			status: 'success',
 			message: 'Email queued successfully',
-			data: { messageId: expect.any(String), dailyEmailCount: 1, dailyEmailLimit: 100 },
-		});
-		expect(sandbox.state.emails).toEqual([
-			expect.objectContaining({
-				messageId: body.data.messageId,
-				to: 'jane@customer.test',
-				subject: 'Welcome aboard',
-			}),
-		]);
-	});
-
-	test('spec: messageId is unique per queued email', async () => {
-		const first = await sendEmail(validEmail());
-		const second = await sendEmail(validEmail());
-		expect(first.body.data.messageId).not.toBe(second.body.data.messageId);
-	});
-
-	test('spec: POST /email/send without a valid key answers 401 with message', async () => {
-		const invalidKey = errorBody('message', 'Invalid API key');
-		const attempts = [
-			{},
-			{ authorization: 'Bearer not_a_key' },
-			{ authorization: DEMO_KEY },
-			{ authroization: `Bearer ${DEMO_KEY}` },
-		];
-		for (const headers of attempts) {
-			const { status, body } = await sendEmail(validEmail(), headers);
-			expect({ headers, status, body }).toEqual({ headers, status: 401, body: invalidKey });
-		}
-		expect(sandbox.state.emails).toHaveLength(0);
-	});
-
-	test('spec: invalid "to" answers 400 with error', async () => {
-		for (const to of ['not-an-email', 'jane@', '', 'Jane <jane@customer.test>']) {
-			const { status, body } = await sendEmail(validEmail({ to }));
-			expect({ to, status, body }).toEqual({
-				to,
-				status: 400,
-				body: errorBody('error', 'Invalid email format for field "to"'),
-			});
-		}
-	});
-
-	test('spec: quota exhausted answers 429 with error, count and limit in each success', async () => {
-		sandbox.setOptions({ dailyLimit: 2 });
-
-		const first = await sendEmail(validEmail());
-		const second = await sendEmail(validEmail());
-		const third = await sendEmail(validEmail());
-
-		expect(first.body.data).toMatchObject({ dailyEmailCount: 1, dailyEmailLimit: 2 });
-		expect(second.body.data).toMatchObject({ dailyEmailCount: 2, dailyEmailLimit: 2 });
-		expect(third.status).toBe(429);
-		expect(third.body).toEqual(
-			errorBody('error', 'Daily email quota exceeded. Please try again tomorrow.'),
-		);
-		expect(sandbox.state.emails).toHaveLength(2);
-	});
-
-	test('spec: an unexpected server failure answers 500 with message', async () => {
-		sandbox.setOptions({
-			now: () => {
-				throw new Error('clock broke');
+			data: {
+				messageId: expect.stringMatching(MESSAGE_ID),
+				dailyEmailCount: 1,
+				dailyEmailLimit: 100,
 			},
-		});
-		const { status, body } = await sendEmail(validEmail());
-		expect(status).toBe(500);
-		expect(body).toEqual(errorBody('message', 'Internal server error. Please retry later.'));
+		},
 	});
+	const [firstId, secondId] = [first.body.data.messageId, second.body.data.messageId];
+	expect(secondId).not.toBe(firstId);
+	expect(sandbox.state.emails).toEqual([
+		expect.objectContaining({
+			messageId: firstId,
+			to: 'jane@customer.test',
+			subject: 'Welcome aboard',
+		}),
+		expect.objectContaining({ messageId: secondId }),
+	]);
 });
 
-// ---------------------------------------------------------------- spec rules: list
+const OTHER_KEY = { authorization: 'Bearer be_second_key' };
+const WRONG_KEY = { authorization: 'Bearer wrong' };
+// [title, options, steps: [email overrides, headers, status, dailyEmailCount of a 200]]
+/** @type {[string, import('./server').SandboxOptions & { dailyLimit: number }, [object, object, number, number?][]][]} */
+// prettier-ignore
+const QUOTA_RUNS = [
+	['spec, rule 12: each success carries count and limit; at the limit 429', { dailyLimit: 2 },
+		[[{}, AUTH, 200, 1], [{}, AUTH, 200, 2], [{}, AUTH, 429]]],
+	['rule 12: only accepted emails count', { dailyLimit: 1 },
+		[[{ to: 'bad' }, AUTH, 400], [{ from: 'x@elsewhere.test' }, AUTH, 400], [{}, WRONG_KEY, 401], [{}, AUTH, 200, 1]]],
+	['rule 1, rule 12: validation before the quota: at the limit an invalid email answers 400', { dailyLimit: 0 },
+		[[{ to: 'bad' }, AUTH, 400], [{}, AUTH, 429]]],
+	['rule 12: the quota is counted per API key', { apiKeys: [DEMO_KEY, 'be_second_key'], dailyLimit: 1 },
+		[[{}, AUTH, 200, 1], [{}, AUTH, 429], [{}, OTHER_KEY, 200, 1]]],
+];
 
-describe('POST /list/addProfiles (spec)', () => {
-	test('spec: list endpoint reads the Authroization header as published', async () => {
-		const published = await addProfiles({
-			name: 'Customers',
-			profiles: [{ email: 'a@customer.test' }],
-		});
-		expect(published.status).toBe(200);
-
-		// Default listAuthHeader: only the published (misspelled) name is read.
-		const correctSpelling = await addProfiles(
-			{ name: 'Customers', profiles: [{ email: 'a@customer.test' }] },
-			{ authorization: `Bearer ${DEMO_KEY}` },
+test.each(QUOTA_RUNS)('%s; only accepted emails are queued', async (...[, options, steps]) => {
+	sandbox.setOptions(options);
+	for (const [overrides, headers, status, count] of steps) {
+		const data = { dailyEmailCount: count, dailyEmailLimit: options.dailyLimit };
+		expect(await call(SEND, mail(overrides), headers)).toMatchObject(
+			status === 200 ? { status, body: { data } } : { status },
 		);
-		expect(correctSpelling.status).toBe(401);
-		expect(correctSpelling.body).toEqual(errorBody('message', 'Invalid API key'));
-	});
-
-	test('spec: list endpoint with a wrong or missing key answers 401 with message', async () => {
-		for (const headers of [{}, { authroization: 'Bearer wrong' }, { authroization: DEMO_KEY }]) {
-			const { status, body } = await addProfiles({ name: 'X', profiles: [] }, headers);
-			expect({ headers, status, body }).toEqual({
-				headers,
-				status: 401,
-				body: errorBody('message', 'Invalid API key'),
-			});
-		}
-		expect(sandbox.state.lists.size).toBe(0);
-	});
-
-	test('spec: addProfiles without listId creates a list', async () => {
-		const { status, body } = await addProfiles({
-			name: 'Newsletter',
-			description: 'Monthly news',
-			profiles: [
-				{ email: 'ann@customer.test', firstName: 'Ann', lastName: 'Lee' },
-				{ email: 'bob@customer.test' },
-			],
-		});
-
-		expect(status).toBe(200);
-		expect(body).toEqual({
-			status: 'success',
-			data: { listId: expect.any(String), addedCount: 2 },
-		});
-		const list = sandbox.state.lists.get(body.data.listId);
-		expect(list).toMatchObject({
-			listId: body.data.listId,
-			name: 'Newsletter',
-			description: 'Monthly news',
-		});
-		expect([...(list?.profiles.values() ?? [])]).toEqual([
-			{
-				profileId: expect.stringMatching(PROFILE_ID),
-				email: 'ann@customer.test',
-				firstName: 'Ann',
-				lastName: 'Lee',
-			},
-			{ profileId: expect.stringMatching(PROFILE_ID), email: 'bob@customer.test' },
-		]);
-	});
-
-	test('spec: with listId adds to that list', async () => {
-		const created = await addProfiles({
-			name: 'Newsletter',
-			profiles: [{ email: 'ann@customer.test' }],
-		});
-		const listId = created.body.data.listId;
-
-		const { status, body } = await addProfiles({
-			listId,
-			profiles: [{ email: 'bob@customer.test' }],
-		});
-
-		expect(status).toBe(200);
-		expect(body).toEqual({ status: 'success', data: { listId, addedCount: 1 } });
-		expect(sandbox.state.lists.size).toBe(1);
-		expect([...(sandbox.state.lists.get(listId)?.profiles.keys() ?? [])]).toEqual([
-			'ann@customer.test',
-			'bob@customer.test',
-		]);
-	});
-
-	test('spec: missing profiles answers 400', async () => {
-		const { status, body } = await addProfiles({ name: 'Newsletter' });
-		expect(status).toBe(400);
-		expect(body).toEqual(errorBody('error', 'profiles array is required'));
-	});
+	}
+	expect(sandbox.state.emails).toHaveLength(steps.filter(([, , status]) => status === 200).length);
 });
 
-// ---------------------------------------------------------------- assumptions: send
-
-describe('POST /email/send (assumptions where the spec is silent)', () => {
-	test('assumption: authentication is checked before the body is parsed', async () => {
-		const { status } = await sendEmail('{not json', { authorization: 'Bearer wrong' });
-		expect(status).toBe(401);
-	});
-
-	test('assumption: a body that is not valid JSON answers 400 with error', async () => {
-		for (const raw of ['{not json', '']) {
-			const { status, body } = await sendEmail(raw);
-			expect({ raw, status, body }).toEqual({
-				raw,
-				status: 400,
-				body: errorBody('error', 'Request body must be valid JSON'),
-			});
-		}
-	});
-
-	test('assumption: a JSON body that is not an object answers 400', async () => {
-		const { status, body } = await sendEmail([validEmail()]);
-		expect(status).toBe(400);
-		expect(body).toEqual(errorBody('error', 'Request body must be a JSON object'));
-	});
-
-	test('assumption: missing to/from/subject answers 400 naming the field', async () => {
-		for (const field of ['to', 'from', 'subject']) {
-			const email = validEmail();
-			delete email[field];
-			const { status, body } = await sendEmail(email);
-			expect({ field, status, body }).toEqual({
-				field,
-				status: 400,
-				body: errorBody('error', `Field "${field}" is required`),
-			});
-		}
-	});
-
-	test('assumption: non-string to/from/subject/html/text/templateId answers 400 naming the field', async () => {
-		for (const field of ['to', 'from', 'subject', 'html', 'text', 'templateId']) {
-			const { status, body } = await sendEmail(validEmail({ text: undefined, [field]: 42 }));
-			expect({ field, status, body }).toEqual({
-				field,
-				status: 400,
-				body: errorBody('error', `Field "${field}" must be a string`),
-			});
-		}
-		const nullText = await sendEmail(validEmail({ text: null }));
-		expect(nullText.body).toEqual(errorBody('error', 'Field "text" must be a string'));
-	});
-
-	test('assumption: an empty subject answers 400', async () => {
-		const { status, body } = await sendEmail(validEmail({ subject: '' }));
-		expect(status).toBe(400);
-		expect(body).toEqual(errorBody('error', 'Field "subject" must not be empty'));
-	});
-
-	test('assumption: "from" must be a valid email address', async () => {
-		const { status, body } = await sendEmail(validEmail({ from: 'hello' }));
-		expect(status).toBe(400);
-		expect(body).toEqual(errorBody('error', 'Invalid email format for field "from"'));
-	});
-
-	test('assumption: an unverified sender answers 400 naming the sender', async () => {
-		const { status, body } = await sendEmail(validEmail({ from: 'someone@elsewhere.test' }));
-		expect(status).toBe(400);
-		expect(body).toEqual(
-			errorBody('error', 'Sender "someone@elsewhere.test" is not a verified sender'),
-		);
-	});
-
-	test('assumption: verified senders are compared case-insensitively', async () => {
-		const { status } = await sendEmail(validEmail({ from: 'Hello@Example.com' }));
-		expect(status).toBe(200);
-	});
-
-	test('assumption: verifiedSenders null accepts any sender', async () => {
-		sandbox.setOptions({ verifiedSenders: null });
-		const { status } = await sendEmail(validEmail({ from: 'someone@elsewhere.test' }));
-		expect(status).toBe(200);
-	});
-
-	test('assumption: none or more than one of html/text/templateId answers 400', async () => {
-		const cases = [
-			{ text: undefined },
-			{ html: '<p>Hi</p>' },
-			{ templateId: 'tmpl_welcome' },
-			{ text: undefined, html: '<p>Hi</p>', templateId: 'tmpl_welcome' },
-		];
-		for (const overrides of cases) {
-			const { status, body } = await sendEmail(validEmail(overrides));
-			expect({ overrides, status, body }).toEqual({
-				overrides,
-				status: 400,
-				body: errorBody('error', 'Provide exactly one of html, text or templateId'),
-			});
-		}
-	});
-
-	test('assumption: an empty string counts as given for html/text/templateId', async () => {
-		const { status, body } = await sendEmail(validEmail({ html: '' }));
-		expect(status).toBe(400);
-		expect(body.error).toBe('Provide exactly one of html, text or templateId');
-	});
-
-	test('assumption: html alone, text alone and templateId alone are each accepted', async () => {
-		for (const content of [{ html: '<p>Hi</p>' }, { text: 'Hi' }, { templateId: 'tmpl_welcome' }]) {
-			const { status } = await sendEmail(validEmail({ text: undefined, ...content }));
-			expect({ content, status }).toEqual({ content, status: 200 });
-		}
-	});
-
-	test('assumption: an unknown templateId answers 400', async () => {
-		const { status, body } = await sendEmail(
-			validEmail({ text: undefined, templateId: 'tmpl_missing' }),
-		);
-		expect(status).toBe(400);
-		expect(body).toEqual(errorBody('error', 'Template "tmpl_missing" not found'));
-	});
-
-	test('assumption: a templateVariables key not in the template answers 400 naming the key', async () => {
-		const { status, body } = await sendEmail(
-			validEmail({
-				text: undefined,
-				templateId: 'tmpl_welcome',
-				templateVariables: { firstName: 'Jane', plan: 'Pro' },
-			}),
-		);
-		expect(status).toBe(400);
-		expect(body).toEqual(
-			errorBody('error', 'Template variable "plan" does not exist in template "tmpl_welcome"'),
-		);
-	});
-
-	test('assumption: number and boolean template values are accepted and stored as strings', async () => {
-		const { status } = await sendEmail(
-			validEmail({
-				text: undefined,
-				templateId: 'tmpl_welcome',
-				templateVariables: { firstName: 'Jane', company: 42 },
-			}),
-		);
-		expect(status).toBe(200);
-		expect(sandbox.state.emails[0].templateVariables).toEqual({ firstName: 'Jane', company: '42' });
-	});
-
-	test('assumption: object, array or null template values answer 400 naming the key', async () => {
-		for (const value of [{ name: 'Acme' }, ['Acme'], null]) {
-			const { status, body } = await sendEmail(
-				validEmail({
-					text: undefined,
-					templateId: 'tmpl_welcome',
-					templateVariables: { company: value },
-				}),
-			);
-			expect({ value, status, body }).toEqual({
-				value,
-				status: 400,
-				body: errorBody('error', 'Template variable "company" must be a string, number or boolean'),
-			});
-		}
-	});
-
-	test('assumption: templateVariables must be an object and needs templateId', async () => {
-		const notObject = await sendEmail(
-			validEmail({ text: undefined, templateId: 'tmpl_welcome', templateVariables: 'x' }),
-		);
-		expect(notObject.body).toEqual(
-			errorBody('error', 'Field "templateVariables" must be an object'),
-		);
-
-		const withoutTemplate = await sendEmail(
-			validEmail({ templateVariables: { firstName: 'Jane' } }),
-		);
-		expect(withoutTemplate.status).toBe(400);
-		expect(withoutTemplate.body).toEqual(
-			errorBody('error', 'templateVariables can only be used together with templateId'),
-		);
-	});
-
-	test('assumption: unknown body fields are ignored', async () => {
-		const { status } = await sendEmail(validEmail({ replyTo: 'x@y.test' }));
-		expect(status).toBe(200);
-		expect(sandbox.state.emails[0]).not.toHaveProperty('replyTo');
-	});
-
-	test('assumption: failed requests do not count against the quota', async () => {
-		sandbox.setOptions({ dailyLimit: 1 });
-		await sendEmail(validEmail({ to: 'bad' }));
-		await sendEmail(validEmail({ from: 'someone@elsewhere.test' }));
-		await sendEmail(validEmail(), { authorization: 'Bearer wrong' });
-
-		const { status, body } = await sendEmail(validEmail());
-		expect(status).toBe(200);
-		expect(body.data.dailyEmailCount).toBe(1);
-	});
-
-	test('assumption: validation comes before the quota, so an invalid email at the limit answers 400', async () => {
-		sandbox.setOptions({ dailyLimit: 0 });
-		expect((await sendEmail(validEmail({ to: 'bad' }))).status).toBe(400);
-		expect((await sendEmail(validEmail())).status).toBe(429);
-	});
-
-	test('assumption: the quota is counted per API key', async () => {
-		sandbox.setOptions({ apiKeys: [DEMO_KEY, 'be_second_key'], dailyLimit: 1 });
-		expect((await sendEmail(validEmail())).status).toBe(200);
-		expect((await sendEmail(validEmail())).status).toBe(429);
-		const other = await sendEmail(validEmail(), { authorization: 'Bearer be_second_key' });
-		expect(other.status).toBe(200);
-		expect(other.body.data.dailyEmailCount).toBe(1);
-	});
-
-	test('assumption: the quota starts again at 0 on the next UTC day', async () => {
-		let clock = new Date('2025-03-01T23:59:00Z');
-		sandbox.setOptions({ dailyLimit: 1, now: () => clock });
-		expect((await sendEmail(validEmail())).status).toBe(200);
-		expect((await sendEmail(validEmail())).status).toBe(429);
-
-		clock = new Date('2025-03-02T00:00:01Z');
-		const nextDay = await sendEmail(validEmail());
-		expect(nextDay.status).toBe(200);
-		expect(nextDay.body.data.dailyEmailCount).toBe(1);
-	});
-
-	test('assumption: the Bearer scheme is case-insensitive', async () => {
-		expect((await sendEmail(validEmail(), { authorization: `bearer ${DEMO_KEY}` })).status).toBe(
-			200,
-		);
-	});
+test('rule 12: the quota starts again at 0 on the next UTC day', async () => {
+	let clock = new Date('2025-03-01T23:59:00Z');
+	sandbox.setOptions({ dailyLimit: 1, now: () => clock });
+	const statuses = [(await call(SEND, mail())).status, (await call(SEND, mail())).status];
+	clock = new Date('2025-03-02T00:00:01Z');
+	const nextDay = await call(SEND, mail());
+	expect(statuses).toEqual([200, 429]);
+	expect(nextDay).toMatchObject({ status: 200, body: { data: { dailyEmailCount: 1 } } });
 });
 
-// ---------------------------------------------------------------- assumptions: list
+// ---------------------------------------------------------------- Add Profiles and profile IDs
 
-describe('POST /list/addProfiles (assumptions where the spec is silent)', () => {
-	test('assumption: listAuthHeader "Authorization" reads only the correct spelling', async () => {
-		sandbox.setOptions({ listAuthHeader: 'Authorization' });
-		const body = { name: 'X', profiles: [] };
-		expect((await addProfiles(body, { authorization: `Bearer ${DEMO_KEY}` })).status).toBe(200);
-		expect((await addProfiles(body, LIST_AUTH)).status).toBe(401);
+test('spec, rule 24: Add Profiles reads the published Authroization; without listId it creates a list; the answer has no profile IDs', async () => {
+	const answer = await call(ADD, {
+		name: 'Newsletter',
+		description: 'Monthly news',
+		profiles: [
+			{ email: 'ann@customer.test', firstName: 'Ann', lastName: 'Lee' },
+			{ email: 'bob@customer.test' },
+		],
 	});
 
-	test('assumption: listAuthHeader "either" reads both spellings', async () => {
-		sandbox.setOptions({ listAuthHeader: 'either' });
-		const body = { name: 'X', profiles: [] };
-		expect((await addProfiles(body, { authorization: `Bearer ${DEMO_KEY}` })).status).toBe(200);
-		expect((await addProfiles(body, LIST_AUTH)).status).toBe(200);
-		expect((await addProfiles(body, {})).status).toBe(401);
+	expect(answer).toEqual({
+		status: 200,
+		body: { status: 'success', data: { listId: expect.any(String), addedCount: 2 } },
 	});
-
-	test('assumption: a body that is not valid JSON answers 400 with error, after authentication', async () => {
-		expect((await addProfiles('{oops')).body).toEqual(
-			errorBody('error', 'Request body must be valid JSON'),
-		);
-		expect((await addProfiles('{oops', {})).status).toBe(401);
+	const { listId } = answer.body.data;
+	expect(sandbox.state.lists.get(listId)).toMatchObject({
+		listId,
+		name: 'Newsletter',
+		description: 'Monthly news',
 	});
-
-	test('assumption: profiles that is not an array answers 400 like a missing one', async () => {
-		const { status, body } = await addProfiles({
-			name: 'X',
-			profiles: { email: 'a@customer.test' },
-		});
-		expect(status).toBe(400);
-		expect(body).toEqual(errorBody('error', 'profiles array is required'));
-	});
-
-	test('assumption: a profile without a valid email answers 400 naming the index, and nothing is stored', async () => {
-		const cases = [
-			[{ firstName: 'No email' }, 'profiles[1].email must be a valid email address'],
-			[{ email: 'not-an-email' }, 'profiles[1].email must be a valid email address'],
-			['a@customer.test', 'profiles[1] must be an object with an email'],
-			[{ email: 'b@customer.test', firstName: 7 }, 'profiles[1].firstName must be a string'],
-		];
-		for (const [badProfile, message] of cases) {
-			const { status, body } = await addProfiles({
-				name: 'X',
-				profiles: [{ email: 'a@customer.test' }, badProfile],
-			});
-			expect({ badProfile, status, body }).toEqual({
-				badProfile,
-				status: 400,
-				body: errorBody('error', message),
-			});
-		}
-		expect(sandbox.state.lists.size).toBe(0);
-	});
-
-	test('assumption: without listId a missing or blank name answers 400', async () => {
-		for (const name of [undefined, '', '   ']) {
-			const { status, body } = await addProfiles({
-				name,
-				profiles: [{ email: 'a@customer.test' }],
-			});
-			expect({ name, status, body }).toEqual({
-				name,
-				status: 400,
-				body: errorBody('error', 'name is required when listId is not provided'),
-			});
-		}
-	});
-
-	test('assumption: an unknown listId answers 404 with error', async () => {
-		for (const listId of ['list_does_not_exist', '']) {
-			const { status, body } = await addProfiles({
-				listId,
-				profiles: [{ email: 'a@customer.test' }],
-			});
-			expect({ listId, status, body }).toEqual({
-				listId,
-				status: 404,
-				body: errorBody('error', 'List not found'),
-			});
-		}
-	});
-
-	test('assumption: with listId, name and description are ignored', async () => {
-		const listId = (await addProfiles({ name: 'Original', profiles: [] })).body.data.listId;
-		await addProfiles({ listId, name: 'Renamed', description: 'New', profiles: [] });
-		expect(sandbox.state.lists.get(listId)).toMatchObject({
-			name: 'Original',
-			description: undefined,
-		});
-	});
-
-	test('assumption: duplicate emails (already listed or repeated, any case) are not added or counted', async () => {
-		const created = await addProfiles({
-			name: 'X',
-			profiles: [
-				{ email: 'ann@customer.test', firstName: 'Ann' },
-				{ email: 'ANN@customer.test', firstName: 'Other' },
-			],
-		});
-		expect(created.body.data.addedCount).toBe(1);
-
-		const listId = created.body.data.listId;
-		const again = await addProfiles({
-			listId,
-			profiles: [{ email: 'Ann@Customer.test' }, { email: 'bob@customer.test' }],
-		});
-		expect(again.body.data.addedCount).toBe(1);
-
-		const profiles = [...(sandbox.state.lists.get(listId)?.profiles.values() ?? [])];
-		expect(profiles).toEqual([
-			{ profileId: expect.any(String), email: 'ann@customer.test', firstName: 'Ann' },
-			{ profileId: expect.any(String), email: 'bob@customer.test' },
-		]);
-	});
-
-	test('assumption: an empty profiles array is accepted with addedCount 0', async () => {
-		const { status, body } = await addProfiles({ name: 'Empty', profiles: [] });
-		expect(status).toBe(200);
-		expect(body.data.addedCount).toBe(0);
-		expect(sandbox.state.lists.has(body.data.listId)).toBe(true);
-	});
-
-	test('assumption: each new list gets its own listId', async () => {
-		const first = await addProfiles({ name: 'A', profiles: [] });
-		const second = await addProfiles({ name: 'A', profiles: [] });
-		expect(first.body.data.listId).not.toBe(second.body.data.listId);
-	});
-
-	test('assumption: an email gets one profileId in the whole account, the first time it is added', async () => {
-		const first = await addProfiles({
-			name: 'A',
-			profiles: [{ email: 'ann@customer.test', firstName: 'Ann' }],
-		});
-		const second = await addProfiles({
-			name: 'B',
-			profiles: [
-				{ email: 'ANN@customer.test', firstName: 'Annie' },
-				{ email: 'bob@customer.test' },
-			],
-		});
-
-		const entry = (/** @type {string} */ listId, /** @type {string} */ email) =>
-			sandbox.state.lists.get(listId)?.profiles.get(email);
-		const annInA = entry(first.body.data.listId, 'ann@customer.test');
-		const annInB = entry(second.body.data.listId, 'ann@customer.test');
-		expect(annInA?.profileId).toMatch(PROFILE_ID);
-		expect(annInB?.profileId).toBe(annInA?.profileId);
-		// Each list keeps the fields it was given; the account keeps the first ones.
-		expect(annInB).toMatchObject({ email: 'ANN@customer.test', firstName: 'Annie' });
-		expect([...sandbox.state.profiles.values()]).toEqual([
-			{ profileId: annInA?.profileId, email: 'ann@customer.test', firstName: 'Ann' },
-			{ profileId: expect.stringMatching(PROFILE_ID), email: 'bob@customer.test' },
-		]);
-		expect(sandbox.state.profileIdsByEmail.get('ann@customer.test')).toBe(annInA?.profileId);
-	});
-
-	test('assumption: a rejected request creates no profiles', async () => {
-		await addProfiles({ name: 'X', profiles: [{ email: 'a@customer.test' }, { email: 'bad' }] });
-		await addProfiles({ listId: 'nope', profiles: [{ email: 'a@customer.test' }] });
-		expect(sandbox.state.profiles.size).toBe(0);
-	});
+	expect(listEntries(listId)).toEqual([
+		{
+			profileId: expect.stringMatching(PROFILE_ID),
+			email: 'ann@customer.test',
+			firstName: 'Ann',
+			lastName: 'Lee',
+		},
+		{ profileId: expect.stringMatching(PROFILE_ID), email: 'bob@customer.test' },
+	]);
 });
 
-// ---------------------------------------------------------------- routing and recording
+test('spec, rule 20: Add Profiles with listId adds to that list; name and description are then ignored', async () => {
+	const listId = (await call(ADD, newList(['ann@customer.test'], 'Original'))).body.data.listId;
+	const profiles = [{ email: 'bob@customer.test' }];
+	const answer = await call(ADD, { listId, name: 'Renamed', description: 'New', profiles });
+	expect(answer).toEqual({
+		status: 200,
+		body: { status: 'success', data: { listId, addedCount: 1 } },
+	});
+	expect(sandbox.state.lists.size).toBe(1);
+	const list = sandbox.state.lists.get(listId);
+	expect(list).toMatchObject({ name: 'Original', description: undefined });
+	expect([...(list?.profiles.keys() ?? [])]).toEqual(['ann@customer.test', 'bob@customer.test']);
+});
 
-describe('sandbox harness', () => {
-	test('sandbox: unknown routes and other methods answer 404 with message', async () => {
-		const expected = { status: 404, body: errorBody('message', 'Not found') };
-		expect(await post('/email/unknown', {}, SEND_AUTH)).toMatchObject(expected);
-
-		const get = await fetch(`${sandbox.baseUrl}/email/send`, { headers: SEND_AUTH });
-		expect({ status: get.status, body: await get.json() }).toEqual(expected);
-
-		const outsideBasePath = await fetch(`${sandbox.origin}/email/send`, {
-			method: 'POST',
-			headers: SEND_AUTH,
-			body: '{}',
-		});
-		expect({ status: outsideBasePath.status, body: await outsideBasePath.json() }).toEqual(
-			expected,
-		);
-		// Outside basePath the recorded path is the full path; `url` shows where the request went.
-		expect(sandbox.requests.at(-1)).toMatchObject({ path: '/email/send', url: '/email/send' });
+test('rule 21: duplicate emails (already listed or repeated, any case) are not added or counted; the first is kept', async () => {
+	const created = await call(ADD, {
+		name: 'X',
+		profiles: [
+			{ email: 'ann@customer.test', firstName: 'Ann' },
+			{ email: 'ANN@customer.test', firstName: 'Other' },
+		],
+	});
+	const { listId } = created.body.data;
+	const again = await call(ADD, {
+		listId,
+		profiles: [{ email: 'Ann@Customer.test' }, { email: 'bob@customer.test' }],
 	});
 
-	test('sandbox: every request is recorded, rejected ones included', async () => {
-		await sendEmail(validEmail(), { authorization: 'Bearer wrong', 'X-Trace': 'abc' });
-		await sendEmail('{broken');
-		await addProfiles({ name: 'X', profiles: [] });
+	expect([created.body.data.addedCount, again.body.data.addedCount]).toEqual([1, 1]);
+	expect(listEntries(listId)).toEqual([
+		{ profileId: expect.any(String), email: 'ann@customer.test', firstName: 'Ann' },
+		{ profileId: expect.any(String), email: 'bob@customer.test' },
+	]);
+});
 
-		expect(sandbox.requests).toHaveLength(3);
-		const [rejected, broken, listCall] = sandbox.requests;
-		expect(rejected).toMatchObject({
-			method: 'POST',
-			path: '/email/send',
-			body: validEmail(),
-			rawBody: JSON.stringify(validEmail()),
-			receivedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+test('rule 22: each new list gets its own listId, list_<16 hex chars>', async () => {
+	const first = (await call(ADD, newList([], 'A'))).body.data.listId;
+	const second = (await call(ADD, newList([], 'A'))).body.data.listId;
+	expect([first, second]).toEqual([expect.stringMatching(LIST_ID), expect.stringMatching(LIST_ID)]);
+	expect(second).not.toBe(first);
+});
+
+test('rule 23, rule 25: an email gets one profileId in the account, kept as first seen; each list keeps the fields it was given', async () => {
+	const first = await call(ADD, {
+		name: 'A',
+		profiles: [{ email: 'ann@customer.test', firstName: 'Ann' }],
+	});
+	const second = await call(ADD, {
+		name: 'B',
+		profiles: [{ email: 'ANN@customer.test', firstName: 'Annie' }, { email: 'bob@customer.test' }],
+	});
+
+	const entry = (/** @type {any} */ answer) =>
+		sandbox.state.lists.get(answer.body.data.listId)?.profiles.get('ann@customer.test');
+	const annId = entry(first)?.profileId;
+	expect(annId).toMatch(PROFILE_ID);
+	expect(entry(second)).toEqual({
+		profileId: annId,
+		email: 'ANN@customer.test',
+		firstName: 'Annie',
+	});
+	expect([...sandbox.state.profiles.values()]).toEqual([
+		{ profileId: annId, email: 'ann@customer.test', firstName: 'Ann' },
+		{ profileId: expect.stringMatching(PROFILE_ID), email: 'bob@customer.test' },
+	]);
+	expect(sandbox.state.profileIdsByEmail.get('ann@customer.test')).toBe(annId);
+});
+
+// ---------------------------------------------------------------- routing, recording, options
+
+test('rule 1: unknown paths, other methods and paths outside basePath answer 404 with message', async () => {
+	const attempts = [
+		['POST', `${sandbox.baseUrl}/email/unknown`],
+		['GET', `${sandbox.baseUrl}/email/send`],
+		['POST', `${sandbox.origin}/email/send`],
+	];
+	for (const [method, url] of attempts) {
+		const response = await fetch(url, {
+			method,
+			headers: AUTH,
+			body: method === 'GET' ? undefined : '{}',
 		});
-		expect(rejected.headers).toMatchObject({
+		expect({ url, status: response.status, body: await response.json() }).toEqual({
+			url,
+			status: 404,
+			body: message('Not found'),
+		});
+	}
+	// Outside basePath the recorded path is the full path; `url` shows where the request went.
+	expect(sandbox.requests.at(-1)).toMatchObject({ path: '/email/send', url: '/email/send' });
+});
+
+test('sandbox: every request is recorded, rejected ones included', async () => {
+	await call(SEND, mail(), { authorization: 'Bearer wrong', 'X-Trace': 'abc' });
+	await call(SEND, '{broken');
+	await call(ADD, newList());
+
+	expect(sandbox.requests).toHaveLength(3);
+	const [rejected, broken, listCall] = sandbox.requests;
+	expect(rejected).toMatchObject({
+		method: 'POST',
+		path: SEND,
+		body: mail(),
+		rawBody: JSON.stringify(mail()),
+		receivedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+		headers: {
 			authorization: 'Bearer wrong',
 			'x-trace': 'abc',
 			'content-type': 'application/json',
+		},
+	});
+	expect(broken).toMatchObject({ body: undefined, rawBody: '{broken' });
+	expect(listCall).toMatchObject({ path: ADD, headers: LIST_AUTH });
+});
+
+/** A valid request per route, with what it needs created first. */
+const VALID = {
+	[SEND]: async () => mail(),
+	[ADD]: async () => newList(['a@customer.test']),
+	'/list/create': async () => validList(),
+	'/campaign/create': async () => validCampaign(),
+	'/campaign/send': async () => {
+		const { listId } = (await call(ADD, newList(['a@customer.test']))).body.data;
+		const created = await call('/campaign/create', validCampaign({ recepientList: [listId] }));
+		return { campaignId: created.body.data.campaign._id };
+	},
+};
+
+test('sandbox: the options are the documented defaults; reset() restores them and clears state, quota, requests and faults', async () => {
+	sandbox.setOptions({ dailyLimit: 1, campaignListField: 'either' });
+	await call(SEND, mail());
+	expect((await call('/campaign/send', await VALID['/campaign/send']())).status).toBe(200);
+	sandbox.injectFaults({ status: 500 });
+
+	sandbox.reset();
+
+	expect(sandbox.options).toMatchObject({
+		host: '127.0.0.1',
+		basePath: '/api/v0/dev',
+		apiKeys: [DEMO_KEY],
+		dailyLimit: 100,
+		templates: { tmpl_welcome: ['firstName', 'company'] },
+		verifiedSenders: ['hello@example.com', 'noreply@example.com'],
+		listAuthHeader: 'Authroization',
+		campaignListField: 'recepientList',
+		latencyMs: 0,
+	});
+	expect(sandbox.baseUrl).toBe(`http://127.0.0.1:${sandbox.port}/api/v0/dev`);
+	expect(sandbox.origin).toBe(`http://127.0.0.1:${sandbox.port}`);
+	const { emails, profiles, profileIdsByEmail, lists, campaigns, campaignSends } = sandbox.state;
+	const sizes = [emails.length, profiles.size, profileIdsByEmail.size, lists.size, campaigns.size];
+	const rest = [campaignSends.length, sandbox.requests.length, sandbox.pendingFaults()];
+	expect([...sizes, ...rest]).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
+	expect((await call(SEND, mail())).body.data.dailyEmailCount).toBe(1);
+});
+
+test.each([
+	['port (fixed at start)', { port: 1234 }, 'Cannot change port after start'],
+	['profiles (fixed at start)', { profiles: [] }, 'Cannot change profiles after start'],
+	['campaigns (fixed at start)', { campaigns: [] }, 'Cannot change campaigns after start'],
+	['an invalid listAuthHeader', { listAuthHeader: 'Auth' }, undefined],
+	['an invalid campaignListField', { campaignListField: 'recipients' }, undefined],
+	['a negative dailyLimit', { dailyLimit: -1 }, undefined],
+])('sandbox: setOptions() refuses %s', (_title, partial, text) => {
+	expect(() => sandbox.setOptions(/** @type {any} */ (partial))).toThrow(text);
+});
+
+const ANN = { profileId: 'prof_ann', email: 'ann@customer.test' };
+const CAMPAIGN_ID = '64a55f1230000000000000a1';
+// prettier-ignore
+test.each([
+	['rule 24: a profileId seeded twice', { profiles: [ANN, { ...ANN, email: 'b@x.test' }] },
+		'profileId prof_ann is seeded twice'],
+	['rule 24: an email seeded twice', { profiles: [ANN, { profileId: 'p2', email: 'ANN@customer.test' }] },
+		'email ANN@customer.test is seeded twice'],
+	['sandbox: a campaign _id not 24 hex', { campaigns: [{ _id: 'camp_1', name: 'X', subject: 'Y' }] },
+		'_id must be 24 lower-case hex characters'],
+	['sandbox: a campaign naming a list not seeded',
+		{ campaigns: [{ _id: CAMPAIGN_ID, name: 'X', subject: 'Y', recepientList: ['nope'] }] },
+		`Seeded campaign ${CAMPAIGN_ID} names list nope, which is not seeded`],
+])('%s: startSandbox() refuses it', async (_title, options, text) => {
+	await expect(startSandbox(options)).rejects.toThrow(text);
+});
+
+test('sandbox, rule 24: custom keys, templates and seeds: seeded profiles keep their profileId, seeded lists take it by email; all back after reset()', async () => {
+	const ann = { profileId: 'prof_ann', email: 'Ann@customer.test', firstName: 'Ann' };
+	const emails = ['ann@customer.test', 'bob@customer.test'];
+	const lists = [{ listId: 'list_seeded', ...newList(emails, 'Seeded') }];
+	const options = {
+		apiKeys: ['be_custom'],
+		templates: { tmpl_order: ['orderId'] },
+		profiles: [ann],
+		lists,
+	};
+	await withSandbox(options, async (own) => {
+		const seeded = () => {
+			const list = own.state.lists.get('list_seeded')?.profiles;
+			expect([...(list?.keys() ?? [])]).toEqual(emails);
+			expect(emails.map((email) => list?.get(email)?.profileId)).toEqual([
+				'prof_ann',
+				expect.stringMatching(PROFILE_ID),
+			]);
+			expect([...own.state.profiles.values()]).toEqual([
+				ann,
+				expect.objectContaining({ email: emails[1] }),
+			]);
+		};
+		seeded();
+		const order = mail({
+			text: undefined,
+			templateId: 'tmpl_order',
+			templateVariables: { orderId: 'A-1' },
 		});
-		expect(broken).toMatchObject({ body: undefined, rawBody: '{broken' });
-		expect(listCall).toMatchObject({
-			path: '/list/addProfiles',
-			headers: expect.objectContaining({ authroization: `Bearer ${DEMO_KEY}` }),
+		expect((await post(own, SEND, order, { authorization: 'Bearer be_custom' })).status).toBe(200);
+		expect((await post(own, SEND, mail())).status).toBe(401);
+		const add = { listId: 'list_seeded', ...newList(['ann@customer.test', 'new@customer.test']) };
+		expect((await post(own, ADD, add, { authroization: 'Bearer be_custom' })).body).toEqual({
+			status: 'success',
+			data: { listId: 'list_seeded', addedCount: 1 },
 		});
-	});
 
-	test('sandbox: every error body has status "error" and exactly one text field', async () => {
-		sandbox.setOptions({ dailyLimit: 0 });
-		const answers = [
-			await sendEmail(validEmail(), {}),
-			await sendEmail(validEmail({ to: 'x' })),
-			await sendEmail(validEmail()),
-			await addProfiles({}),
-			await addProfiles({}, {}),
-			await addProfiles({ listId: 'nope', profiles: [] }),
-			await post('/nowhere', {}, {}),
-		];
-		for (const { status, body } of answers) {
-			expect(status).toBeGreaterThanOrEqual(400);
-			const keys = Object.keys(body).sort();
-			expect(body.status).toBe('error');
-			expect([
-				['error', 'status'],
-				['message', 'status'],
-			]).toContainEqual(keys);
-		}
-	});
-
-	test('sandbox: defaults are the documented ones', () => {
-		expect(sandbox.options).toMatchObject({
-			host: '127.0.0.1',
-			basePath: '/api/v0/dev',
-			apiKeys: [DEMO_KEY],
-			dailyLimit: 100,
-			templates: { tmpl_welcome: ['firstName', 'company'] },
-			verifiedSenders: ['hello@example.com', 'noreply@example.com'],
-			listAuthHeader: 'Authroization',
-			latencyMs: 0,
-		});
-		expect(sandbox.baseUrl).toBe(`http://127.0.0.1:${sandbox.port}/api/v0/dev`);
-		expect(sandbox.origin).toBe(`http://127.0.0.1:${sandbox.port}`);
-	});
-
-	test('sandbox: reset() restores options and clears state, requests and faults', async () => {
-		sandbox.setOptions({ dailyLimit: 1 });
-		await sendEmail(validEmail());
-		await addProfiles({ name: 'X', profiles: [{ email: 'a@customer.test' }] });
-		sandbox.injectFaults({ status: 500 });
-
-		sandbox.reset();
-
-		expect(sandbox.options.dailyLimit).toBe(100);
-		expect(sandbox.requests).toHaveLength(0);
-		expect(sandbox.state.emails).toHaveLength(0);
-		expect(sandbox.state.lists.size).toBe(0);
-		expect(sandbox.state.profiles.size).toBe(0);
-		expect(sandbox.state.profileIdsByEmail.size).toBe(0);
-		expect(sandbox.pendingFaults()).toBe(0);
-		expect((await sendEmail(validEmail())).body.data.dailyEmailCount).toBe(1);
-	});
-
-	test('sandbox: setOptions() refuses options fixed at start and invalid values', () => {
-		expect(() => sandbox.setOptions({ port: 1234 })).toThrow('Cannot change port after start');
-		expect(() => sandbox.setOptions({ profiles: [] })).toThrow(
-			'Cannot change profiles after start',
-		);
-		// @ts-expect-error deliberately invalid
-		expect(() => sandbox.setOptions({ listAuthHeader: 'Auth' })).toThrow();
-		expect(() => sandbox.setOptions({ dailyLimit: -1 })).toThrow();
-	});
-
-	test('sandbox: custom keys, templates and seeded lists', async () => {
-		const custom = await startSandbox({
-			apiKeys: ['be_custom'],
-			templates: { tmpl_order: ['orderId'] },
-			lists: [
-				{ listId: 'list_seeded', name: 'Seeded', profiles: [{ email: 'old@customer.test' }] },
-			],
-		});
-		try {
-			const auth = { authorization: 'Bearer be_custom' };
-			const email = validEmail({
-				text: undefined,
-				templateId: 'tmpl_order',
-				templateVariables: { orderId: 'A-1' },
-			});
-			expect((await post('/email/send', email, auth, custom)).status).toBe(200);
-			expect((await post('/email/send', validEmail(), SEND_AUTH, custom)).status).toBe(401);
-
-			const added = await post(
-				'/list/addProfiles',
-				{
-					listId: 'list_seeded',
-					profiles: [{ email: 'old@customer.test' }, { email: 'new@customer.test' }],
-				},
-				{ authroization: 'Bearer be_custom' },
-				custom,
-			);
-			expect(added.body).toEqual({
-				status: 'success',
-				data: { listId: 'list_seeded', addedCount: 1 },
-			});
-
-			custom.reset();
-			expect(custom.state.lists.get('list_seeded')?.profiles.size).toBe(1);
-		} finally {
-			await custom.close();
-		}
-	});
-
-	test('sandbox: seeded profiles keep their profileId, and seeded lists take it by email', async () => {
-		const custom = await startSandbox({
-			profiles: [{ profileId: 'prof_ann', email: 'Ann@customer.test', firstName: 'Ann' }],
-			lists: [
-				{
-					listId: 'list_seeded',
-					profiles: [{ email: 'ann@customer.test' }, { email: 'bob@customer.test' }],
-				},
-			],
-		});
-		try {
-			const check = () => {
-				const seeded = custom.state.lists.get('list_seeded')?.profiles;
-				expect(seeded?.get('ann@customer.test')?.profileId).toBe('prof_ann');
-				expect(seeded?.get('bob@customer.test')?.profileId).toMatch(PROFILE_ID);
-				expect(custom.state.profiles.get('prof_ann')).toEqual({
-					profileId: 'prof_ann',
-					email: 'Ann@customer.test',
-					firstName: 'Ann',
-				});
-				expect(custom.state.profiles.size).toBe(2);
-			};
-			check();
-			await post(
-				'/list/addProfiles',
-				{ name: 'X', profiles: [{ email: 'carl@customer.test' }] },
-				LIST_AUTH,
-				custom,
-			);
-			custom.reset();
-			check();
-		} finally {
-			await custom.close();
-		}
-	});
-
-	test('sandbox: seeded profiles must not repeat a profileId or an email', async () => {
-		const ann = { profileId: 'prof_ann', email: 'ann@customer.test' };
-		await expect(startSandbox({ profiles: [ann, { ...ann, email: 'b@x.test' }] })).rejects.toThrow(
-			'profileId prof_ann is seeded twice',
-		);
-		await expect(
-			startSandbox({ profiles: [ann, { profileId: 'prof_2', email: 'ANN@customer.test' }] }),
-		).rejects.toThrow('email ANN@customer.test is seeded twice');
-	});
-
-	test('sandbox: latencyMs delays every answer', async () => {
-		sandbox.setOptions({ latencyMs: 120 });
-		const startedAt = Date.now();
-		expect((await sendEmail(validEmail())).status).toBe(200);
-		expect(Date.now() - startedAt).toBeGreaterThanOrEqual(100);
+		own.reset();
+		seeded();
 	});
 });
 
 // ---------------------------------------------------------------- faults
 
-describe('fault injection', () => {
-	test('fault: a status fault answers that status and body without touching state, then normal handling resumes', async () => {
+const ROUTE_PATHS = Object.keys(ROUTES).map((route) => route.replace(/^POST /, ''));
+
+test.each(ROUTE_PATHS)(
+	'fault: on %s, faults with that path are taken only by its requests; status, reset and faultRate faults change nothing; drop takes effect unanswered',
+	async (route) => {
+		const body = await VALID[/** @type {keyof typeof VALID} */ (route)]();
+		const before = snapshot(sandbox);
+		const seen = sandbox.requests.length;
 		sandbox.injectFaults([
-			{ status: 500 },
-			{
-				status: 429,
-				body: { status: 'error', error: 'slow down' },
-				headers: { 'Retry-After': '30' },
-			},
+			{ path: /** @type {any} */ (route), status: 503 },
+			{ path: /** @type {any} */ (route), action: 'reset' },
 		]);
 
-		const first = await sendEmail(validEmail());
-		expect(first.status).toBe(500);
-		expect(first.body).toEqual(errorBody('message', 'Internal server error. Please retry later.'));
-
-		const second = await sendEmail(validEmail());
-		expect(second.status).toBe(429);
-		expect(second.body).toEqual({ status: 'error', error: 'slow down' });
-		expect(second.headers.get('retry-after')).toBe('30');
-
-		expect(sandbox.state.emails).toHaveLength(0);
-		const third = await sendEmail(validEmail());
-		expect(third.status).toBe(200);
-		expect(third.body.data.dailyEmailCount).toBe(1);
-		expect(sandbox.requests).toHaveLength(3);
-	});
-
-	test('fault: a string body is sent as it is', async () => {
-		sandbox.injectFaults({
-			status: 502,
-			body: '<html>Bad gateway</html>',
-			headers: { 'Content-Type': 'text/html' },
-		});
-		const { status, text, headers } = await sendEmail(validEmail());
-		expect(status).toBe(502);
-		expect(text).toBe('<html>Bad gateway</html>');
-		expect(headers.get('content-type')).toBe('text/html');
-	});
-
-	test('fault: a fault with a path is consumed only by a request to that path', async () => {
-		sandbox.injectFaults({ path: '/list/addProfiles', status: 503 });
-
-		expect((await sendEmail(validEmail())).status).toBe(200);
-		expect(sandbox.pendingFaults()).toBe(1);
-
-		const faulted = await addProfiles({ name: 'X', profiles: [] });
-		expect(faulted).toMatchObject({
-			status: 503,
-			body: errorBody('message', 'Service Unavailable'),
-		});
-		expect(sandbox.state.lists.size).toBe(0);
-		expect((await addProfiles({ name: 'X', profiles: [] })).status).toBe(200);
-	});
-
-	test('fault: reset destroys the connection without a response', async () => {
-		sandbox.injectFaults({ action: 'reset' });
-		await expect(sendEmail(validEmail())).rejects.toThrow('fetch failed');
-		expect(sandbox.requests).toHaveLength(1);
-		expect(sandbox.state.emails).toHaveLength(0);
-		expect((await sendEmail(validEmail())).status).toBe(200);
-	});
-
-	test('fault: drop handles the request (the email is queued) but answers nothing', async () => {
-		sandbox.injectFaults({ action: 'drop' });
-		await expect(sendEmail(validEmail())).rejects.toThrow('fetch failed');
-		expect(sandbox.state.emails).toHaveLength(1);
-	});
-
-	test('fault: delay waits delayMs, then handles the request normally', async () => {
-		sandbox.injectFaults({ action: 'delay', delayMs: 150 });
-		const startedAt = Date.now();
-		const { status } = await sendEmail(validEmail());
-		expect(status).toBe(200);
-		expect(Date.now() - startedAt).toBeGreaterThanOrEqual(130);
-	});
-
-	test('fault: hang never answers, and close() ends the hanging connection', async () => {
-		const own = await startSandbox();
-		own.injectFaults({ action: 'hang' });
-
-		const outcome = post('/email/send', validEmail(), SEND_AUTH, own).then(
-			() => 'answered',
-			() => 'failed',
-		);
-		await waitFor(() => own.requests.length === 1);
-		const stillPending = await Promise.race([outcome, sleep(200).then(() => 'pending')]);
-		expect(stillPending).toBe('pending');
-
-		const closeStartedAt = Date.now();
-		await own.close();
-		expect(Date.now() - closeStartedAt).toBeLessThan(1000);
-		expect(await outcome).toBe('failed');
-		expect(own.state.emails).toHaveLength(0);
-	});
-
-	test('fault: close() also ends requests waiting on a long delay', async () => {
-		const own = await startSandbox({ latencyMs: 60_000 });
-		const outcome = post('/email/send', validEmail(), SEND_AUTH, own).then(
-			() => 'answered',
-			() => 'failed',
-		);
-		await waitFor(() => own.requests.length === 1);
-		await own.close();
-		expect(await outcome).toBe('failed');
-	});
-
-	test('fault: faultRate 1 answers 500 to every request without a scripted fault', async () => {
+		expect((await call('/email/unknown', {})).status).toBe(404);
+		expect(sandbox.pendingFaults()).toBe(2);
+		expect(await call(route, body)).toEqual({ status: 503, body: message('Service Unavailable') });
+		await expect(call(route, body)).rejects.toThrow('fetch failed');
 		sandbox.setOptions({ faultRate: 1 });
-		const { status, body } = await sendEmail(validEmail());
-		expect(status).toBe(500);
-		expect(body).toEqual(errorBody('message', 'Internal server error. Please retry later.'));
-		expect(sandbox.state.emails).toHaveLength(0);
-	});
+		expect(await call(route, body)).toEqual({ status: 500, body: INTERNAL_ERROR });
+		sandbox.setOptions({ faultRate: 0 });
+		expect(snapshot(sandbox)).toBe(before);
 
-	test('fault: randomFaults with a seed draws the same mix every time', async () => {
-		/** @param {number} seed */
-		const statuses = async (seed) => {
-			const own = await startSandbox({
-				faultRate: 0.5,
-				faultSeed: seed,
-				randomFaults: [{ status: 500 }, { status: 503 }],
-			});
-			const seen = [];
-			for (let index = 0; index < 20; index++) {
-				seen.push((await post('/email/send', validEmail(), SEND_AUTH, own)).status);
-			}
-			await own.close();
-			return seen;
-		};
-		const first = await statuses(7);
-		expect(await statuses(7)).toEqual(first);
-		expect(new Set(first)).toEqual(new Set([200, 500, 503]));
-	});
+		sandbox.injectFaults({ path: /** @type {any} */ (route), action: 'drop' });
+		await expect(call(route, body)).rejects.toThrow('fetch failed');
+		expect(snapshot(sandbox)).not.toBe(before);
+		expect((await call(route, body)).status).toBe(200);
+		expect(sandbox.requests.slice(seen).map((recorded) => recorded.path)).toEqual([
+			'/email/unknown',
+			...Array(5).fill(route),
+		]);
+	},
+);
 
-	test('fault: injectFaults rejects malformed faults', () => {
-		// @ts-expect-error deliberately invalid
-		expect(() => sandbox.injectFaults({ action: 'explode' })).toThrow();
-		// @ts-expect-error deliberately invalid
-		expect(() => sandbox.injectFaults({ path: '/email/sned', status: 500 })).toThrow();
-		expect(sandbox.pendingFaults()).toBe(0);
+test("fault: a status fault answers that status with the spec's body for it, or the body and headers given (a string as it is), without touching state", async () => {
+	sandbox.injectFaults([
+		{ status: 500 },
+		{
+			status: 429,
+			body: { status: 'error', error: 'slow down' },
+			headers: { 'Retry-After': '30' },
+		},
+		{ status: 502, body: '<html>Bad gateway</html>', headers: { 'Content-Type': 'text/html' } },
+	]);
+	expect(await call(SEND, mail())).toEqual({ status: 500, body: INTERNAL_ERROR });
+	const slowDown = await request(sandbox, SEND, mail());
+	expect([slowDown.status, await slowDown.json(), slowDown.headers.get('retry-after')]).toEqual([
+		429,
+		error('slow down'),
+		'30',
+	]);
+	const gateway = await request(sandbox, SEND, mail());
+	expect([gateway.status, await gateway.text(), gateway.headers.get('content-type')]).toEqual([
+		502,
+		'<html>Bad gateway</html>',
+		'text/html',
+	]);
+
+	expect(sandbox.state.emails).toHaveLength(0);
+	expect(await call(SEND, mail())).toMatchObject({
+		status: 200,
+		body: { data: { dailyEmailCount: 1 } },
 	});
+	expect(sandbox.requests).toHaveLength(4);
+});
+
+test.each([
+	['sandbox: latencyMs delays every answer', () => sandbox.setOptions({ latencyMs: 120 })],
+	[
+		'fault: delay waits delayMs, then handles the request normally',
+		() => sandbox.injectFaults({ action: 'delay', delayMs: 120 }),
+	],
+])('%s', async (_title, setUp) => {
+	setUp();
+	const startedAt = Date.now();
+	expect((await call(SEND, mail())).status).toBe(200);
+	expect(Date.now() - startedAt).toBeGreaterThanOrEqual(100);
+});
+
+test.each([
+	['fault: hang never answers, and close() ends the hanging connection', {}, { action: 'hang' }],
+	['fault: close() also ends requests waiting on a long latency', { latencyMs: 60_000 }, []],
+])('%s', async (_title, options, faults) => {
+	const own = await startSandbox(options);
+	own.injectFaults(/** @type {any} */ (faults));
+	const outcome = post(own, SEND, mail()).then(
+		() => 'answered',
+		() => 'failed',
+	);
+	await waitFor(() => own.requests.length === 1);
+	expect(await Promise.race([outcome, sleep(200).then(() => 'pending')])).toBe('pending');
+
+	const closeStartedAt = Date.now();
+	await own.close();
+	expect(Date.now() - closeStartedAt).toBeLessThan(1000);
+	expect(await outcome).toBe('failed');
+	expect(own.state.emails).toHaveLength(0);
+});
+
+test('fault: randomFaults with a seed draws the same mix every time', async () => {
+	/** @param {number} seed */
+	const statuses = async (seed) => {
+		/** @type {number[]} */
+		const seen = [];
+		const randomFaults = [{ status: 500 }, { status: 503 }];
+		await withSandbox({ faultRate: 0.5, faultSeed: seed, randomFaults }, async (own) => {
+			for (let index = 0; index < 20; index++) seen.push((await post(own, SEND, mail())).status);
+		});
+		return seen;
+	};
+	const first = await statuses(7);
+	expect(await statuses(7)).toEqual(first);
+	expect(new Set(first)).toEqual(new Set([200, 500, 503]));
+});
+
+test('fault: injectFaults rejects malformed faults', () => {
+	// @ts-expect-error deliberately invalid
+	expect(() => sandbox.injectFaults({ action: 'explode' })).toThrow();
+	// @ts-expect-error deliberately invalid
+	expect(() => sandbox.injectFaults({ path: '/email/sned', status: 500 })).toThrow();
+	expect(sandbox.pendingFaults()).toBe(0);
 });
 
 // ---------------------------------------------------------------- CLI
@@ -1004,161 +645,103 @@ describe('fault injection', () => {
 describe('cli', () => {
 	const CLI = path.join(__dirname, 'cli.js');
 
-	/**
-	 * Starts the CLI and resolves once the banner is printed.
-	 * @param {string[]} args
-	 */
-	async function startCli(args) {
+	/** @param {string[]} args */
+	function spawnCli(args) {
 		const child = spawn(process.execPath, [CLI, '--port', '0', ...args], {
 			stdio: ['ignore', 'pipe', 'pipe'],
 		});
 		let output = '';
+		let stderr = '';
 		child.stdout.on('data', (chunk) => (output += chunk));
-		child.stderr.on('data', (chunk) => (output += chunk));
+		child.stderr.on('data', (chunk) => ((output += chunk), (stderr += chunk)));
 		const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
-		await waitFor(() => output.includes('Press Ctrl+C'), 5000);
-		const baseUrl = /Base URL:\s+(\S+)/.exec(output)?.[1] ?? '';
-		return { child, exited, baseUrl, output: () => output };
+		return { child, exited, output: () => output, stderr: () => stderr };
 	}
 
-	test('cli: logs the profileId and email of each profile new to the account', async () => {
+	/** Starts the CLI and resolves once the banner is printed. @param {string[]} args */
+	async function startCli(args) {
+		const cli = spawnCli(args);
+		await waitFor(() => cli.output().includes('Press Ctrl+C'), 5000);
+		const baseUrl = /Base URL:\s+(\S+)/.exec(cli.output())?.[1] ?? '';
+		const target = { baseUrl: baseUrl.replace('localhost', '127.0.0.1') };
+		/** @param {string} route @param {unknown} body @param {Record<string, string>} [headers] */
+		const send = (route, body, headers) => post(target, route, body, headers);
+		/** Stops it with `signal`; it must exit with 0. */
+		const stop = async (signal = /** @type {NodeJS.Signals} */ ('SIGTERM')) => {
+			cli.child.kill(signal);
+			expect(await cli.exited).toBe(0);
+		};
+		return { ...cli, baseUrl, send, stop };
+	}
+
+	/** Waits until the output has `count` lines with `text`. @param {{ output: () => string }} cli */
+	const logged = (cli, /** @type {string} */ text, count = 1) =>
+		waitFor(() => cli.output().split(text).length > count);
+
+	test('cli: prints base URL, demo key, templates, senders and the campaign list field; logs new profiles (at most 10) and the recipients of a sent campaign; stops on SIGTERM', async () => {
 		const cli = await startCli([]);
-		const url = cli.baseUrl.replace('localhost', '127.0.0.1');
-		const profiles = Array.from({ length: 12 }, (_, index) => ({
-			email: `p${index}@customer.test`,
-		}));
-		const add = () =>
-			fetch(`${url}/list/addProfiles`, {
-				method: 'POST',
-				headers: { ...LIST_AUTH, 'content-type': 'application/json' },
-				body: JSON.stringify({ name: 'X', profiles }),
-			});
-		expect((await add()).status).toBe(200);
-		await waitFor(() => cli.output().includes('POST /list/addProfiles 200'));
+		expect(cli.baseUrl).toMatch(/^http:\/\/localhost:\d+\/api\/v0\/dev$/);
+		for (const text of [
+			DEMO_KEY,
+			'tmpl_welcome (variables: firstName, company)',
+			'hello@example.com, noreply@example.com',
+			'Campaign lists:    read from recepientList',
+		]) {
+			expect(cli.output()).toContain(text);
+		}
+
+		const twelve = newList(Array.from({ length: 12 }, (_, index) => `p${index}@customer.test`));
+		expect((await cli.send(ADD, twelve)).status).toBe(200);
+		await logged(cli, 'POST /list/addProfiles 200');
 		expect(cli.output()).toMatch(
 			/POST \/list\/addProfiles 200 \d+ms new profiles: prof_[0-9a-f]{16} p0@customer\.test, prof_[0-9a-f]{16} p1@customer\.test, .*p9@customer\.test \(\+2 more\)\n/,
 		);
-
 		// Known emails get no new IDs, so the second line has no summary.
-		expect((await add()).status).toBe(200);
-		await waitFor(() => cli.output().match(/POST \/list\/addProfiles 200/g)?.length === 2);
+		expect((await cli.send(ADD, twelve)).status).toBe(200);
+		await logged(cli, 'POST /list/addProfiles 200', 2);
 		expect(cli.output()).toMatch(/POST \/list\/addProfiles 200 \d+ms\n/);
 
-		cli.child.kill('SIGTERM');
-		expect(await cli.exited).toBe(0);
-	});
-
-	test('cli: --campaign-list-field sets the list IDs field Create Campaign reads, and the banner shows it', async () => {
-		const published = await startCli([]);
-		expect(published.output()).toContain('Campaign lists:    read from recepientList');
-		published.child.kill('SIGTERM');
-		expect(await published.exited).toBe(0);
-
-		const cli = await startCli(['--campaign-list-field', 'recipientList']);
-		expect(cli.output()).toContain('Campaign lists:    read from recipientList');
-		const url = cli.baseUrl.replace('localhost', '127.0.0.1');
-		const answer = await fetch(`${url}/campaign/create`, {
-			method: 'POST',
-			headers: { ...SEND_AUTH, 'content-type': 'application/json' },
-			body: JSON.stringify({ name: 'X', subject: 'Y', recipientList: 'not an array' }),
-		});
-		expect(await answer.json()).toEqual(
-			errorBody('error', 'Field "recipientList" must be an array of list IDs'),
-		);
-		cli.child.kill('SIGTERM');
-		expect(await cli.exited).toBe(0);
-	});
-
-	test('cli: an invalid --campaign-list-field stops with a readable error', async () => {
-		const child = spawn(process.execPath, [CLI, '--port', '0', '--campaign-list-field', 'x'], {
-			stdio: ['ignore', 'pipe', 'pipe'],
-		});
-		let stderr = '';
-		child.stderr.on('data', (chunk) => (stderr += chunk));
-		const code = await new Promise((resolve) => child.on('exit', resolve));
-		expect(code).toBe(1);
-		expect(stderr).toContain('Invalid option campaignListField');
-	});
-
-	test('cli: logs the recipients of a sent campaign', async () => {
-		const cli = await startCli([]);
-		const url = cli.baseUrl.replace('localhost', '127.0.0.1');
-		/** @param {string} route @param {unknown} body @param {Record<string, string>} auth */
-		const call = async (route, body, auth) => {
-			const response = await fetch(`${url}${route}`, {
-				method: 'POST',
-				headers: { ...auth, 'content-type': 'application/json' },
-				body: JSON.stringify(body),
-			});
-			return response.json();
-		};
-		const list = await call(
-			'/list/addProfiles',
-			{ name: 'X', profiles: [{ email: 'ann@customer.test' }, { email: 'bob@customer.test' }] },
-			LIST_AUTH,
-		);
-		const created = await call(
-			'/campaign/create',
-			{ name: 'Sale', subject: 'Hi', recepientList: [list.data.listId] },
-			SEND_AUTH,
-		);
-		const campaignId = created.data.campaign._id;
-		expect((await call('/campaign/send', { campaignId }, SEND_AUTH)).status).toBe('success');
-
-		await waitFor(() => cli.output().includes('POST /campaign/send 200'));
+		const { listId } = (await cli.send(ADD, newList(['ann@customer.test', 'bob@customer.test'])))
+			.body.data;
+		const created = await cli.send('/campaign/create', validCampaign({ recepientList: [listId] }));
+		const campaignId = created.body.data.campaign._id;
+		expect((await cli.send('/campaign/send', { campaignId })).body.status).toBe('success');
+		await logged(cli, 'POST /campaign/send 200');
+		const recipients = 'sent to 2 recipients: ann@customer\\.test, bob@customer\\.test\n';
 		expect(cli.output()).toMatch(
-			new RegExp(
-				`POST /campaign/send 200 \\d+ms campaign ${campaignId} sent to 2 recipients: ann@customer\\.test, bob@customer\\.test\n`,
-			),
+			new RegExp(`POST /campaign/send 200 \\d+ms campaign ${campaignId} ${recipients}`),
 		);
 		expect(cli.output()).toMatch(/POST \/campaign\/create 200 \d+ms\n/);
-
-		cli.child.kill('SIGTERM');
-		expect(await cli.exited).toBe(0);
+		await cli.stop();
 	});
 
-	test('cli: prints base URL, demo key, templates and verified senders; stops cleanly on SIGTERM', async () => {
-		const cli = await startCli([]);
-		expect(cli.baseUrl).toMatch(/^http:\/\/localhost:\d+\/api\/v0\/dev$/);
-		expect(cli.output()).toContain(DEMO_KEY);
-		expect(cli.output()).toContain('tmpl_welcome (variables: firstName, company)');
-		expect(cli.output()).toContain('hello@example.com, noreply@example.com');
-
-		cli.child.kill('SIGTERM');
-		expect(await cli.exited).toBe(0);
-	});
-
-	test('cli: logs method, path and status per request, never the key; honours its flags', async () => {
+	test('cli: honours --key, --daily-limit, --list-auth-header and --campaign-list-field; logs method, path and status, never the key; stops on SIGINT', async () => {
 		const secret = 'be_secret_key_never_printed';
 		const cli = await startCli([
-			'--key',
-			secret,
-			'--daily-limit',
-			'1',
-			'--list-auth-header',
-			'either',
+			...['--key', secret, '--daily-limit', '1'],
+			...['--list-auth-header', 'either', '--campaign-list-field', 'recipientList'],
 		]);
-		const url = cli.baseUrl.replace('localhost', '127.0.0.1');
-		const headers = { authorization: `Bearer ${secret}`, 'content-type': 'application/json' };
+		expect(cli.output()).toContain('Campaign lists:    read from recipientList');
+		const auth = { authorization: `Bearer ${secret}` };
+		expect((await cli.send(SEND, mail(), auth)).status).toBe(200);
+		expect((await cli.send(SEND, mail(), auth)).status).toBe(429);
+		expect((await cli.send(ADD, newList(), auth)).status).toBe(200);
+		const campaign = { name: 'X', subject: 'Y', recipientList: 'not an array' };
+		expect((await cli.send('/campaign/create', campaign, auth)).body).toEqual(
+			error('Field "recipientList" must be an array of list IDs'),
+		);
 
-		const send = () =>
-			fetch(`${url}/email/send`, { method: 'POST', headers, body: JSON.stringify(validEmail()) });
-		expect((await send()).status).toBe(200);
-		expect((await send()).status).toBe(429);
-		const list = await fetch(`${url}/list/addProfiles`, {
-			method: 'POST',
-			headers,
-			body: JSON.stringify({ name: 'X', profiles: [] }),
-		});
-		expect(list.status).toBe(200);
-
-		await waitFor(() => cli.output().includes('POST /list/addProfiles 200'));
+		await logged(cli, 'POST /campaign/create 400');
 		expect(cli.output()).toMatch(/POST \/list\/addProfiles 200 \d+ms\n/);
 		expect(cli.output()).toMatch(/POST \/email\/send 200/);
 		expect(cli.output()).toMatch(/POST \/email\/send 429/);
 		expect(cli.output()).not.toContain(secret);
+		await cli.stop('SIGINT');
+	});
 
-		cli.child.kill('SIGINT');
-		expect(await cli.exited).toBe(0);
+	test('cli: an invalid --campaign-list-field stops with a readable error', async () => {
+		const cli = spawnCli(['--campaign-list-field', 'x']);
+		expect(await cli.exited).toBe(1);
+		expect(cli.stderr()).toContain('Invalid option campaignListField');
 	});
 });
