@@ -177,7 +177,7 @@ export async function execute(
 	for (const [requestIndex, batch] of batches.entries()) {
 		const itemIndexes = batch.profiles.map((profile) => profile.itemIndex);
 		if (runStopper) {
-			output.push(...failItems(notSent(runStopper), itemIndexes));
+			output.push(...itemFailures(notSent(runStopper), itemIndexes));
 			continue;
 		}
 		const listId = batch.listId ?? createdListId;
@@ -203,7 +203,7 @@ export async function execute(
 			if (!continueOnFail || RUN_STOPPING_KINDS.has(result.failure.kind) || listMayExist) {
 				runStopper = { ...result.failure, listMayExist };
 			}
-			output.push(...failItems(result.failure, itemIndexes));
+			output.push(...itemFailures(result.failure, itemIndexes));
 			continue;
 		}
 		const data = (result.body.data ?? {}) as IDataObject;
@@ -222,7 +222,7 @@ export async function execute(
 	return output;
 }
 
-function failItems(failure: ApiFailure, itemIndexes: number[]): ItemFailure[] {
+function itemFailures(failure: ApiFailure, itemIndexes: number[]): ItemFailure[] {
 	return itemIndexes.map((itemIndex) => new ItemFailure(failure, itemIndex));
 }
 
