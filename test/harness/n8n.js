@@ -398,6 +398,27 @@ const SOURCE_TYPE = `${HARNESS_PACKAGE}.source`;
 const SINK_TYPE = `${HARNESS_PACKAGE}.sink`;
 
 /**
+ * A harness node type's description: "Harness <Name>", one main output, no parameters.
+ * @param {string} name @param {string} description @param {string} group
+ * @param {import('n8n-workflow').INodeTypeDescription['inputs']} [inputs]
+ * @returns {import('n8n-workflow').INodeTypeDescription}
+ */
+function harnessDescription(name, description, group, inputs = [NodeConnectionTypes.Main]) {
+	const displayName = `Harness ${name[0].toUpperCase()}${name.slice(1)}`;
+	return {
+		displayName,
+		name,
+		group: [group],
+		version: 1,
+		description,
+		defaults: { name: displayName },
+		inputs,
+		outputs: [NodeConnectionTypes.Main],
+		properties: [],
+	};
+}
+
+/**
  * Emits a deep copy of the given items, like a Code/Edit Fields node right
  * after the manual trigger. One run of a source node = one test run, so the
  * items are closed over instead of being put into parameters (which would
@@ -407,17 +428,7 @@ const SINK_TYPE = `${HARNESS_PACKAGE}.sink`;
  */
 function createSourceNodeType(items) {
 	return {
-		description: {
-			displayName: 'Harness Source',
-			name: 'source',
-			group: ['input'],
-			version: 1,
-			description: 'Emits the test input items',
-			defaults: { name: 'Harness Source' },
-			inputs: [NodeConnectionTypes.Main],
-			outputs: [NodeConnectionTypes.Main],
-			properties: [],
-		},
+		description: harnessDescription('source', 'Emits the test input items', 'input'),
 		async execute() {
 			return [structuredClone(items)];
 		},
@@ -427,17 +438,11 @@ function createSourceNodeType(items) {
 /** Passes its input through unchanged (a NoOp), so downstream wiring is real. */
 /** @type {INodeType} */
 const sinkNodeType = {
-	description: {
-		displayName: 'Harness Sink',
-		name: 'sink',
-		group: ['output'],
-		version: 1,
-		description: 'Collects the items of one output of the node under test',
-		defaults: { name: 'Harness Sink' },
-		inputs: [NodeConnectionTypes.Main],
-		outputs: [NodeConnectionTypes.Main],
-		properties: [],
-	},
+	description: harnessDescription(
+		'sink',
+		'Collects the items of one output of the node under test',
+		'output',
+	),
 	async execute() {
 		return [this.getInputData()];
 	},
@@ -457,20 +462,12 @@ const AGENT_TYPE = `${HARNESS_PACKAGE}.agent`;
  */
 function createAgentNodeType(calls) {
 	return {
-		description: {
-			displayName: 'Harness Agent',
-			name: 'agent',
-			group: ['transform'],
-			version: 1,
-			description: 'Calls the connected tool like an agent',
-			defaults: { name: 'Harness Agent' },
-			inputs: [
-				NodeConnectionTypes.Main,
-				{ type: NodeConnectionTypes.AiTool, displayName: 'Tools' },
-			],
-			outputs: [NodeConnectionTypes.Main],
-			properties: [],
-		},
+		description: harnessDescription(
+			'agent',
+			'Calls the connected tool like an agent',
+			'transform',
+			[NodeConnectionTypes.Main, { type: NodeConnectionTypes.AiTool, displayName: 'Tools' }],
+		),
 		async execute() {
 			const tools = /** @type {any[]} */ (
 				await this.getInputConnectionData(NodeConnectionTypes.AiTool, 0)
@@ -745,15 +742,20 @@ async function runWorkflow(options) {
 	const onError = options.onError ?? 'stopWorkflow';
 	const nodeName = options.nodeName ?? 'Node Under Test';
 
-	/** @type {INode} */
-	const sourceNode = {
+	/**
+	 * A harness node of the workflow, without parameters.
+	 * @param {string} name @param {string} type @param {[number, number]} position
+	 * @returns {INode}
+	 */
+	const harnessNode = (name, type, position) => ({
 		id: randomUUID(),
-		name: 'Harness Source',
-		type: SOURCE_TYPE,
+		name,
+		type,
 		typeVersion: 1,
-		position: [0, 0],
+		position,
 		parameters: {},
-	};
+	});
+	const sourceNode = harnessNode('Harness Source', SOURCE_TYPE, [0, 0]);
 	/** @type {INode} */
 	const testedNode = {
 		id: randomUUID(),
@@ -771,34 +773,9 @@ async function runWorkflow(options) {
 		...(options.executeOnce !== undefined && { executeOnce: options.executeOnce }),
 		...options.nodeOverrides,
 	};
-	/** @type {INode} */
-	const successSink = {
-		id: randomUUID(),
-		name: 'Success Sink',
-		type: SINK_TYPE,
-		typeVersion: 1,
-		position: [440, -100],
-		parameters: {},
-	};
-	/** @type {INode} */
-	const errorSink = {
-		id: randomUUID(),
-		name: 'Error Sink',
-		type: SINK_TYPE,
-		typeVersion: 1,
-		position: [440, 100],
-		parameters: {},
-	};
-
-	/** @type {INode} */
-	const agentNode = {
-		id: randomUUID(),
-		name: 'Harness Agent',
-		type: AGENT_TYPE,
-		typeVersion: 1,
-		position: [440, 0],
-		parameters: {},
-	};
+	const successSink = harnessNode('Success Sink', SINK_TYPE, [440, -100]);
+	const errorSink = harnessNode('Error Sink', SINK_TYPE, [440, 100]);
+	const agentNode = harnessNode('Harness Agent', AGENT_TYPE, [440, 0]);
 
 	const withErrorOutput = onError === 'continueErrorOutput';
 	const nodes = asTool
