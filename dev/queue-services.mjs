@@ -376,19 +376,11 @@ export async function startPostgres({
 			env: { PATH: process.env.PATH, LANG: 'C', LC_ALL: 'C' },
 		},
 	);
+	// How pg_isready, psql and createdb reach this server, as this user
+	const connect = ['-h', host, '-p', String(port), '-U', user];
 	const deadline = Date.now() + timeoutMs;
 	for (;;) {
-		const res = runAs(owner, bin('pg_isready'), [
-			'-h',
-			host,
-			'-p',
-			String(port),
-			'-U',
-			user,
-			'-d',
-			'postgres',
-			'-q',
-		]);
+		const res = runAs(owner, bin('pg_isready'), [...connect, '-d', 'postgres', '-q']);
 		if (res.status === 0) break;
 		if (service.exited() || Date.now() > deadline) {
 			await service.stop();
@@ -403,12 +395,7 @@ export async function startPostgres({
 		owner,
 		bin('psql'),
 		[
-			'-h',
-			host,
-			'-p',
-			String(port),
-			'-U',
-			user,
+			...connect,
 			'-d',
 			'postgres',
 			'-tAc',
@@ -421,12 +408,7 @@ export async function startPostgres({
 		throw new Error(`psql failed: ${exists.stderr}`);
 	}
 	if (exists.stdout.trim() !== '1') {
-		const created = runAs(
-			owner,
-			bin('createdb'),
-			['-h', host, '-p', String(port), '-U', user, database],
-			{ env },
-		);
+		const created = runAs(owner, bin('createdb'), [...connect, database], { env });
 		if (created.status !== 0) {
 			await service.stop();
 			throw new Error(`createdb ${database} failed: ${created.stderr}`);
@@ -449,7 +431,7 @@ export async function startPostgres({
 			const res = runAs(
 				owner,
 				bin('psql'),
-				['-h', host, '-p', String(port), '-U', user, '-d', database, '-tA', '-F', '\t', '-c', sql],
+				[...connect, '-d', database, '-tA', '-F', '\t', '-c', sql],
 				{ env },
 			);
 			if (res.status !== 0) throw new Error(`psql: ${res.stderr}`);
