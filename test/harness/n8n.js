@@ -227,7 +227,9 @@ function createMemoryDeduplicator() {
 		async checkProcessedAndRecord(items, scope, context, options) {
 			if (options.mode !== 'entries') throw new Error('harness deduplicator: entries mode only');
 			const key = keyOf(scope, context);
-			const recorded = store.get(key) ?? [];
+			const recorded = [...(store.get(key) ?? [])];
+			// The server reads the row, then writes it back: calls that overlap lose writes there too.
+			await new Promise((resolve) => setImmediate(resolve));
 			const known = new Set(recorded);
 			/** @type {{ new: string[], processed: string[] }} */
 			const result = { new: [], processed: [] };
@@ -244,11 +246,13 @@ function createMemoryDeduplicator() {
 		},
 		/** @param {string[]} items @param {string} scope @param {any} context */
 		async removeProcessed(items, scope, context) {
-			const recorded = store.get(keyOf(scope, context)) ?? [];
+			const recorded = [...(store.get(keyOf(scope, context)) ?? [])];
+			await new Promise((resolve) => setImmediate(resolve));
 			for (const item of items) {
 				const index = recorded.indexOf(String(item));
 				if (index !== -1) recorded.splice(index, 1);
 			}
+			store.set(keyOf(scope, context), recorded);
 		},
 		/** @param {string} scope @param {any} context */
 		async clearAllProcessedItems(scope, context) {
@@ -610,7 +614,8 @@ function startRun(workflowExecute, workflow, startNode, pinData) {
  * record the executed nodes in order, the in-memory credentials, and the log lines it emitted.
  * @param {{ workflow: import('n8n-workflow').Workflow, workflowId: string, nodes: INode[],
  *   connections: import('n8n-workflow').IConnections, settings: any, store: any,
- *   mode: import('n8n-workflow').WorkflowExecuteMode, startNode: INode | undefined, pinData?: any }} run
+ *   mode: import('n8n-workflow').WorkflowExecuteMode, startNode: INode | undefined, pinData?: any,
+ *   stopWhen?: () => boolean }} run
  * @returns {Promise<{ run: IRun, executedNodes: string[], logs: string[] }>}
  */
 async function executeWorkflow({
@@ -623,6 +628,7 @@ async function executeWorkflow({
 	mode,
 	startNode,
 	pinData,
+	stopWhen,
 }) {
 	const executionId = `${Math.floor(Math.random() * 1e9)}`;
 	/** @type {string[]} */
@@ -650,8 +656,21 @@ async function executeWorkflow({
 	});
 	const logStart = logLines.length;
 	const workflowExecute = new core.WorkflowExecute(additionalData, mode);
-	const run = await startRun(workflowExecute, workflow, startNode, pinData);
-	return { run, executedNodes, logs: logLines.slice(logStart) };
+	const execution = startRun(workflowExecute, workflow, startNode, pinData);
+	// What n8n's Stop button (and an execution timeout) does: cancel the running execution.
+	const watch =
+		stopWhen &&
+		setInterval(() => {
+			if (!stopWhen()) return;
+			clearInterval(watch);
+			execution.cancel();
+		}, 2);
+	try {
+		const run = await execution;
+		return { run, executedNodes, logs: logLines.slice(logStart) };
+	} finally {
+		clearInterval(watch);
+	}
 }
 
 // ---------------------------------------------------------------------------
@@ -684,6 +703,9 @@ async function executeWorkflow({
  * @property {Partial<INode>} [nodeOverrides] merged into the INode of the tested node
  * @property {import('n8n-workflow').IWorkflowSettings} [settings] default `{ executionOrder: 'v1' }`
  * @property {import('n8n-workflow').WorkflowExecuteMode} [mode] default 'manual'
+ * @property {() => boolean} [stopWhen] polled every 2 ms while the execution runs; once it
+ *   returns true the execution is stopped as n8n's Stop button does (`cancel()`). The run then
+ *   resolves when the node under test returns.
  */
 
 /**
@@ -836,6 +858,7 @@ async function runWorkflow(options) {
 		store,
 		mode: options.mode ?? 'manual',
 		startNode,
+		stopWhen: options.stopWhen,
 	});
 
 	const runData = run.data.resultData.runData;

@@ -79,7 +79,7 @@ test('on: the same key twice in one run sends the first and skips the second, na
 	});
 });
 
-test('the default key is the recipient (any case) and the subject; another subject is another email', async () => {
+test('issue 20: the default key is the whole email: an identical email is skipped, the recipient in any case', async () => {
 	const workflow = savedWorkflow();
 	await runNode(sandbox, {
 		...workflow,
@@ -91,14 +91,43 @@ test('the default key is the recipient (any case) and the subject; another subje
 		parameters: skipping(),
 		items: [{ email: 'jane@customer.test' }],
 	});
-	const otherSubject = await runNode(sandbox, {
-		...workflow,
-		parameters: { ...skipping(), subject: 'Your receipt' },
-		items: [{ email: 'jane@customer.test' }],
-	});
 	expect(again.success[0].json.skipped).toBe(true);
-	expect(otherSubject.success[0].json.messageId).toEqual(expect.any(String));
+	expect(recipients()).toEqual(['Jane@Customer.test']);
 });
+
+test.each([
+	['another subject', { subject: 'Your receipt' }],
+	['another body (a new reset link, same subject)', { text: 'Reset: https://x.test/r/2' }],
+	['another sender', { from: 'noreply@example.com' }],
+	[
+		'the same template with other variables (a second order confirmation)',
+		{
+			content: 'template',
+			templateId: 'tmpl_welcome',
+			templateVariablesMode: 'json',
+			templateVariablesJson: '{ "company": "Order 1002" }',
+		},
+	],
+])(
+	'issue 20: the default key is the whole email: %s is another email, sent',
+	async (_, changed) => {
+		const workflow = savedWorkflow();
+		const first = {
+			...skipping(),
+			...(changed.content === 'template'
+				? { ...changed, templateVariablesJson: '{ "company": "Order 1001" }' }
+				: { text: 'Reset: https://x.test/r/1' }),
+		};
+		await runNode(sandbox, { ...workflow, parameters: first, items: contacts(1) });
+		const second = await runNode(sandbox, {
+			...workflow,
+			parameters: { ...first, ...changed },
+			items: contacts(1),
+		});
+		expect(second.success[0].json.messageId).toEqual(expect.any(String));
+		expect(sandbox.state.emails).toHaveLength(2);
+	},
+);
 
 test('a Key expression (an order id) decides instead of recipient and subject', async () => {
 	const workflow = savedWorkflow();
@@ -144,11 +173,19 @@ test('scope: "This Node" is per node, "This Workflow" is shared by the nodes of 
 });
 
 test.each([
-	['a 400 (refused)', { status: 400 }, true],
-	['a 429 (refused)', { status: 429 }, true],
-	['a 500 (may have been queued)', { status: 500 }, false],
-	['a dropped answer (queued, answer lost)', { action: 'drop' }, false],
-])('after %s, a later run sends the email again: %s', async (_, fault, sentAgain) => {
+	['a 400 (refused)', { status: 400 }],
+	['a 429 (refused)', { status: 429 }],
+	['the API\'s 500 "Internal server error; retry later"', { status: 500 }],
+	[
+		"a proxy's 503 page",
+		{
+			status: 503,
+			body: '<html>Service Unavailable</html>',
+			headers: { 'content-type': 'text/html' },
+		},
+	],
+	['a 502 from a gateway', { status: 502 }],
+])('issue 20: after %s nothing was queued, so a later run sends the email', async (_, fault) => {
 	const workflow = savedWorkflow();
 	sandbox.injectFaults([/** @type {any} */ (fault)]);
 	await runNode(sandbox, {
@@ -158,9 +195,66 @@ test.each([
 		onError: 'continueErrorOutput',
 	});
 	const later = await runNode(sandbox, { ...workflow, parameters: skipping(), items: contacts(1) });
-	// Released when nothing was queued, so a later run sends; kept when it may have been.
-	expect(later.success[0].json.skipped === undefined).toBe(sentAgain);
-	expect(sandbox.requests).toHaveLength(sentAgain ? 2 : 1);
+	expect(later.success[0].json.messageId).toEqual(expect.any(String));
+	expect(sandbox.requests).toHaveLength(2);
+	expect(sandbox.state.emails).toHaveLength(1);
+});
+
+test.each([
+	['a dropped answer (queued, answer lost)', { action: 'drop' }],
+	['a timeout after the request left', { action: 'hang' }],
+	['a 504 from a gateway', { status: 504 }],
+])(
+	'issue 20: after %s the outcome is unknown: a later run fails the item saying so, never "sent before"',
+	async (_, fault) => {
+		const workflow = savedWorkflow();
+		const parameters = skipping({}, { retries: 0 });
+		sandbox.injectFaults([/** @type {any} */ (fault)]);
+		await runNode(sandbox, {
+			...workflow,
+			parameters: { ...parameters, requestOptions: { timeout: 300 } },
+			items: contacts(2),
+			onError: 'continueErrorOutput',
+		});
+		const later = await runNode(sandbox, {
+			...workflow,
+			parameters,
+			items: contacts(2),
+			onError: 'continueErrorOutput',
+		});
+		expect(later.errors).toHaveLength(1);
+		expect(later.errors[0].json).toMatchObject({
+			error: expect.stringMatching(/no clear answer/),
+			details: {
+				kind: 'outcome_unknown',
+				description: expect.stringMatching(/Retry Send On Server Error/),
+			},
+		});
+		expect(later.errors[0].pairedItem).toEqual({ item: 0 });
+		expect(later.success[0].json.skipped).toBe(true);
+		expect(JSON.stringify(later.success)).not.toMatch(/no clear answer/);
+		expect(sandbox.requests).toHaveLength(2);
+	},
+);
+
+test('issue 20: an unknown outcome is sent again only when Retry Send On Server Error allows it, then remembered', async () => {
+	const workflow = savedWorkflow();
+	sandbox.injectFaults([{ action: 'drop' }]);
+	await runNode(sandbox, {
+		...workflow,
+		parameters: skipping({}, { retries: 0 }),
+		items: contacts(1),
+		onError: 'continueErrorOutput',
+	});
+	const allowed = await runNode(sandbox, {
+		...workflow,
+		parameters: skipping({}, { retrySendOnServerError: true }),
+		items: contacts(1),
+	});
+	expect(allowed.success[0].json.messageId).toEqual(expect.any(String));
+	const after = await runNode(sandbox, { ...workflow, parameters: skipping(), items: contacts(1) });
+	expect(after.success[0].json.reason).toMatch(/sent before/);
+	expect(sandbox.requests).toHaveLength(2);
 });
 
 test('On Error = Stop: emails not sent because the run stopped are released too', async () => {

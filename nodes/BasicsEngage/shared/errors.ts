@@ -11,7 +11,8 @@ export type ErrorKind =
 	| 'quota_exceeded'
 	| 'server_error'
 	| 'network_error'
-	| 'unexpected_response';
+	| 'unexpected_response'
+	| 'outcome_unknown';
 
 export interface ApiFailure {
 	kind: ErrorKind;
@@ -66,6 +67,7 @@ export const KIND_MESSAGES: Record<ErrorKind, string> = {
 	server_error: 'BasicsEngage had a server error',
 	network_error: 'BasicsEngage could not be reached',
 	unexpected_response: 'BasicsEngage answered unexpectedly',
+	outcome_unknown: 'Not sent: an earlier request for it got no clear answer',
 };
 
 // Said to the user and to an AI agent alike, so a model does not loop on a refusal that every

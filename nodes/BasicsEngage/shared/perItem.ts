@@ -4,9 +4,10 @@ import type { ApiResult } from './answers';
 import type { ApiFailure } from './errors';
 import { RUN_STOPPING_KINDS } from './errors';
 import type { RunMemory } from './once';
+import { requestOnce } from './once';
 import type { OperationOutput } from './output';
-import { ItemFailure, notSentFailure } from './output';
-import { sendConcurrently } from './queue';
+import { ItemFailure } from './output';
+import { RunStop, sendConcurrently } from './queue';
 import type { RetryPolicy } from './retry';
 import type { RequestSettings } from './settings';
 import type { ApiRequest } from './transport';
@@ -41,12 +42,19 @@ export interface PerItemOperation {
 	wording: RunWording;
 }
 
-/** Answers some items without sending them, and is told afterwards what the others did. */
+/** How an item is answered without its request: an output json, or a failure. */
+export type Answer = { json: IDataObject } | { failure: ApiFailure };
+
+/** Answers some items without sending them (Send Email's Skip Emails Already Sent). */
 export interface SkipHook {
-	/** Before any request: the output json of each item that is not to be sent. */
-	select: (pending: PendingRequest[]) => Promise<Map<number, IDataObject>>;
-	/** After the requests, before the run may stop: what each sent item's request did. */
-	settle: (sent: PendingRequest[], results: Array<ApiResult | undefined>) => Promise<void>;
+	/** Before any request: the items not to be sent. What it throws fails every item. */
+	select: (pending: PendingRequest[]) => Promise<Map<number, Answer>>;
+	/** Just before the item's request: an answer instead of sending it, or undefined to send. */
+	beforeSend: (itemIndex: number) => Promise<Answer | undefined>;
+	/** What the request did; undefined when it never left. */
+	afterSend: (itemIndex: number, result: ApiResult | undefined) => void;
+	/** Waits until what `afterSend` was told is stored. */
+	flush: () => Promise<void>;
 }
 
 export interface PendingRequest {
@@ -58,7 +66,8 @@ export interface PendingRequest {
  * Runs a per-item operation: every item is checked before any request (a bad item costs no
  * quota and stops nothing already sent), the requests go out in input order through the run's
  * memory, and each input item comes back exactly once, paired, on the success or error side.
- * A 401 or 429 stops the run; items not sent then say so and can be sent again.
+ * A 401 or 429, a server that keeps failing, or a Stop ends the run; items not sent then say so
+ * and can be sent again.
  */
 export async function runPerItem(
 	context: IExecuteFunctions,
@@ -68,50 +77,71 @@ export async function runPerItem(
 ): Promise<OperationOutput> {
 	const { values, failures } = readItems(context, operation.read);
 	const output: OperationOutput = [];
+	const answer = (itemIndex: number, given: Answer) => {
+		output[itemIndex] =
+			'json' in given
+				? { json: given.json, pairedItem: { item: itemIndex } }
+				: new ItemFailure(given.failure, itemIndex);
+	};
 	for (const failure of failures) output[failure.itemIndex] = failure;
 	let pending = values.map(({ itemIndex, value: request }) => ({ itemIndex, request }));
-	if (operation.skip) {
-		const skipped = await operation.skip.select(pending);
-		for (const [itemIndex, json] of skipped)
-			output[itemIndex] = { json, pairedItem: { item: itemIndex } };
-		pending = pending.filter(({ itemIndex }) => !skipped.has(itemIndex));
+	const { skip, explain } = operation;
+	if (skip) {
+		const answered = await skip.select(pending);
+		for (const [itemIndex, given] of answered) answer(itemIndex, given);
+		pending = pending.filter(({ itemIndex }) => !answered.has(itemIndex));
 	}
-	const requests = pending.map(({ request }) => request);
-	const requestItemIndexes = pending.map(({ itemIndex }) => itemIndex);
 
 	const continueOnFail = context.continueOnFail();
-	const sent = await sendConcurrently(context, settings, requests, {
+	const stop = new RunStop(context);
+	const results = await sendConcurrently(context, settings, pending.length, {
 		concurrency: operation.concurrency,
-		retryPolicy: operation.retryPolicy,
-		stopAfter: (failure) => !continueOnFail || RUN_STOPPING_KINDS.has(failure.kind),
-		memory,
-		// The item index: the same on every try of the run, so Retry On Fail finds what was done.
-		itemKeys: requestItemIndexes.map(String),
+		stop,
+		send: async (requestIndex): Promise<ApiResult | undefined> => {
+			const { itemIndex, request } = pending[requestIndex];
+			const instead = await skip?.beforeSend(itemIndex);
+			if (instead) {
+				answer(itemIndex, instead);
+				return undefined;
+			}
+			// A Stop while the item was being marked: it never leaves.
+			if (stop.stopped) {
+				skip?.afterSend(itemIndex, undefined);
+				return undefined;
+			}
+			// The item index: the same on every try of the run, so Retry On Fail finds what was done.
+			let result = await requestOnce(
+				context,
+				settings,
+				request,
+				operation.retryPolicy,
+				memory,
+				String(itemIndex),
+			);
+			skip?.afterSend(itemIndex, result);
+			if (!result.ok && explain) result = { ok: false, failure: explain(result.failure, request) };
+			stop.record(result);
+			if (!result.ok && (!continueOnFail || RUN_STOPPING_KINDS.has(result.failure.kind))) {
+				stop.stopFor(result.failure, stopReason(result.failure));
+			}
+			return result;
+		},
 	});
-	const { explain } = operation;
-	const results = explain
-		? sent.map((result, requestIndex) =>
-				result === undefined || result.ok
-					? result
-					: { ok: false as const, failure: explain(result.failure, requests[requestIndex]) },
-			)
-		: sent;
-	await operation.skip?.settle(pending, results);
+	await skip?.flush();
 
 	// Under Stop Workflow the run ends at the first failed request, which says what the others did.
 	const stoppedAt = continueOnFail ? -1 : results.findIndex((result) => result?.ok === false);
-	let runStopper: ApiFailure | undefined;
+	const requestItemIndexes = pending.map(({ itemIndex }) => itemIndex);
 	results.forEach((result, requestIndex) => {
 		const itemIndex = requestItemIndexes[requestIndex];
 		if (result === undefined) {
-			output[itemIndex] = new ItemFailure(notSent(runStopper, operation.wording), itemIndex);
+			output[itemIndex] ??= new ItemFailure(stop.notSent(operation.wording.notSent), itemIndex);
 		} else if (result.ok) {
 			output[itemIndex] = {
-				json: operation.toJson(result.body, requests[requestIndex]),
+				json: operation.toJson(result.body, pending[requestIndex].request),
 				pairedItem: { item: itemIndex },
 			};
 		} else {
-			if (RUN_STOPPING_KINDS.has(result.failure.kind)) runStopper ??= result.failure;
 			const failure =
 				requestIndex === stoppedAt
 					? withRunNotes(results, stoppedAt, requestItemIndexes, operation.wording)
@@ -122,12 +152,10 @@ export async function runPerItem(
 	return output;
 }
 
-function notSent(cause: ApiFailure | undefined, wording: RunWording): ApiFailure {
-	const reason =
-		cause?.kind === 'quota_exceeded'
-			? 'the daily email quota was exceeded earlier in this run'
-			: 'an earlier request of this run failed';
-	return notSentFailure(cause, reason, wording.notSent);
+function stopReason(failure: ApiFailure): string {
+	return failure.kind === 'quota_exceeded'
+		? 'the daily email quota was exceeded earlier in this run'
+		: 'an earlier request of this run failed';
 }
 
 /**

@@ -1,67 +1,106 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
-import { sleep } from 'n8n-workflow';
 
-import type { RunMemory } from './once';
-import { requestOnce } from './once';
-import type { RetryPolicy } from './retry';
 import type { ApiResult } from './answers';
-import type { ApiFailure } from './errors';
+import type { ApiFailure, ErrorKind } from './errors';
+import { notSentFailure } from './output';
+import { waitUnlessStopped } from './retry';
 import type { RequestSettings } from './settings';
-import type { ApiRequest } from './transport';
+import { stopSignal } from './transport';
 
 /**
- * n8n's "Request Options > Batching", as its routing node applies it: before every
- * `requestsPerBatch`-th request, wait `intervalMs`.
+ * Failures in a row, with no success between them, after which a run stops sending. Each has
+ * already had its retries, so five means BasicsEngage is down, not having a bad second; and it
+ * keeps a dead server from holding a run of thousands for hours (a 5-minute timeout each).
  */
-export async function paceRequest(settings: RequestSettings, requestIndex: number): Promise<void> {
-	const { throttle } = settings;
-	if (throttle && requestIndex > 0 && requestIndex % throttle.requestsPerBatch === 0) {
-		await sleep(throttle.intervalMs);
+export const GIVE_UP_AFTER = 5;
+const SERVER_DOWN_KINDS: ReadonlySet<ErrorKind> = new Set(['server_error', 'network_error']);
+
+/**
+ * Decides when a run stops sending before its last request: a failure that every later request
+ * would share (401, 429), the first failure under On Error = Stop Workflow, a server that keeps
+ * failing, or the execution's Stop. It then words the failure of every item not sent.
+ */
+export class RunStop {
+	private failuresInARow = 0;
+
+	private cause: ApiFailure | undefined;
+
+	private why: string | undefined;
+
+	private readonly signal: AbortSignal | undefined;
+
+	constructor(context: IExecuteFunctions) {
+		this.signal = stopSignal(context);
+	}
+
+	get stopped(): boolean {
+		return this.why !== undefined || this.signal?.aborted === true;
+	}
+
+	/** Stops the run because of this failure, said as `why` to the items not sent. */
+	stopFor(failure: ApiFailure, why: string): void {
+		if (this.why !== undefined) return;
+		this.cause = failure;
+		this.why = why;
+	}
+
+	/** Counts server and network failures in a row; any other answer shows the server is up. */
+	record(result: ApiResult): void {
+		if (result.ok || !SERVER_DOWN_KINDS.has(result.failure.kind)) {
+			this.failuresInARow = 0;
+		} else if (++this.failuresInARow >= GIVE_UP_AFTER) {
+			this.stopFor(
+				result.failure,
+				`${GIVE_UP_AFTER} requests in a row failed, so the run stopped sending`,
+			);
+		}
+	}
+
+	/** The failure of an item this run did not send; `whatNow` says it can be sent again. */
+	notSent(whatNow: string): ApiFailure {
+		const why = this.why ?? 'the execution was stopped';
+		return notSentFailure(this.cause, why, whatNow);
 	}
 }
 
 /**
- * Sends the requests in input order with at most `concurrency` in flight. Once `stopAfter`
- * says a failure ends the run, nothing more is launched; requests never sent come back as
- * `undefined`, so the caller decides what each of their items reports.
+ * n8n's "Request Options > Batching", as its routing node applies it: before every
+ * `requestsPerBatch`-th request, wait `intervalMs` (a Stop ends the wait).
  */
-export async function sendConcurrently(
+export async function paceRequest(
+	settings: RequestSettings,
+	requestIndex: number,
+	signal: AbortSignal | undefined,
+): Promise<void> {
+	const { throttle } = settings;
+	if (throttle && requestIndex > 0 && requestIndex % throttle.requestsPerBatch === 0) {
+		await waitUnlessStopped(throttle.intervalMs, signal);
+	}
+}
+
+/**
+ * Runs `send` for each index in order with at most `concurrency` in flight, until the run stops.
+ * Indexes never started come back as `undefined`, so the caller decides what their items report.
+ */
+export async function sendConcurrently<T>(
 	context: IExecuteFunctions,
 	settings: RequestSettings,
-	requests: ApiRequest[],
+	count: number,
 	{
 		concurrency,
-		retryPolicy,
-		stopAfter,
-		memory,
-		itemKeys,
-	}: {
-		concurrency: number;
-		retryPolicy: RetryPolicy;
-		stopAfter: (failure: ApiFailure) => boolean;
-		memory: RunMemory;
-		/** Each request's key in the run's memory (its item index). */
-		itemKeys: string[];
-	},
-): Promise<Array<ApiResult | undefined>> {
-	const results: Array<ApiResult | undefined> = new Array(requests.length).fill(undefined);
+		stop,
+		send,
+	}: { concurrency: number; stop: RunStop; send: (index: number) => Promise<T> },
+): Promise<Array<T | undefined>> {
+	const results: Array<T | undefined> = new Array(count).fill(undefined);
 	const inFlight = new Set<Promise<void>>();
-	let stopped = false;
-
-	for (let index = 0; index < requests.length; index++) {
-		await paceRequest(settings, index);
+	const signal = stopSignal(context);
+	for (let index = 0; index < count && !stop.stopped; index++) {
+		await paceRequest(settings, index, signal);
 		while (inFlight.size >= concurrency) await Promise.race(inFlight);
-		if (stopped) break;
-		const sending: Promise<void> = requestOnce(
-			context,
-			settings,
-			requests[index],
-			retryPolicy,
-			memory,
-			itemKeys[index],
-		).then((result) => {
+		if (stop.stopped) break;
+		const sending: Promise<void> = send(index).then((result) => {
 			results[index] = result;
-			if (!result.ok && stopAfter(result.failure)) stopped = true;
 			inFlight.delete(sending);
 		});
 		inFlight.add(sending);

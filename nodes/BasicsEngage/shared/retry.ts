@@ -1,12 +1,11 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { sleep } from 'n8n-workflow';
 
 import type { ApiResult } from './answers';
 import type { ApiFailure } from './errors';
 import type { RequestSettings } from './settings';
 import { readNumberOption } from './settings';
 import type { ApiRequest } from './transport';
-import { apiRequest } from './transport';
+import { apiRequest, stopSignal } from './transport';
 
 export interface RetryPolicy {
 	retries: number;
@@ -78,8 +77,20 @@ function waitBeforeRetry(failure: ApiFailure, attempt: number, policy: RetryPoli
 }
 
 /**
+ * Waits, but not past a Stop: n8n abandons a stopped node without ending its promise, so the
+ * node's own waits must end themselves (n8n-workflow's `sleep` cannot be cancelled).
+ */
+export async function waitUnlessStopped(ms: number, signal: AbortSignal | undefined): Promise<void> {
+	if (ms <= 0 || signal?.aborted) return;
+	// Whole milliseconds within a timer's range, as AbortSignal.timeout requires.
+	const timeout = AbortSignal.timeout(Math.min(Math.ceil(ms), 2 ** 31 - 1));
+	const ends = signal ? AbortSignal.any([signal, timeout]) : timeout;
+	await new Promise((resolve) => ends.addEventListener('abort', resolve, { once: true }));
+}
+
+/**
  * Sends one request, retrying as the policy allows; never retries a refusal (400, 401, 429),
- * a redirect or an answer that breaks the contract.
+ * a redirect or an answer that breaks the contract, nor anything after a Stop.
  */
 export async function requestWithRetries(
 	context: IExecuteFunctions,
@@ -87,11 +98,13 @@ export async function requestWithRetries(
 	request: ApiRequest,
 	policy: RetryPolicy,
 ): Promise<ApiResult> {
+	const signal = stopSignal(context);
 	for (let attempt = 0; ; attempt++) {
 		const result = await apiRequest(context, settings, request);
 		if (result.ok || attempt >= policy.retries || !shouldRetry(result.failure, policy)) {
 			return result;
 		}
-		await sleep(waitBeforeRetry(result.failure, attempt, policy));
+		await waitUnlessStopped(waitBeforeRetry(result.failure, attempt, policy), signal);
+		if (signal?.aborted) return result;
 	}
 }

@@ -18,6 +18,11 @@ export interface ApiRequest {
 	contract: SuccessContract;
 }
 
+/** The execution's Stop signal: aborted when the user stops it or its timeout ends it. */
+export function stopSignal(context: IExecuteFunctions): AbortSignal | undefined {
+	return context.getExecutionCancelSignal?.();
+}
+
 /**
  * Sends one request and maps every outcome to a result; it never throws. HTTP statuses are
  * handled here (`ignoreHttpStatusErrors`), which also stops n8n from re-sending a request once
@@ -46,6 +51,8 @@ export async function apiRequest(
 		// turn a POST into a GET; the API never redirects, so a 3xx is reported, not followed.
 		disableFollowRedirect: true,
 		timeout: settings.timeout,
+		// n8n 2.x adds it itself; 1.x does not, and a Stop must also end a request under way.
+		abortSignal: stopSignal(context),
 		skipSslCertificateValidation: settings.skipSslCertificateValidation,
 		...(settings.proxy ? { proxy: settings.proxy } : {}),
 	};

@@ -177,7 +177,7 @@ const properties: INodeProperties[] = [
 			type: 'boolean',
 			default: false,
 			description:
-				'Whether to also retry after a server error (5xx), a dropped connection or a timeout. Without it, an email is retried only when it provably never reached BasicsEngage.',
+				'Whether to also retry after a server error (5xx), a dropped connection or a timeout, and to send an email that Skip Emails Already Sent knows only as "outcome unknown". Without it, an email is retried only when it provably never reached BasicsEngage.',
 			hint: 'The first attempt may already have queued the email, so a recipient can get it twice',
 		},
 	]),
@@ -198,6 +198,8 @@ export async function execute(
 	const options = readOptions(this, 'options');
 	const sentKeys = readSentKeys(this, options);
 	const keys = new Map<number, string>();
+	// A retried email may be queued twice, so only the user can allow that.
+	const retryMaybeSent = options.retrySendOnServerError === true;
 	return await runPerItem(this, memory, settings, {
 		read: (itemIndex) => {
 			const body = readEmailRequest(this, itemIndex);
@@ -205,10 +207,9 @@ export async function execute(
 			if (sentKeys) keys.set(itemIndex, sentKeys.keyOf(itemIndex, body));
 			return { path: '/email/send', body, contract: queuedEmail };
 		},
-		skip: sentKeys && skipAlreadySent(this, sentKeys, keys, memory),
+		skip: sentKeys && skipAlreadySent(this, sentKeys, keys, memory, retryMaybeSent),
 		concurrency: readNumberOption(options, concurrencyOption),
-		// A retried email may be queued twice, so only the user can allow that.
-		retryPolicy: readRetryPolicy(options, options.retrySendOnServerError === true),
+		retryPolicy: readRetryPolicy(options, retryMaybeSent),
 		toJson: toSentEmail,
 		wording: {
 			done: 'Queued',

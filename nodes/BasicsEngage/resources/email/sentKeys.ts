@@ -6,9 +6,11 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
+import type { ApiResult } from '../../shared/answers';
+import type { ApiFailure } from '../../shared/errors';
 import { invalidInput } from '../../shared/errors';
 import type { RunMemory } from '../../shared/once';
-import type { SkipHook } from '../../shared/perItem';
+import type { Answer, SkipHook } from '../../shared/perItem';
 import { readNumberOption } from '../../shared/settings';
 
 const historySizeValue: INodeProperties = {
@@ -17,13 +19,13 @@ const historySizeValue: INodeProperties = {
 	type: 'number',
 	typeOptions: { minValue: 1, maxValue: 1_000_000, numberPrecision: 0 },
 	default: 10000,
-	description: 'How many keys to remember; the oldest are forgotten first',
+	description: 'How many emails to remember; the oldest are forgotten first',
 };
 
 /**
- * "Skip Emails Already Sent": a key per email, remembered in n8n's own deduplication store (the
- * one the Remove Duplicates node uses). It lives in n8n's database, so it holds across
- * executions and across the workers of queue mode.
+ * "Skip Emails Already Sent": remembered in n8n's own deduplication store (the one the Remove
+ * Duplicates node uses). It lives in n8n's database, so it holds across executions and across
+ * the workers of queue mode.
  */
 export const skipAlreadySentOption: INodeProperties = {
 	displayName: 'Skip Emails Already Sent',
@@ -32,7 +34,7 @@ export const skipAlreadySentOption: INodeProperties = {
 	placeholder: 'Add Skip Emails Already Sent',
 	default: { settings: {} },
 	description:
-		'Whether to remember each email sent and skip an email whose key was sent before, by any execution of this node or workflow. A skipped email costs no quota.',
+		'Whether to skip an email that BasicsEngage already accepted in an earlier execution of this node or workflow, so a run can be repeated after a failure or a stop. A skipped email costs no quota.',
 	options: [
 		{
 			displayName: 'Settings',
@@ -45,7 +47,7 @@ export const skipAlreadySentOption: INodeProperties = {
 					default: '',
 					placeholder: 'e.g. {{ $json.orderId }}',
 					description:
-						'What makes two emails the same. Leave empty for the recipient plus the template ID (or the subject).',
+						'What makes two emails the same. Leave empty for the whole email: recipient, sender, subject, and body or template with its variables.',
 				},
 				{
 					displayName: 'Remember Per',
@@ -66,7 +68,7 @@ export const skipAlreadySentOption: INodeProperties = {
 export interface SentKeys {
 	scope: DeduplicationScope;
 	options: ICheckProcessedOptions;
-	/** The item's key: the Key expression's value, else recipient and template or subject. */
+	/** The item's key: the Key expression's value, else the whole email. */
 	keyOf: (itemIndex: number, body: IDataObject) => string;
 }
 
@@ -91,93 +93,200 @@ export function readSentKeys(
 			if (typeof custom === 'string' || typeof custom === 'number') {
 				if (String(custom).trim() !== '') return `key:${String(custom).trim()}`;
 			}
-			const to = String(body.to).toLowerCase();
-			return body.templateId
-				? `${to}|template:${body.templateId}`
-				: `${to}|subject:${body.subject}`;
+			// Everything that is sent: a second order confirmation with a new number is another email.
+			return `email:${JSON.stringify({ ...body, to: String(body.to).toLowerCase() })}`;
 		},
 	};
 }
 
+/*
+ * Two records per email key in the store, so that a later run can tell "sent" from "unknown":
+ * - `sent|<key>`: BasicsEngage accepted the email (recorded after its answer);
+ * - `sending|<key>`: a request is or was under way (recorded just before it leaves). Removed
+ *   once the answer is known, so it outlives the run only when nobody knows whether the email
+ *   was queued (a lost answer, a timeout, a crash).
+ * n8n's store reads and rewrites one database row per call, so calls from this run go one at a
+ * time, and those arriving together are merged into one call.
+ */
+const SENT = 'sent|';
+const SENDING = 'sending|';
+
+/** Server errors that say nothing was queued: the API's own 500 says "retry later". */
+const REFUSING_SERVER_ERRORS = new Set(['500', '502', '503']);
+
+/** Whether BasicsEngage provably did not queue the email. */
+function notQueued(result: ApiResult | undefined): boolean {
+	if (result === undefined || result.ok) return result === undefined;
+	const { failure } = result;
+	return !failure.mayHaveTakenEffect || REFUSING_SERVER_ERRORS.has(failure.httpCode ?? '');
+}
+
 /**
- * The option's hook into the run: before sending, each item's key is claimed in the store (an
- * item an earlier try of this run already handled is answered from the run's memory instead,
- * so it is neither claimed nor skipped again); after sending, the keys of emails that provably
- * were not queued are released.
+ * The option's hook into the run. Before the first request, the emails accepted before are
+ * skipped and those whose earlier outcome is unknown are failed (or sent again, when Retry Send
+ * On Server Error allows it). Each email is marked "sending" just before its request and
+ * "sent" once accepted; a run that is stopped leaves no mark on emails it never sent.
  */
 export function skipAlreadySent(
 	context: IExecuteFunctions,
 	sentKeys: SentKeys,
 	keys: Map<number, string>,
 	memory: RunMemory,
+	sendUnknown: boolean,
 ): SkipHook {
-	const claimedBy = new Map<number, string>();
+	const store = new SerialStore(context, sentKeys);
+	/** Items not handled by an earlier try of this run (those are answered from the run's memory). */
+	const fresh = new Set<number>();
+	/** Items whose `sending` mark is this run's (or an earlier run's, sent again on purpose). */
+	const marked = new Set<number>();
 	return {
 		async select(pending) {
-			const fresh = pending.filter(
-				({ itemIndex, request }) => !memory.recall(String(itemIndex), request.body),
-			);
-			const earlier = await claimKeys(context, sentKeys, [
-				...new Set(fresh.map(({ itemIndex }) => keys.get(itemIndex) as string)),
+			for (const { itemIndex, request } of pending) {
+				if (!memory.recall(String(itemIndex), request.body)) fresh.add(itemIndex);
+			}
+			const distinct = [...new Set([...fresh].map((itemIndex) => keys.get(itemIndex) as string))];
+			const known = await store.peek([
+				...distinct.map((key) => SENT + key),
+				...distinct.map((key) => SENDING + key),
 			]);
 			const firstWithKey = new Map<string, number>();
-			const skipped = new Map<number, IDataObject>();
-			for (const { itemIndex } of fresh) {
+			const answered = new Map<number, Answer>();
+			for (const itemIndex of fresh) {
 				const key = keys.get(itemIndex) as string;
 				const first = firstWithKey.get(key);
-				if (!earlier.has(key) && first === undefined) {
-					firstWithKey.set(key, itemIndex);
-					claimedBy.set(itemIndex, key);
-					continue;
+				if (first !== undefined) {
+					answered.set(itemIndex, skipped(`item ${first} of this run has the same key`));
+				} else if (known.has(SENT + key)) {
+					answered.set(itemIndex, skipped('an email with the same key was sent before'));
+				} else if (known.has(SENDING + key) && !sendUnknown) {
+					answered.set(itemIndex, { failure: UNKNOWN_EARLIER_OUTCOME });
+				} else if (known.has(SENDING + key)) {
+					marked.add(itemIndex);
 				}
-				skipped.set(itemIndex, {
-					skipped: true,
-					reason:
-						first === undefined
-							? 'Not sent: an email with the same key was sent before (Skip Emails Already Sent)'
-							: `Not sent: item ${first} of this run has the same key (Skip Emails Already Sent)`,
-				});
+				firstWithKey.set(key, first ?? itemIndex);
 			}
-			return skipped;
+			return answered;
 		},
-		async settle(sent, results) {
-			// Released when nothing was queued: never sent (the run stopped), never arrived, or
-			// refused (400, 401, 429). Kept when queued or perhaps queued: a resend could deliver twice.
-			const unsent = sent
-				.filter(({ itemIndex }, index) => {
-					const result = results[index];
-					const notQueued =
-						result === undefined || (!result.ok && !result.failure.mayHaveTakenEffect);
-					return claimedBy.has(itemIndex) && notQueued;
-				})
-				.map(({ itemIndex }) => claimedBy.get(itemIndex) as string);
-			if (unsent.length === 0) return;
-			// A failed release only means such an email is skipped later; the run's answer stands.
-			await context.helpers
-				.removeProcessed(unsent, sentKeys.scope, sentKeys.options)
-				.catch(() => undefined);
+		async beforeSend(itemIndex) {
+			if (!fresh.has(itemIndex) || marked.has(itemIndex)) return undefined;
+			let isNew;
+			try {
+				isNew = await store.record(SENDING + (keys.get(itemIndex) as string));
+			} catch (error) {
+				return { failure: storeFailure(error as Error) };
+			}
+			if (!isNew) return skipped('another execution is sending an email with the same key');
+			marked.add(itemIndex);
+			return undefined;
+		},
+		afterSend(itemIndex, result) {
+			if (!marked.has(itemIndex)) return;
+			const key = keys.get(itemIndex) as string;
+			if (result?.ok) void store.record(SENT + key);
+			if (result?.ok || notQueued(result)) void store.remove(SENDING + key);
+		},
+		async flush() {
+			await store.idle();
 		},
 	};
 }
 
-/** Records the keys, before anything is sent; returns those recorded by earlier executions. */
-async function claimKeys(
-	context: IExecuteFunctions,
-	sentKeys: SentKeys,
-	keys: string[],
-): Promise<Set<string>> {
-	if (keys.length === 0) return new Set();
-	let answer;
-	try {
-		answer = await context.helpers.checkProcessedAndRecord(keys, sentKeys.scope, sentKeys.options);
-	} catch (error) {
-		answer = error as Error;
+function skipped(why: string): Answer {
+	return { json: { skipped: true, reason: `Not sent: ${why} (Skip Emails Already Sent)` } };
+}
+
+/** An email whose earlier request got no answer that says whether it was queued. */
+const UNKNOWN_EARLIER_OUTCOME: ApiFailure = {
+	kind: 'outcome_unknown',
+	httpCode: null,
+	mayHaveTakenEffect: false,
+	message: 'Not sent: an earlier execution sent this email and got no clear answer',
+	description:
+		'Nobody knows whether BasicsEngage queued it (its answer was lost or timed out, or the run was cut off), so it is not sent again. Check the BasicsEngage dashboard; to send it anyway, run once with Retry Send On Server Error on.',
+};
+
+function storeFailure(error: Error): ApiFailure {
+	return invalidInput(
+		'Not sent: Skip Emails Already Sent could not write to n8n’s deduplication store',
+		`n8n said: ${error.message}.`,
+	).failure;
+}
+
+/**
+ * n8n's deduplication store, one call at a time for this run. Records and removals that arrive
+ * while a call is under way are merged into the next call of their kind.
+ */
+class SerialStore {
+	private tail: Promise<unknown> = Promise.resolve();
+
+	private readonly open = new Map<
+		'record' | 'remove',
+		{ keys: string[]; done: Promise<Set<string>> }
+	>();
+
+	constructor(
+		private readonly context: IExecuteFunctions,
+		private readonly sentKeys: SentKeys,
+	) {}
+
+	/** Which keys are in the store, leaving it as it was. */
+	async peek(keys: string[]): Promise<Set<string>> {
+		if (keys.length === 0) return new Set();
+		const { scope, options } = this.sentKeys;
+		const helpers = this.context.helpers;
+		return await this.call(async () => {
+			const answer = await helpers.checkProcessedAndRecord(keys, scope, options);
+			// The store has no read-only check: what this call recorded is taken back at once.
+			if (answer.new.length > 0) await helpers.removeProcessed(answer.new, scope, options);
+			return new Set(answer.processed.map(String));
+		}).catch((error: Error) => {
+			throw invalidInput(
+				'Skip Emails Already Sent could not read n8n’s deduplication store',
+				`Nothing was sent. n8n said: ${error.message}.`,
+			);
+		});
 	}
-	if (answer instanceof Error) {
-		throw invalidInput(
-			'Skip Emails Already Sent could not read n8n’s deduplication store',
-			`Nothing was sent. n8n said: ${answer.message}.`,
-		);
+
+	/** Records the key; true when it was not there before. */
+	async record(key: string): Promise<boolean> {
+		return !(await this.merged('record', key)).has(key);
 	}
-	return new Set(answer.processed.map(String));
+
+	/** A failed removal only leaves the email "unknown" for a later run, which is safe. */
+	async remove(key: string): Promise<void> {
+		await this.merged('remove', key).catch(() => undefined);
+	}
+
+	async idle(): Promise<void> {
+		while (this.open.size > 0) await this.tail.catch(() => undefined);
+		await this.tail.catch(() => undefined);
+	}
+
+	private merged(kind: 'record' | 'remove', key: string): Promise<Set<string>> {
+		let batch = this.open.get(kind);
+		if (!batch) {
+			const keys: string[] = [];
+			const { scope, options } = this.sentKeys;
+			const helpers = this.context.helpers;
+			const done = this.call(async () => {
+				this.open.delete(kind);
+				if (kind === 'remove') {
+					await helpers.removeProcessed(keys, scope, options);
+					return new Set<string>();
+				}
+				const answer = await helpers.checkProcessedAndRecord(keys, scope, options);
+				return new Set(answer.processed.map(String));
+			});
+			batch = { keys, done };
+			this.open.set(kind, batch);
+		}
+		batch.keys.push(key);
+		return batch.done;
+	}
+
+	private call<T>(write: () => Promise<T>): Promise<T> {
+		const done = this.tail.then(write, write);
+		this.tail = done.catch(() => undefined);
+		return done;
+	}
 }

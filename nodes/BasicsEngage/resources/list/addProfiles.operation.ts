@@ -5,12 +5,13 @@ import type { SuccessContract } from '../../shared/answers';
 import type { ApiFailure } from '../../shared/errors';
 import { RUN_STOPPING_KINDS } from '../../shared/errors';
 import type { OperationOutput } from '../../shared/output';
-import { ItemFailure, notSentFailure } from '../../shared/output';
-import { paceRequest } from '../../shared/queue';
+import { ItemFailure } from '../../shared/output';
+import { paceRequest, RunStop } from '../../shared/queue';
 import { optionsCollection } from '../../shared/properties';
 import type { OperationRun } from '../../shared/run';
 import { requestOnce } from '../../shared/once';
 import { readRetryPolicy, retryOptions } from '../../shared/retry';
+import { stopSignal } from '../../shared/transport';
 import { readNumberOption, readOptions } from '../../shared/settings';
 import {
 	readEmailAddress,
@@ -172,12 +173,15 @@ export async function execute(
 	const profiles = values.map(({ value }) => value);
 
 	let createdListId: string | undefined;
-	let runStopper: (ApiFailure & { listMayExist?: boolean }) | undefined;
+	let listMayExist = false;
+	const stop = new RunStop(this);
+	const signal = stopSignal(this);
 	const batches = toBatches(profiles, batchSize);
 	for (const [requestIndex, batch] of batches.entries()) {
 		const itemIndexes = batch.profiles.map((profile) => profile.itemIndex);
-		if (runStopper) {
-			output.push(...itemFailures(notSent(runStopper), itemIndexes));
+		if (!stop.stopped) await paceRequest(settings, requestIndex, signal);
+		if (stop.stopped) {
+			output.push(...itemFailures(stop.notSent(notSentWhatNow(listMayExist)), itemIndexes));
 			continue;
 		}
 		const listId = batch.listId ?? createdListId;
@@ -185,7 +189,6 @@ export async function execute(
 			...(listId === undefined ? newList : { listId }),
 			profiles: batch.profiles.map((profile) => profile.body),
 		};
-		await paceRequest(settings, requestIndex);
 		// Batches are cut the same way on every try of the run, so their items name them.
 		const result = await requestOnce(
 			this,
@@ -195,13 +198,19 @@ export async function execute(
 			memory,
 			`batch:${itemIndexes.join(',')}`,
 		);
+		stop.record(result);
 		if (!result.ok) {
 			// A lost answer to the creating request may hide a list that now exists; creating
 			// another would break "one list per run", so the rest of the run is not sent.
-			const listMayExist = listId === undefined && result.failure.mayHaveTakenEffect;
+			listMayExist = listId === undefined && result.failure.mayHaveTakenEffect;
 			// Under Stop Workflow the run ends here too: the router throws the first failure.
-			if (!continueOnFail || RUN_STOPPING_KINDS.has(result.failure.kind) || listMayExist) {
-				runStopper = { ...result.failure, listMayExist };
+			if (listMayExist) {
+				stop.stopFor(
+					result.failure,
+					'the request creating the list got no clear answer, so the list may exist already',
+				);
+			} else if (!continueOnFail || RUN_STOPPING_KINDS.has(result.failure.kind)) {
+				stop.stopFor(result.failure, 'an earlier request of this run was refused');
 			}
 			output.push(...itemFailures(result.failure, itemIndexes));
 			continue;
@@ -219,21 +228,24 @@ export async function execute(
 			pairedItem: itemIndexes.map((item) => ({ item })),
 		});
 	}
-	return output;
+	// Input order on every output, as Send Email keeps it: by each entry's first input item.
+	return output.sort((a, b) => firstItemIndex(a) - firstItemIndex(b));
+}
+
+function firstItemIndex(entry: OperationOutput[number]): number {
+	if (entry instanceof ItemFailure) return entry.itemIndex;
+	const paired = entry.pairedItem as Array<{ item: number }>;
+	return paired[0].item;
 }
 
 function itemFailures(failure: ApiFailure, itemIndexes: number[]): ItemFailure[] {
 	return itemIndexes.map((itemIndex) => new ItemFailure(failure, itemIndex));
 }
 
-function notSent(cause: ApiFailure & { listMayExist?: boolean }): ApiFailure {
-	const reason = cause.listMayExist
-		? 'the request creating the list got no clear answer, so the list may exist already'
-		: 'an earlier request of this run was refused';
-	const whatNow = `These profiles were not sent, so they can be sent again later${
-		cause.listMayExist ? ' (check the lists in BasicsEngage and add them by List ID)' : ''
+function notSentWhatNow(listMayExist: boolean): string {
+	return `These profiles were not sent, so they can be sent again later${
+		listMayExist ? ' (check the lists in BasicsEngage and add them by List ID)' : ''
 	}`;
-	return notSentFailure(cause, reason, whatNow);
 }
 
 /** Consecutive chunks per target list, lists in order of first appearance. */
