@@ -186,13 +186,14 @@ describe('issue 20: a stopped execution', () => {
 		const started = Date.now();
 		await runNode(sandbox, {
 			parameters: sendParameters({
-				options: { concurrency: 1, retries: 3, retryWait: 60_000, retrySendOnServerError: true },
+				options: { concurrency: 1, retries: 3, retryWait: 1500, retrySendOnServerError: true },
 			}),
 			items: contacts(3),
 			stopWhen: () => sandbox.requests.length >= 1,
 		});
-		expect(Date.now() - started).toBeLessThan(10_000);
-		await settle(300);
+		expect(Date.now() - started).toBeLessThan(1500);
+		// Past the wait: a loop still running would have sent again by now.
+		await settle(2000);
 		expect(sandbox.requests).toHaveLength(1);
 	});
 
@@ -203,13 +204,14 @@ describe('issue 20: a stopped execution', () => {
 				listMode: 'existing',
 				listId: 'lst_sync',
 				options: { batchSize: 1 },
-				requestOptions: { batching: { batch: { batchSize: 1, batchInterval: 60_000 } } },
+				requestOptions: { batching: { batch: { batchSize: 1, batchInterval: 1500 } } },
 			}),
 			items: contacts(3),
 			stopWhen: () => sandbox.requests.length >= 1,
 		});
-		expect(Date.now() - started).toBeLessThan(10_000);
-		await settle(300);
+		expect(Date.now() - started).toBeLessThan(1500);
+		// Past the wait: a loop still running would have sent again by now.
+		await settle(2000);
 		expect(sandbox.requests).toHaveLength(1);
 	});
 });
