@@ -8,7 +8,7 @@ import { FailureError, invalidInput } from './shared/errors';
 import { RunMemory } from './shared/once';
 import type { OperationOutput } from './shared/output';
 import { applyOnError, ItemFailure } from './shared/output';
-import type { OperationRun } from './shared/run';
+import type { OperationRun } from './shared/perItem';
 import { getRequestSettings } from './shared/settings';
 
 type Operation = (this: IExecuteFunctions, run: OperationRun) => Promise<OperationOutput>;

@@ -7,7 +7,7 @@ import type { RunWording } from './perItem';
 import { runPerItem } from './perItem';
 import { optionsCollection } from './properties';
 import { readRetryPolicy, retryOptionsUntilSent } from './retry';
-import type { OperationRun } from './run';
+import type { OperationRun } from './perItem';
 import { keepServerValue, MAX_ERROR_TEXT } from './serverText';
 import { readOptions } from './settings';
 import type { ApiPath, ApiRequest } from './transport';

@@ -4,7 +4,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import type { SuccessContract } from '../../shared/answers';
 import { invalidInput } from '../../shared/errors';
 import { optionsCollection } from '../../shared/properties';
-import type { OperationRun } from '../../shared/run';
+import type { OperationRun } from '../../shared/perItem';
 import type { OperationOutput } from '../../shared/output';
 import { runPerItem } from '../../shared/perItem';
 import { readSentKeys, skipAlreadySent, skipAlreadySentOption } from './sentKeys';

@@ -2,16 +2,11 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import type { SuccessContract } from '../../shared/answers';
-import type { ApiFailure } from '../../shared/errors';
-import { RUN_STOPPING_KINDS } from '../../shared/errors';
 import type { OperationOutput } from '../../shared/output';
-import { ItemFailure } from '../../shared/output';
-import { paceRequest, RunStop } from '../../shared/queue';
 import { optionsCollection } from '../../shared/properties';
-import type { OperationRun } from '../../shared/run';
-import { requestOnce } from '../../shared/once';
+import type { OperationRun } from '../../shared/perItem';
+import { runRequests } from '../../shared/perItem';
 import { readRetryPolicy, retryOptions } from '../../shared/retry';
-import { stopSignal } from '../../shared/transport';
 import { readNumberOption, readOptions } from '../../shared/settings';
 import {
 	readEmailAddress,
@@ -153,7 +148,7 @@ interface Batch {
  */
 export async function execute(
 	this: IExecuteFunctions,
-	{ memory, settings }: OperationRun,
+	run: OperationRun,
 ): Promise<OperationOutput> {
 	const listMode = this.getNodeParameter('listMode', 0) as 'existing' | 'new';
 	const options = readOptions(this, 'options');
@@ -168,84 +163,58 @@ export async function execute(
 	const { values, failures } = readItems(this, (itemIndex) =>
 		readProfile(this, itemIndex, readListId),
 	);
-	const continueOnFail = this.continueOnFail();
-	const output: OperationOutput = [...failures];
-	const profiles = values.map(({ value }) => value);
 
+	// Batches go out one at a time: every batch after the first of a new list needs its ID.
 	let createdListId: string | undefined;
-	let listMayExist = false;
-	const stop = new RunStop(this);
-	const signal = stopSignal(this);
-	const batches = toBatches(profiles, batchSize);
-	for (const [requestIndex, batch] of batches.entries()) {
-		const itemIndexes = batch.profiles.map((profile) => profile.itemIndex);
-		if (!stop.stopped) await paceRequest(settings, requestIndex, signal);
-		if (stop.stopped) {
-			output.push(...itemFailures(stop.notSent(notSentWhatNow(listMayExist)), itemIndexes));
-			continue;
-		}
-		const listId = batch.listId ?? createdListId;
-		const body: IDataObject = {
-			...(listId === undefined ? newList : { listId }),
-			profiles: batch.profiles.map((profile) => profile.body),
-		};
-		// Batches are cut the same way on every try of the run, so their items name them.
-		const result = await requestOnce(
-			this,
-			settings,
-			{ path: '/list/addProfiles', body, contract: profilesAdded(listId === undefined) },
-			listId === undefined ? retryCreating : retryAdding,
-			memory,
-			`batch:${itemIndexes.join(',')}`,
-		);
-		stop.record(result);
-		if (!result.ok) {
-			// A lost answer to the creating request may hide a list that now exists; creating
-			// another would break "one list per run", so the rest of the run is not sent.
-			listMayExist = listId === undefined && result.failure.mayHaveTakenEffect;
-			// Under Stop Workflow the run ends here too: the router throws the first failure.
-			if (listMayExist) {
-				stop.stopFor(
-					result.failure,
-					'the request creating the list got no clear answer, so the list may exist already',
-				);
-			} else if (!continueOnFail || RUN_STOPPING_KINDS.has(result.failure.kind)) {
-				stop.stopFor(result.failure, 'an earlier request of this run was refused');
-			}
-			output.push(...itemFailures(result.failure, itemIndexes));
-			continue;
-		}
-		const data = (result.body.data ?? {}) as IDataObject;
-		const listCreated = listId === undefined;
-		if (listCreated) createdListId = data.listId as string;
-		output.push({
-			json: {
+	const planned = toBatches(
+		values.map(({ value }) => value),
+		batchSize,
+	).map((batch) => ({
+		itemIndexes: batch.profiles.map((profile) => profile.itemIndex),
+		build: () => {
+			const listId = batch.listId ?? createdListId;
+			const body: IDataObject = {
+				...(listId === undefined ? newList : { listId }),
+				profiles: batch.profiles.map((profile) => profile.body),
+			};
+			const contract = profilesAdded(listId === undefined);
+			return {
+				request: { path: '/list/addProfiles' as const, body, contract },
+				retryPolicy: listId === undefined ? retryCreating : retryAdding,
+			};
+		},
+	}));
+	return await runRequests(this, run, planned, failures, {
+		concurrency: 1,
+		pairsMany: true,
+		toJson: (body, request, itemIndexes) => {
+			const data = (body.data ?? {}) as IDataObject;
+			return {
 				listId: data.listId,
 				addedCount: data.addedCount,
-				submittedCount: batch.profiles.length,
-				listCreated,
-			},
-			pairedItem: itemIndexes.map((item) => ({ item })),
-		});
-	}
-	// Input order on every output, as Send Email keeps it: by each entry's first input item.
-	return output.sort((a, b) => firstItemIndex(a) - firstItemIndex(b));
-}
-
-function firstItemIndex(entry: OperationOutput[number]): number {
-	if (entry instanceof ItemFailure) return entry.itemIndex;
-	const paired = entry.pairedItem as Array<{ item: number }>;
-	return paired[0].item;
-}
-
-function itemFailures(failure: ApiFailure, itemIndexes: number[]): ItemFailure[] {
-	return itemIndexes.map((itemIndex) => new ItemFailure(failure, itemIndex));
-}
-
-function notSentWhatNow(listMayExist: boolean): string {
-	return `These profiles were not sent, so they can be sent again later${
-		listMayExist ? ' (check the lists in BasicsEngage and add them by List ID)' : ''
-	}`;
+				submittedCount: itemIndexes.length,
+				listCreated: request.body.listId === undefined,
+			};
+		},
+		afterRequest: (result, request) => {
+			if (request.body.listId !== undefined) return undefined;
+			if (result.ok) {
+				createdListId = (result.body.data as IDataObject).listId as string;
+				return undefined;
+			}
+			// A lost answer to the creating request may hide a list that now exists; creating
+			// another would break "one list per run", so the rest of the run is not sent.
+			return result.failure.mayHaveTakenEffect
+				? 'the request creating the list got no clear answer, so the list may exist already: check the lists in BasicsEngage and add these profiles by List ID'
+				: undefined;
+		},
+		wording: {
+			done: 'Added',
+			noneDone: 'No other profile of this run was added.',
+			mayHaveBeenDone: 'May have been added',
+			notSent: 'These profiles were not sent, so they can be sent again later',
+		},
+	});
 }
 
 /** Consecutive chunks per target list, lists in order of first appearance. */
