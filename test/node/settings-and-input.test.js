@@ -1,0 +1,130 @@
+// @ts-check
+'use strict';
+
+/**
+ * Issue 20: settings that fail clearly (in node runs and in the credential test) and input the
+ * node refuses instead of sending it silently changed. A setting that cannot work fails every
+ * item as invalid_input with nothing sent; nothing throws, and no message holds the key or a
+ * password.
+ */
+
+const http = require('node:http');
+const net = require('node:net');
+const { NodeHelpers } = require('n8n-workflow');
+const { clearLogs, getLogs } = require('../harness/n8n');
+const {
+	API_KEY,
+	CREDENTIAL_TYPE,
+	PACKAGE_DIR,
+	addProfilesParameters,
+	contacts,
+	expectEachInputExactlyOnce,
+	expectNoSecret,
+	loadPackage,
+	runNode,
+	sendParameters,
+	startSandbox,
+	testCredential,
+} = require('../support');
+
+const PASSWORD = 's3cret-pw';
+const PATH_HINT =
+	"check the Base URL in the credential: it must include the API's path, like https://api.basicsengage.com/api/v0/dev";
+
+/** @type {Awaited<ReturnType<typeof startSandbox>>} */
+let sandbox;
+beforeAll(async () => {
+	sandbox = await startSandbox();
+});
+afterEach(() => sandbox.reset());
+afterAll(() => sandbox.close());
+
+const runTest = (/** @type {Record<string, unknown>} */ data) =>
+	testCredential({ credentialType: CREDENTIAL_TYPE, data, packageDir: PACKAGE_DIR });
+
+/** The sandbox's Base URL with `userinfo@` before its host. */
+const withUserinfo = (/** @type {string} */ userinfo) =>
+	sandbox.baseUrl.replace('http://', `http://${userinfo}@`);
+
+/**
+ * Every one of `count` items failed as invalid_input with a message matching `names`, nothing
+ * was sent, and none of `secrets` shows. Runs under On Error = Continue (error output).
+ * @param {any} result @param {number} count @param {RegExp} names @param {string[]} secrets
+ */
+function expectEveryItemRefused(result, count, names, secrets) {
+	expect(sandbox.requests).toHaveLength(0);
+	expect(result.success).toEqual([]);
+	expect(result.errors).toHaveLength(count);
+	for (const item of result.errors) {
+		expect(item.json.details.kind).toBe('invalid_input');
+		expect(`${item.json.error} ${item.json.details.description}`).toMatch(names);
+	}
+	expectEachInputExactlyOnce(result, count);
+	const shown = JSON.stringify({ errors: result.errors, logs: result.logs });
+	for (const secret of secrets) expect(shown).not.toContain(secret);
+}
+
+/** @param {http.Server | net.Server} server @returns {Promise<number>} */
+async function listen(server) {
+	await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+	return /** @type {net.AddressInfo} */ (server.address()).port;
+}
+
+describe('issue 20, input: addresses with invisible characters', () => {
+	// Zero-width space, non-joiner and joiner, word joiner, BOM, soft hyphen, a right-to-left
+	// override, a no-break space and a line separator.
+	const INVISIBLE = ['200b', '200c', '200d', '2060', 'feff', '00ad', '202e', '00a0', '2028'];
+	const hidden = (/** @type {string} */ code) =>
+		`jane${String.fromCodePoint(parseInt(code, 16))}@customer.test`;
+
+	test('issue 20, input: To with an invisible character fails its item, showing it as \\uXXXX; the others are sent', async () => {
+		const result = await runNode(sandbox, {
+			parameters: sendParameters(),
+			items: [{ email: 'ok@customer.test' }, ...INVISIBLE.map((code) => ({ email: hidden(code) }))],
+			onError: 'continueErrorOutput',
+		});
+		expect(sandbox.requests.map((request) => request.body.to)).toEqual(['ok@customer.test']);
+		expect(result.errors).toHaveLength(INVISIBLE.length);
+		result.errors.forEach((item, index) => {
+			expect(item.json.details.kind).toBe('invalid_input');
+			expect(item.json.error).toBe(
+				`To is not a valid email address: "jane\\u${INVISIBLE[index]}@customer.test"`,
+			);
+			expect(item.json.details.description).toMatch(/^To contains an invisible character/);
+		});
+	});
+
+	test('issue 20, input: From with a zero-width space fails every item, nothing sent', async () => {
+		const result = await runNode(sandbox, {
+			parameters: sendParameters({ from: 'hello\u200b@example.com' }),
+			items: contacts(2),
+			onError: 'continueErrorOutput',
+		});
+		expectEveryItemRefused(
+			result,
+			2,
+			/^From is not a valid email address: "hello\\u200b@example\.com"/,
+			[],
+		);
+	});
+
+	test("issue 20, input: Add Profiles' Email with a zero-width space fails its item; the others are added", async () => {
+		const items = contacts(3);
+		items[1].email = hidden('200b');
+		const result = await runNode(sandbox, {
+			parameters: addProfilesParameters(),
+			items,
+			onError: 'continueErrorOutput',
+		});
+		expect(sandbox.requests).toHaveLength(1);
+		expect(
+			sandbox.requests[0].body.profiles.map((/** @type {any} */ profile) => profile.email),
+		).toEqual([items[0].email, items[2].email]);
+		expect(result.errors).toHaveLength(1);
+		expect(result.errors[0].json.details.kind).toBe('invalid_input');
+		expect(result.errors[0].json.error).toBe(
+			'Email is not a valid email address: "jane\\u200b@customer.test"',
+		);
+		expectEachInputExactlyOnce(result, 3);
+	});
+});
