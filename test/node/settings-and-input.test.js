@@ -70,6 +70,66 @@ async function listen(server) {
 	return /** @type {net.AddressInfo} */ (server.address()).port;
 }
 
+describe('issue 20, input: template variables n8n cannot send', () => {
+	const TEMPLATE = { content: 'template', templateId: 'tmpl_welcome' };
+
+	test.each([
+		[
+			'Using Fields Below',
+			{
+				templateVariablesMode: 'keyValue',
+				templateVariables: { variable: [{ name: '={{ $json.name }}', value: 'Jane' }] },
+			},
+		],
+		[
+			'Using JSON',
+			{
+				templateVariablesMode: 'json',
+				templateVariablesJson:
+					'={{ JSON.stringify({ company: "Acme" }).replace("company", $json.name) }}',
+			},
+		],
+	])(
+		'issue 20, input: %s: a variable named constructor, prototype or __proto__ fails its item, naming it; the others are sent',
+		async (_, variables) => {
+			const names = ['firstName', 'constructor', 'prototype', '__proto__'];
+			const result = await runNode(sandbox, {
+				parameters: sendParameters({ ...TEMPLATE, ...variables }),
+				items: names.map((name, index) => ({ ...contacts(1, index)[0], name })),
+				onError: 'continueErrorOutput',
+			});
+			expect(sandbox.requests.map((request) => request.body.to)).toEqual([
+				'contact0@customer.test',
+			]);
+			expect(result.success).toHaveLength(1);
+			expect(result.errors.map((item) => [item.json.name, item.json.details.kind])).toEqual(
+				names.slice(1).map((name) => [name, 'invalid_input']),
+			);
+			for (const item of result.errors) {
+				expect(item.json.error).toBe(`Template variable "${item.json.name}" cannot be sent`);
+				expect(item.json.details.description).toMatch(/Rename/);
+			}
+			expectEachInputExactlyOnce(result, 4);
+		},
+	);
+
+	test('issue 20, input: Using JSON: every such name is listed', async () => {
+		const result = await runNode(sandbox, {
+			parameters: sendParameters({
+				...TEMPLATE,
+				templateVariablesMode: 'json',
+				templateVariablesJson: '{ "constructor": "a", "firstName": "b", "__proto__": "c" }',
+			}),
+			items: contacts(1),
+			onError: 'continueErrorOutput',
+		});
+		expect(sandbox.requests).toHaveLength(0);
+		expect(result.errors[0].json.error).toBe(
+			'Template variables "constructor", "__proto__" cannot be sent',
+		);
+	});
+});
+
 describe('issue 20, input: addresses with invisible characters', () => {
 	// Zero-width space, non-joiner and joiner, word joiner, BOM, soft hyphen, a right-to-left
 	// override, a no-break space and a line separator.
