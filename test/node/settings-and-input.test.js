@@ -70,6 +70,28 @@ async function listen(server) {
 	return /** @type {net.AddressInfo} */ (server.address()).port;
 }
 
+describe('issue 20, settings: a proxy password with a stray "%"', () => {
+	test('issue 20, settings: every item fails as invalid_input naming the Proxy, nothing sent, under Continue (regular output)', async () => {
+		const result = await runNode(sandbox, {
+			parameters: sendParameters({
+				requestOptions: { proxy: `http://user:${PASSWORD}50%off@127.0.0.1:9` },
+			}),
+			items: contacts(3),
+			onError: 'continueRegularOutput',
+		});
+		expect(result.error).toBeUndefined();
+		expect(sandbox.requests).toHaveLength(0);
+		expect(result.success).toHaveLength(3);
+		for (const item of result.success) {
+			expect(item.json.details.kind).toBe('invalid_input');
+			expect(item.json.error).toMatch(/^The Proxy in Request Options is not valid: .*"%"/);
+		}
+		expectEachInputExactlyOnce(result, 3);
+		expect(JSON.stringify(result.success)).not.toContain(PASSWORD);
+		expectNoSecret(result, API_KEY);
+	});
+});
+
 describe('issue 20, input: template variables n8n cannot send', () => {
 	const TEMPLATE = { content: 'template', templateId: 'tmpl_welcome' };
 

@@ -115,19 +115,18 @@ function parseProxy(proxy: string): IHttpRequestOptions['proxy'] {
 	}
 	const protocol = parsed.protocol.replace(/:$/, '');
 	const port = parsed.port ? Number(parsed.port) : protocol === 'https' ? 443 : 80;
-	return {
-		host: parsed.hostname,
-		port,
-		protocol,
-		...(parsed.username
-			? {
-					auth: {
-						username: decodeURIComponent(parsed.username),
-						password: decodeURIComponent(parsed.password),
-					},
-				}
-			: {}),
-	};
+	if (!parsed.username) return { host: parsed.hostname, port, protocol };
+	try {
+		const username = decodeURIComponent(parsed.username);
+		const password = decodeURIComponent(parsed.password);
+		return { host: parsed.hostname, port, protocol, auth: { username, password } };
+	} catch {
+		// decodeURIComponent throws "URI malformed"; the value itself may be a password.
+		throw badSetting(
+			'The Proxy in Request Options is not valid: its user name or password has a "%" not followed by two hex digits',
+			'Write a "%" in them as %25, in the form http://user:password@host:port.',
+		);
+	}
 }
 
 /** A collection parameter read once per run; an expression that fails there fails every item. */
