@@ -7,7 +7,12 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
-export const DEFAULT_BASE_URL = 'https://api.basicsengage.com/api/v0/dev';
+import {
+	BASE_URL_PATH_HINT,
+	DEFAULT_BASE_URL,
+} from '../nodes/BasicsEngage/shared/credentialChecks';
+
+export { DEFAULT_BASE_URL };
 
 /** The probe's only success: BasicsEngage read the key and then refused the body with 400. */
 const KEY_ACCEPTED_STATUS = 400;
@@ -95,6 +100,10 @@ export class BasicsEngageApi implements ICredentialType {
 			},
 			{
 				type: 'responseCode',
+				properties: { value: 404, message: `Not Found (HTTP 404): ${BASE_URL_PATH_HINT}` },
+			},
+			{
+				type: 'responseCode',
 				properties: {
 					value: 429,
 					message: 'The key works, but the daily email quota is used up (HTTP 429)',
@@ -113,12 +122,12 @@ export class BasicsEngageApi implements ICredentialType {
 				properties: {
 					key: 'status',
 					value: undefined,
-					message:
-						'The Base URL answered, but not like the BasicsEngage API (no "status" field); check the Base URL',
+					message: `The Base URL answered, but not like the BasicsEngage API (no "status" field): ${BASE_URL_PATH_HINT}`,
 				},
 			},
 			// n8n 1.x reads `{ ignore, except }` as "ignore every status", so there every answer
-			// arrives here: per the spec, only the key's 401 and a 5xx carry `message`, not `error`.
+			// arrives here: per the spec, only the key's 401 and a 5xx carry `message`, not `error`;
+			// a 404 for a Base URL without the API's path has no `error` either.
 			{
 				type: 'responseSuccessBody',
 				properties: { key: 'message', value: 'Invalid API key', message: 'Invalid API key' },
@@ -128,8 +137,7 @@ export class BasicsEngageApi implements ICredentialType {
 				properties: {
 					key: 'error',
 					value: undefined,
-					message:
-						'BasicsEngage did not accept the test request: its server may have failed, or the API key or the Base URL is wrong (no "error" text in its answer)',
+					message: `BasicsEngage did not accept the test request (no "error" text in its answer): its server may have failed, or the API key or the Base URL is wrong; ${BASE_URL_PATH_HINT}`,
 				},
 			},
 		] as unknown as CredentialTestRules,

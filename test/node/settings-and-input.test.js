@@ -70,6 +70,36 @@ async function listen(server) {
 	return /** @type {net.AddressInfo} */ (server.address()).port;
 }
 
+describe('issue 20, settings: a Base URL without the API path', () => {
+	test("issue 20, settings: a 404 item error says the Base URL must include the API's path", async () => {
+		const result = await runNode(sandbox, {
+			parameters: sendParameters(),
+			items: contacts(1),
+			baseUrl: new URL(sandbox.baseUrl).origin,
+			onError: 'continueErrorOutput',
+		});
+		expect(sandbox.requests[0].path).toBe('/email/send');
+		expect(result.errors[0].json.details).toMatchObject({
+			kind: 'unexpected_response',
+			httpCode: 404,
+		});
+		expect(result.errors[0].json.details.description).toContain(PATH_HINT);
+	});
+
+	test("issue 20, settings: the credential test's 404 says the Base URL must include the API's path", async () => {
+		const result = await runTest({ apiKey: API_KEY, baseUrl: new URL(sandbox.baseUrl).origin });
+		expect(result.status).toBe('Error');
+		expect(result.message).toContain(PATH_HINT);
+	});
+
+	test("issue 20, settings: the credential test's 404 web page says so too", async () => {
+		sandbox.injectFaults([{ status: 404, body: '<html>Cannot POST /email/send</html>' }]);
+		const result = await runTest({ apiKey: API_KEY, baseUrl: sandbox.baseUrl });
+		expect(result.status).toBe('Error');
+		expect(result.message).toContain(PATH_HINT);
+	});
+});
+
 describe('issue 20, settings: a proxy password with a stray "%"', () => {
 	test('issue 20, settings: every item fails as invalid_input naming the Proxy, nothing sent, under Continue (regular output)', async () => {
 		const result = await runNode(sandbox, {
