@@ -9,8 +9,13 @@ import type {
 
 import {
 	BASE_URL_PATH_HINT,
+	checkApiKey,
+	checkBaseUrl,
 	DEFAULT_BASE_URL,
+	NODE_RUN,
+	normalizeBaseUrl,
 } from '../nodes/BasicsEngage/shared/credentialChecks';
+import type { CredentialProblem } from '../nodes/BasicsEngage/shared/credentialChecks';
 
 export { DEFAULT_BASE_URL };
 
@@ -68,10 +73,10 @@ export class BasicsEngageApi implements ICredentialType {
 		credentials: ICredentialDataDecryptedObject,
 		requestOptions: IHttpRequestOptions,
 	): Promise<IHttpRequestOptions> {
-		requestOptions.headers = {
-			...requestOptions.headers,
-			Authorization: `Bearer ${String(credentials.apiKey ?? '').trim()}`,
-		};
+		const apiKey = String(credentials.apiKey ?? '').trim();
+		// Node runs checked the credential once per run (getRequestSettings) and are marked so.
+		if (!(NODE_RUN in credentials)) checkForTest(credentials, apiKey);
+		requestOptions.headers = { ...requestOptions.headers, Authorization: `Bearer ${apiKey}` };
 		return requestOptions;
 	}
 
@@ -142,4 +147,20 @@ export class BasicsEngageApi implements ICredentialType {
 			},
 		] as unknown as CredentialTestRules,
 	};
+}
+
+/**
+ * The credential test's own checks, before its request. n8n shows what `authenticate` throws as
+ * the test's result and sends nothing, so this says what is wrong where a request would only get
+ * "Invalid API key" or "Not Found".
+ */
+function checkForTest(credentials: ICredentialDataDecryptedObject, apiKey: string): void {
+	const check = checkBaseUrl(normalizeBaseUrl(credentials.baseUrl));
+	if ('problem' in check) throw problemError(check.problem);
+	const keyProblem = checkApiKey(apiKey);
+	if (keyProblem) throw problemError(keyProblem);
+}
+
+function problemError({ message, description }: CredentialProblem): Error {
+	return new Error(`${message}. ${description}`);
 }

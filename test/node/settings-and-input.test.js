@@ -70,6 +70,39 @@ async function listen(server) {
 	return /** @type {net.AddressInfo} */ (server.address()).port;
 }
 
+describe('issue 20, settings: a Base URL with a user name or password', () => {
+	test.each([`user:${PASSWORD}`, 'user'])(
+		'issue 20, settings: a Base URL with %s@ fails every item, saying why, with nothing sent',
+		async (userinfo) => {
+			const result = await runNode(sandbox, {
+				parameters: sendParameters(),
+				items: contacts(2),
+				baseUrl: withUserinfo(userinfo),
+				onError: 'continueErrorOutput',
+			});
+			expectEveryItemRefused(result, 2, /Base URL .*user name or password/, [PASSWORD, API_KEY]);
+			expect(result.errors[0].json.details.description).toMatch(/instead of the API key/);
+		},
+	);
+
+	test.each([`user:${PASSWORD}`, 'user'])(
+		'issue 20, settings: the credential test refuses a Base URL with %s@, sending nothing',
+		async (userinfo) => {
+			clearLogs();
+			const result = await runTest({ apiKey: API_KEY, baseUrl: withUserinfo(userinfo) });
+			expect(result.status).toBe('Error');
+			expect(result.message).toMatch(
+				/^The Base URL in the credential contains a user name or password/,
+			);
+			expect(result.message).toMatch(/instead of the API key/);
+			expect(result.message).not.toContain(PASSWORD);
+			expect(result.message).not.toContain(API_KEY);
+			expect(getLogs().join('\n')).not.toContain(PASSWORD);
+			expect(sandbox.requests).toHaveLength(0);
+		},
+	);
+});
+
 describe('issue 20, settings: a Base URL without the API path', () => {
 	test("issue 20, settings: a 404 item error says the Base URL must include the API's path", async () => {
 		const result = await runNode(sandbox, {
@@ -119,6 +152,29 @@ describe('issue 20, settings: a proxy password with a stray "%"', () => {
 		expectEachInputExactlyOnce(result, 3);
 		expect(JSON.stringify(result.success)).not.toContain(PASSWORD);
 		expectNoSecret(result, API_KEY);
+	});
+});
+
+describe('issue 20, settings: a key pasted with "Bearer "', () => {
+	test.each(['Bearer ', 'bearer ', 'BEARER  '])(
+		'issue 20, settings: a key given as "%s<key>" fails every item: paste only the key',
+		async (prefix) => {
+			const result = await runNode(sandbox, {
+				parameters: sendParameters(),
+				items: contacts(2),
+				apiKey: `${prefix}${API_KEY}`,
+				onError: 'continueErrorOutput',
+			});
+			expectEveryItemRefused(result, 2, /Paste only the key, without "Bearer "/, [API_KEY]);
+		},
+	);
+
+	test('issue 20, settings: the credential test says to paste only the key, sending nothing', async () => {
+		const result = await runTest({ apiKey: `Bearer ${API_KEY}`, baseUrl: sandbox.baseUrl });
+		expect(result.status).toBe('Error');
+		expect(result.message).toMatch(/Paste only the key, without "Bearer "/);
+		expect(result.message).not.toContain(API_KEY);
+		expect(sandbox.requests).toHaveLength(0);
 	});
 });
 
