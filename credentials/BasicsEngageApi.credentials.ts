@@ -12,8 +12,10 @@ import {
 	checkApiKey,
 	checkBaseUrl,
 	DEFAULT_BASE_URL,
+	isLoopback,
 	NODE_RUN,
 	normalizeBaseUrl,
+	PLAIN_HTTP_TO_ANOTHER_HOST,
 } from '../nodes/BasicsEngage/shared/credentialChecks';
 import type { CredentialProblem } from '../nodes/BasicsEngage/shared/credentialChecks';
 
@@ -64,6 +66,14 @@ export class BasicsEngageApi implements ICredentialType {
 			placeholder: DEFAULT_BASE_URL,
 			description:
 				'Address of the BasicsEngage API, including its version segment. Change it only for a sandbox or a self-hosted gateway.',
+		},
+		{
+			displayName:
+				'Over http:// to another machine the API key travels unencrypted: use https://, or keep http:// only for a gateway on a trusted network (workflows run with it; the credential test does not send the key).',
+			name: 'plainHttpNotice',
+			type: 'notice',
+			default: '',
+			displayOptions: { show: { baseUrl: [{ _cnd: { regex: PLAIN_HTTP_TO_ANOTHER_HOST } }] } },
 		},
 	];
 
@@ -152,13 +162,21 @@ export class BasicsEngageApi implements ICredentialType {
 /**
  * The credential test's own checks, before its request. n8n shows what `authenticate` throws as
  * the test's result and sends nothing, so this says what is wrong where a request would only get
- * "Invalid API key" or "Not Found".
+ * "Invalid API key" or "Not Found", or would put the key on the network unencrypted.
  */
 function checkForTest(credentials: ICredentialDataDecryptedObject, apiKey: string): void {
 	const check = checkBaseUrl(normalizeBaseUrl(credentials.baseUrl));
 	if ('problem' in check) throw problemError(check.problem);
 	const keyProblem = checkApiKey(apiKey);
 	if (keyProblem) throw problemError(keyProblem);
+	const { protocol, hostname, host } = check.url;
+	if (protocol === 'http:' && !isLoopback(hostname)) {
+		// A warning, not a block (runs keep working); but n8n's test result is only "Error" or its
+		// own fixed OK text, and testing would put the key on the network unencrypted.
+		throw new Error(
+			`Not tested, to keep the API key off the network: the Base URL uses http:// to ${host}, so the key would travel unencrypted. Use https://; workflows still run with this Base URL (for a gateway on a trusted network).`,
+		);
+	}
 }
 
 function problemError({ message, description }: CredentialProblem): Error {

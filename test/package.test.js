@@ -160,6 +160,7 @@ describe('the package as n8n loads it', () => {
 		).toEqual([
 			['apiKey', true, ''],
 			['baseUrl', false, 'https://api.basicsengage.com/api/v0/dev'],
+			['plainHttpNotice', false, ''],
 		]);
 		// As a node run hands it over: marked, so the credential test's checks are skipped.
 		const signed = await type.authenticate(

@@ -155,6 +155,89 @@ describe('issue 20, settings: a proxy password with a stray "%"', () => {
 	});
 });
 
+describe('issue 20, settings: http:// to another machine', () => {
+	const REMOTE = 'http://gateway.test:1/api/v0/dev';
+
+	test('issue 20, settings: the credential test of the sandbox on 127.0.0.1 is not warned about', async () => {
+		expect(sandbox.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:/);
+		const result = await runTest({ apiKey: API_KEY, baseUrl: sandbox.baseUrl });
+		expect(result).toEqual({ status: 'OK', message: 'Connection successful!' });
+	});
+
+	test('issue 20, settings: the credential test of a non-local http:// host says the key would travel unencrypted, and sends nothing', async () => {
+		const started = Date.now();
+		const result = await runTest({ apiKey: API_KEY, baseUrl: REMOTE });
+		expect(result.status).toBe('Error');
+		// A request would have ended in a DNS error (ENOTFOUND), not in this text.
+		expect(result.message).toMatch(
+			/^Not tested, to keep the API key off the network: the Base URL uses http:\/\/ to gateway\.test:1, so the key would travel unencrypted\. Use https:\/\//,
+		);
+		expect(Date.now() - started).toBeLessThan(5000);
+	});
+
+	test('issue 20, settings: node runs still work with a non-local http:// Base URL', async () => {
+		// A proxy stands for the network path to the gateway: every request goes to the sandbox.
+		/** @type {string[]} */
+		const proxied = [];
+		const { port } = new URL(sandbox.baseUrl);
+		const proxy = http.createServer((request, response) => {
+			proxied.push(`${request.method} ${request.url}`);
+			const upstream = http.request(
+				{
+					host: '127.0.0.1',
+					port,
+					path: new URL(String(request.url)).pathname,
+					method: request.method,
+					headers: request.headers,
+				},
+				(answer) => {
+					response.writeHead(answer.statusCode ?? 502, answer.headers);
+					answer.pipe(response);
+				},
+			);
+			request.pipe(upstream);
+		});
+		const proxyPort = await listen(proxy);
+		try {
+			const result = await runNode(sandbox, {
+				parameters: sendParameters({ requestOptions: { proxy: `http://127.0.0.1:${proxyPort}` } }),
+				items: contacts(1),
+				baseUrl: REMOTE,
+			});
+			expect(result.error).toBeUndefined();
+			expect(proxied).toEqual([`POST ${REMOTE}/email/send`]);
+			expect(sandbox.state.emails).toHaveLength(1);
+		} finally {
+			proxy.close();
+		}
+	});
+
+	test('issue 20, settings: the credential form shows its notice for http:// to another machine only', async () => {
+		const { type } = (await loadPackage(PACKAGE_DIR)).credentials[CREDENTIAL_TYPE];
+		const notice = type.properties.find((property) => property.type === 'notice');
+		const shown = (/** @type {string} */ baseUrl) =>
+			NodeHelpers.displayParameter(
+				{ apiKey: '', baseUrl },
+				/** @type {any} */ (notice),
+				null,
+				null,
+			);
+		for (const baseUrl of [REMOTE, 'HTTP://10.0.0.5/api/v0/dev', 'http://localhost.example.com']) {
+			expect([baseUrl, shown(baseUrl)]).toEqual([baseUrl, true]);
+		}
+		for (const baseUrl of [
+			'https://api.basicsengage.com/api/v0/dev',
+			'https://gateway.test/api/v0/dev',
+			sandbox.baseUrl,
+			'http://127.0.0.1',
+			'http://localhost:4010/api/v0/dev',
+			'http://[::1]:4010/api/v0/dev',
+		]) {
+			expect([baseUrl, shown(baseUrl)]).toEqual([baseUrl, false]);
+		}
+	});
+});
+
 describe('issue 20, settings: a key pasted with "Bearer "', () => {
 	test.each(['Bearer ', 'bearer ', 'BEARER  '])(
 		'issue 20, settings: a key given as "%s<key>" fails every item: paste only the key',
