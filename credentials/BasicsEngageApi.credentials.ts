@@ -21,6 +21,12 @@ import type { CredentialProblem } from '../nodes/BasicsEngage/shared/credentialC
 
 export { DEFAULT_BASE_URL };
 
+/**
+ * How long the credential test may take in all. Unbounded, n8n waits 5 minutes for a server that
+ * never answers, and for ever for one that drips its answer; BasicsEngage answers the probe at once.
+ */
+const TEST_DEADLINE_SECONDS = 15;
+
 /** The probe's only success: BasicsEngage read the key and then refused the body with 400. */
 const KEY_ACCEPTED_STATUS = 400;
 
@@ -85,7 +91,7 @@ export class BasicsEngageApi implements ICredentialType {
 	): Promise<IHttpRequestOptions> {
 		const apiKey = String(credentials.apiKey ?? '').trim();
 		// Node runs checked the credential once per run (getRequestSettings) and are marked so.
-		if (!(NODE_RUN in credentials)) checkForTest(credentials, apiKey);
+		if (!(NODE_RUN in credentials)) prepareTestRequest(credentials, apiKey, requestOptions);
 		requestOptions.headers = { ...requestOptions.headers, Authorization: `Bearer ${apiKey}` };
 		return requestOptions;
 	}
@@ -162,9 +168,13 @@ export class BasicsEngageApi implements ICredentialType {
 /**
  * The credential test's own checks, before its request. n8n shows what `authenticate` throws as
  * the test's result and sends nothing, so this says what is wrong where a request would only get
- * "Invalid API key" or "Not Found", or would put the key on the network unencrypted.
+ * "Invalid API key" or "Not Found", and it bounds the test in time.
  */
-function checkForTest(credentials: ICredentialDataDecryptedObject, apiKey: string): void {
+function prepareTestRequest(
+	credentials: ICredentialDataDecryptedObject,
+	apiKey: string,
+	requestOptions: IHttpRequestOptions,
+): void {
 	const check = checkBaseUrl(normalizeBaseUrl(credentials.baseUrl));
 	if ('problem' in check) throw problemError(check.problem);
 	const keyProblem = checkApiKey(apiKey);
@@ -177,8 +187,41 @@ function checkForTest(credentials: ICredentialDataDecryptedObject, apiKey: strin
 			`Not tested, to keep the API key off the network: the Base URL uses http:// to ${host}, so the key would travel unencrypted. Use https://; workflows still run with this Base URL (for a gateway on a trusted network).`,
 		);
 	}
+	// n8n's routing sets its own 5-minute timeout on the test request, so it is set here; it only
+	// fires while the connection is idle, so a little later than the deadline, as a backstop.
+	requestOptions.timeout = (TEST_DEADLINE_SECONDS + 5) * 1000;
+	requestOptions.abortSignal = deadlineSignal(
+		TEST_DEADLINE_SECONDS * 1000,
+		new Error(
+			`BasicsEngage did not answer within ${TEST_DEADLINE_SECONDS} seconds: check the Base URL`,
+		),
+	);
 }
 
 function problemError({ message, description }: CredentialProblem): Error {
 	return new Error(`${message}. ${description}`);
+}
+
+/**
+ * A signal that ends the request at the deadline with `reason` (the credential test has no cancel
+ * signal of its own to keep). An aborted signal would reach the user as a bare "canceled" (axios
+ * replaces the abort Event, and any request on an aborted signal, by its CanceledError); axios
+ * rejects instead with what its abort listener is handed, so the listener is handed the reason
+ * and the signal itself never aborts. n8n passes `abortSignal` to axios as it is (1.x: n8n-core's
+ * convertN8nRequestToAxios, 2.x: @n8n/backend-network's), after `authenticate`.
+ */
+function deadlineSignal(ms: number, reason: Error): AbortSignal {
+	const deadline = AbortSignal.timeout(ms);
+	const signal = new AbortController().signal;
+	const handOvers = new Map<unknown, () => void>();
+	signal.addEventListener = ((_type: string, listener: (reason: Error) => void) => {
+		const handOver = () => listener(reason);
+		handOvers.set(listener, handOver);
+		deadline.addEventListener('abort', handOver, { once: true });
+	}) as unknown as AbortSignal['addEventListener'];
+	signal.removeEventListener = ((_type: string, listener: unknown) => {
+		const handOver = handOvers.get(listener);
+		if (handOver) deadline.removeEventListener('abort', handOver);
+	}) as AbortSignal['removeEventListener'];
+	return signal;
 }

@@ -261,6 +261,52 @@ describe('issue 20, settings: a key pasted with "Bearer "', () => {
 	});
 });
 
+describe('issue 20, settings: the credential test ends within 15 seconds', () => {
+	const DEADLINE = /^BasicsEngage did not answer within 15 seconds: check the Base URL/;
+
+	/**
+	 * Runs the credential test against `server`, expecting the deadline's message in 15 to 25 s.
+	 * @param {http.Server | net.Server} server @param {() => void} closeConnections
+	 */
+	async function expectDeadline(server, closeConnections) {
+		const port = await listen(server);
+		try {
+			const started = Date.now();
+			const result = await runTest({
+				apiKey: API_KEY,
+				baseUrl: `http://127.0.0.1:${port}/api/v0/dev`,
+			});
+			const seconds = (Date.now() - started) / 1000;
+			expect(result).toEqual({ status: 'Error', message: expect.stringMatching(DEADLINE) });
+			expect(seconds).toBeGreaterThanOrEqual(14.5);
+			expect(seconds).toBeLessThan(25);
+		} finally {
+			closeConnections();
+			server.close();
+		}
+	}
+
+	test('issue 20, settings: a server that accepts the connection and never answers', async () => {
+		/** @type {Set<net.Socket>} */
+		const sockets = new Set();
+		const silent = net.createServer((socket) => {
+			sockets.add(socket);
+			socket.on('error', () => {});
+		});
+		await expectDeadline(silent, () => sockets.forEach((socket) => socket.destroy()));
+	}, 40_000);
+
+	test('issue 20, settings: a server that sends headers, then a byte every second', async () => {
+		const dripping = http.createServer((request, response) => {
+			response.writeHead(200, { 'content-type': 'application/json' });
+			response.write('{"status":"success",');
+			const drip = setInterval(() => response.write(' '), 1000);
+			response.on('close', () => clearInterval(drip));
+		});
+		await expectDeadline(dripping, () => dripping.closeAllConnections());
+	}, 40_000);
+});
+
 describe('issue 20, input: template variables n8n cannot send', () => {
 	const TEMPLATE = { content: 'template', templateId: 'tmpl_welcome' };
 
