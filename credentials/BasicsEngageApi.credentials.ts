@@ -7,7 +7,25 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
-export const DEFAULT_BASE_URL = 'https://api.basicsengage.com/api/v0/dev';
+import {
+	BASE_URL_PATH_HINT,
+	checkApiKey,
+	checkBaseUrl,
+	DEFAULT_BASE_URL,
+	isLoopback,
+	NODE_RUN,
+	normalizeBaseUrl,
+	PLAIN_HTTP_TO_ANOTHER_HOST,
+} from '../nodes/BasicsEngage/shared/credentialChecks';
+import type { CredentialProblem } from '../nodes/BasicsEngage/shared/credentialChecks';
+
+export { DEFAULT_BASE_URL };
+
+/**
+ * How long the credential test may take in all. Unbounded, n8n waits 5 minutes for a server that
+ * never answers, and for ever for one that drips its answer; BasicsEngage answers the probe at once.
+ */
+const TEST_DEADLINE_SECONDS = 15;
 
 /** The probe's only success: BasicsEngage read the key and then refused the body with 400. */
 const KEY_ACCEPTED_STATUS = 400;
@@ -55,6 +73,14 @@ export class BasicsEngageApi implements ICredentialType {
 			description:
 				'Address of the BasicsEngage API, including its version segment. Change it only for a sandbox or a self-hosted gateway.',
 		},
+		{
+			displayName:
+				'Over http:// to another machine the API key travels unencrypted: use https://, or keep http:// only for a gateway on a trusted network (workflows run with it; the credential test does not send the key).',
+			name: 'plainHttpNotice',
+			type: 'notice',
+			default: '',
+			displayOptions: { show: { baseUrl: [{ _cnd: { regex: PLAIN_HTTP_TO_ANOTHER_HOST } }] } },
+		},
 	];
 
 	// A function rather than a generic expression: n8n evaluates a generic one through its
@@ -63,10 +89,10 @@ export class BasicsEngageApi implements ICredentialType {
 		credentials: ICredentialDataDecryptedObject,
 		requestOptions: IHttpRequestOptions,
 	): Promise<IHttpRequestOptions> {
-		requestOptions.headers = {
-			...requestOptions.headers,
-			Authorization: `Bearer ${String(credentials.apiKey ?? '').trim()}`,
-		};
+		const apiKey = String(credentials.apiKey ?? '').trim();
+		// Node runs checked the credential once per run (getRequestSettings) and are marked so.
+		if (!(NODE_RUN in credentials)) prepareTestRequest(credentials, apiKey, requestOptions);
+		requestOptions.headers = { ...requestOptions.headers, Authorization: `Bearer ${apiKey}` };
 		return requestOptions;
 	}
 
@@ -95,6 +121,10 @@ export class BasicsEngageApi implements ICredentialType {
 			},
 			{
 				type: 'responseCode',
+				properties: { value: 404, message: `Not Found (HTTP 404): ${BASE_URL_PATH_HINT}` },
+			},
+			{
+				type: 'responseCode',
 				properties: {
 					value: 429,
 					message: 'The key works, but the daily email quota is used up (HTTP 429)',
@@ -113,12 +143,12 @@ export class BasicsEngageApi implements ICredentialType {
 				properties: {
 					key: 'status',
 					value: undefined,
-					message:
-						'The Base URL answered, but not like the BasicsEngage API (no "status" field); check the Base URL',
+					message: `The Base URL answered, but not like the BasicsEngage API (no "status" field): ${BASE_URL_PATH_HINT}`,
 				},
 			},
 			// n8n 1.x reads `{ ignore, except }` as "ignore every status", so there every answer
-			// arrives here: per the spec, only the key's 401 and a 5xx carry `message`, not `error`.
+			// arrives here: per the spec, only the key's 401 and a 5xx carry `message`, not `error`;
+			// a 404 for a Base URL without the API's path has no `error` either.
 			{
 				type: 'responseSuccessBody',
 				properties: { key: 'message', value: 'Invalid API key', message: 'Invalid API key' },
@@ -128,10 +158,70 @@ export class BasicsEngageApi implements ICredentialType {
 				properties: {
 					key: 'error',
 					value: undefined,
-					message:
-						'BasicsEngage did not accept the test request: its server may have failed, or the API key or the Base URL is wrong (no "error" text in its answer)',
+					message: `BasicsEngage did not accept the test request (no "error" text in its answer): its server may have failed, or the API key or the Base URL is wrong; ${BASE_URL_PATH_HINT}`,
 				},
 			},
 		] as unknown as CredentialTestRules,
 	};
+}
+
+/**
+ * The credential test's own checks, before its request. n8n shows what `authenticate` throws as
+ * the test's result and sends nothing, so this says what is wrong where a request would only get
+ * "Invalid API key" or "Not Found", and it bounds the test in time.
+ */
+function prepareTestRequest(
+	credentials: ICredentialDataDecryptedObject,
+	apiKey: string,
+	requestOptions: IHttpRequestOptions,
+): void {
+	const check = checkBaseUrl(normalizeBaseUrl(credentials.baseUrl));
+	if ('problem' in check) throw problemError(check.problem);
+	const keyProblem = checkApiKey(apiKey);
+	if (keyProblem) throw problemError(keyProblem);
+	const { protocol, hostname, host } = check.url;
+	if (protocol === 'http:' && !isLoopback(hostname)) {
+		// A warning, not a block (runs keep working); but n8n's test result is only "Error" or its
+		// own fixed OK text, and testing would put the key on the network unencrypted.
+		throw new Error(
+			`Not tested, to keep the API key off the network: the Base URL uses http:// to ${host}, so the key would travel unencrypted. Use https://; workflows still run with this Base URL (for a gateway on a trusted network).`,
+		);
+	}
+	// n8n's routing sets its own 5-minute timeout on the test request, so it is set here; it only
+	// fires while the connection is idle, so a little later than the deadline, as a backstop.
+	requestOptions.timeout = (TEST_DEADLINE_SECONDS + 5) * 1000;
+	requestOptions.abortSignal = deadlineSignal(
+		TEST_DEADLINE_SECONDS * 1000,
+		new Error(
+			`BasicsEngage did not answer within ${TEST_DEADLINE_SECONDS} seconds: check the Base URL`,
+		),
+	);
+}
+
+function problemError({ message, description }: CredentialProblem): Error {
+	return new Error(`${message}. ${description}`);
+}
+
+/**
+ * A signal that ends the request at the deadline with `reason` (the credential test has no cancel
+ * signal of its own to keep). An aborted signal would reach the user as a bare "canceled" (axios
+ * replaces the abort Event, and any request on an aborted signal, by its CanceledError); axios
+ * rejects instead with what its abort listener is handed, so the listener is handed the reason
+ * and the signal itself never aborts. n8n passes `abortSignal` to axios as it is (1.x: n8n-core's
+ * convertN8nRequestToAxios, 2.x: @n8n/backend-network's), after `authenticate`.
+ */
+function deadlineSignal(ms: number, reason: Error): AbortSignal {
+	const deadline = AbortSignal.timeout(ms);
+	const signal = new AbortController().signal;
+	const handOvers = new Map<unknown, () => void>();
+	signal.addEventListener = ((_type: string, listener: (reason: Error) => void) => {
+		const handOver = () => listener(reason);
+		handOvers.set(listener, handOver);
+		deadline.addEventListener('abort', handOver, { once: true });
+	}) as unknown as AbortSignal['addEventListener'];
+	signal.removeEventListener = ((_type: string, listener: unknown) => {
+		const handOver = handOvers.get(listener);
+		if (handOver) deadline.removeEventListener('abort', handOver);
+	}) as AbortSignal['removeEventListener'];
+	return signal;
 }

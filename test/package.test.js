@@ -160,9 +160,11 @@ describe('the package as n8n loads it', () => {
 		).toEqual([
 			['apiKey', true, ''],
 			['baseUrl', false, 'https://api.basicsengage.com/api/v0/dev'],
+			['plainHttpNotice', false, ''],
 		]);
+		// As a node run hands it over: marked, so the credential test's checks are skipped.
 		const signed = await type.authenticate(
-			{ apiKey: ' key_1 ', baseUrl: '' },
+			{ apiKey: ' key_1 ', baseUrl: '', [Symbol.for('n8n-nodes-basicsengage.nodeRun')]: true },
 			{ url: '/x', headers: { A: '1' } },
 		);
 		expect(signed.headers).toEqual({ A: '1', Authorization: 'Bearer key_1' });

@@ -2,6 +2,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import type { ApiFailure, ErrorKind } from './errors';
 import { socketErrorCode } from './compat';
+import { BASE_URL_PATH_HINT } from './credentialChecks';
 import { KIND_MESSAGES, STOP_TRYING } from './errors';
 import { apiErrorText, MAX_ERROR_TEXT, MAX_EXCERPT, showServerText } from './serverText';
 
@@ -88,6 +89,9 @@ export function toApiResult(
 			: `${KIND_MESSAGES[kind]} (HTTP ${statusCode})`,
 		description: [
 			serverSays,
+			statusCode === 404
+				? `A Base URL without the API's path gets 404 for every request: ${BASE_URL_PATH_HINT}.`
+				: undefined,
 			statusCode >= 500 ? mayHaveTakenEffect(contract) : undefined,
 			STOP_TRYING[kind],
 		]

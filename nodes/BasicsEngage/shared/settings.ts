@@ -6,6 +6,13 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
+import {
+	checkApiKey,
+	checkBaseUrl,
+	NODE_RUN,
+	normalizeBaseUrl,
+	parseHttpUrl,
+} from './credentialChecks';
 import { FailureError, invalidInput } from './errors';
 import { requestBatchingValues, requestTimeout } from './requestOptions';
 import { secretsOf } from './serverText';
@@ -29,25 +36,6 @@ export interface RequestSettings {
 // n8n's routing node waits this long when the user sets no timeout; keep the same default.
 const DEFAULT_TIMEOUT_MS = 300_000;
 
-/** Visible ASCII only: what an API key can be while staying one HTTP header value. */
-const HEADER_SAFE = /^[!-~]+$/;
-
-/** An http(s) address with a host, or undefined. */
-function parseHttpUrl(address: string): URL | undefined {
-	try {
-		const url = new URL(address);
-		return /^https?:$/.test(url.protocol) && url.hostname !== '' ? url : undefined;
-	} catch {
-		return undefined;
-	}
-}
-
-export function normalizeBaseUrl(baseUrl: unknown): string {
-	return String(baseUrl ?? '')
-		.trim()
-		.replace(/\/+$/, '');
-}
-
 /** A setting that cannot work: every item fails with it, naming the setting, never its value. */
 function badSetting(message: string, description: string): FailureError {
 	return invalidInput(message, `${description} Nothing was sent.`);
@@ -68,20 +56,10 @@ export async function getRequestSettings(context: IExecuteFunctions): Promise<Re
 		);
 	}
 	const baseUrl = normalizeBaseUrl(credentials.baseUrl);
-	if (!/^https?:\/\/[!-~]+$/i.test(baseUrl) || !parseHttpUrl(baseUrl)) {
-		throw badSetting(
-			'The Base URL in the credential is not valid',
-			'It must be an http:// or https:// address without spaces, for example https://api.basicsengage.com/api/v0/dev.',
-		);
-	}
 	const apiKey = String(credentials.apiKey ?? '').trim();
-	if (!HEADER_SAFE.test(apiKey)) {
-		// Refuse rather than let a line break split the header or Node reject it mid-run.
-		throw badSetting(
-			'The API key in the credential is empty or contains spaces, line breaks or non-ASCII characters',
-			'Paste the key again, exactly as the BasicsEngage dashboard shows it.',
-		);
-	}
+	const baseUrlCheck = checkBaseUrl(baseUrl);
+	const problem = 'problem' in baseUrlCheck ? baseUrlCheck.problem : checkApiKey(apiKey);
+	if (problem) throw badSetting(problem.message, problem.description);
 
 	const options = readOptions(context, 'requestOptions');
 	const batch = ((options.batching as IDataObject | undefined)?.batch ?? {}) as IDataObject;
@@ -91,7 +69,13 @@ export async function getRequestSettings(context: IExecuteFunctions): Promise<Re
 	const intervalMs = readNumberOption(batch, batchIntervalProperty, 0);
 	return {
 		baseUrl,
-		credentials: { id: '', name: '', type: CREDENTIAL_TYPE, data: credentials },
+		// Marked as a run's: the credential's authenticate then skips the credential test's checks.
+		credentials: {
+			id: '',
+			name: '',
+			type: CREDENTIAL_TYPE,
+			data: { ...credentials, [NODE_RUN]: true },
+		},
 		listAuthHeaderValue: `Bearer ${apiKey}`,
 		secrets: secretsOf(apiKey),
 		timeout: readNumberOption(options, requestTimeout, DEFAULT_TIMEOUT_MS),
@@ -115,19 +99,18 @@ function parseProxy(proxy: string): IHttpRequestOptions['proxy'] {
 	}
 	const protocol = parsed.protocol.replace(/:$/, '');
 	const port = parsed.port ? Number(parsed.port) : protocol === 'https' ? 443 : 80;
-	return {
-		host: parsed.hostname,
-		port,
-		protocol,
-		...(parsed.username
-			? {
-					auth: {
-						username: decodeURIComponent(parsed.username),
-						password: decodeURIComponent(parsed.password),
-					},
-				}
-			: {}),
-	};
+	if (!parsed.username) return { host: parsed.hostname, port, protocol };
+	try {
+		const username = decodeURIComponent(parsed.username);
+		const password = decodeURIComponent(parsed.password);
+		return { host: parsed.hostname, port, protocol, auth: { username, password } };
+	} catch {
+		// decodeURIComponent throws "URI malformed"; the value itself may be a password.
+		throw badSetting(
+			'The Proxy in Request Options is not valid: its user name or password has a "%" not followed by two hex digits',
+			'Write a "%" in them as %25, in the form http://user:password@host:port.',
+		);
+	}
 }
 
 /** A collection parameter read once per run; an expression that fails there fails every item. */

@@ -8,7 +8,10 @@ import { ItemFailure } from './output';
 // quota is spent.
 const EMAIL_ADDRESS =
 	/^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:".]+(\.[^\s@<>()[\]\\,;:".]+)*\.[^\s@<>()[\]\\,;:".]{2,}$/;
-const CONTROL_CHARACTER = /\p{Cc}/u;
+// Control, format (zero-width, soft hyphen, BOM) and separator characters other than a space:
+// invisible, or not what they seem, when pasted into an address.
+const INVISIBLE_CHARACTER = /(?! )[\p{C}\p{Z}]/u;
+const INVISIBLE_CHARACTERS = /(?! )[\p{C}\p{Z}]/gu;
 
 // The validators below return what the API gets, or throw a FailureError saying what is wrong.
 
@@ -56,13 +59,24 @@ export function readTrimmed(value: unknown, label: string): string {
 
 export function readEmailAddress(value: unknown, label: string): string {
 	const address = readText(value, label).trim();
-	if (!EMAIL_ADDRESS.test(address) || CONTROL_CHARACTER.test(address)) {
+	const invisible = INVISIBLE_CHARACTER.exec(address)?.[0];
+	if (!EMAIL_ADDRESS.test(address) || invisible !== undefined) {
 		throw invalidInput(
-			`${label} is not a valid email address: "${address.slice(0, 100)}"`,
-			`${label} must look like name@example.com. Nothing was sent for this item.`,
+			`${label} is not a valid email address: "${showInvisible(address.slice(0, 100))}"`,
+			invisible !== undefined
+				? `${label} contains an invisible character, shown as ${showInvisible(invisible)}: delete it or type the address again. Nothing was sent for this item.`
+				: `${label} must look like name@example.com. Nothing was sent for this item.`,
 		);
 	}
 	return address;
+}
+
+/** Invisible characters written out as \u200b and the like, so the user can find them. */
+function showInvisible(text: string): string {
+	return text.replace(
+		INVISIBLE_CHARACTERS,
+		(character) => `\\u${(character.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`,
+	);
 }
 
 /**

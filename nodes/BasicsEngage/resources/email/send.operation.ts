@@ -269,6 +269,9 @@ function readTemplateVariables(
 	const { variable: pairs = [] } = context.getNodeParameter('templateVariables', itemIndex, {}) as {
 		variable?: Array<{ name?: unknown; value?: unknown }>;
 	};
+	refuseUnsendableNames(
+		pairs.map((pair) => (typeof pair.name === 'string' ? pair.name.trim() : '')),
+	);
 	const variables: IDataObject = {};
 	for (const pair of pairs) {
 		const name = typeof pair.name === 'string' ? pair.name.trim() : '';
@@ -309,5 +312,20 @@ function parseVariablesJson(raw: unknown): IDataObject | undefined {
 			'Write an object of names and values, such as { "firstName": "Jane" }.',
 		);
 	}
+	refuseUnsendableNames(Object.keys(parsed));
 	return Object.keys(parsed).length > 0 ? (parsed as IDataObject) : undefined;
+}
+
+// axios, n8n's HTTP client, drops object keys with these names when it copies a request (a guard
+// against prototype pollution): the email would go out without them, as if they were never set.
+const UNSENDABLE_NAMES = new Set(['constructor', 'prototype', '__proto__']);
+
+function refuseUnsendableNames(names: string[]): void {
+	const unsendable = [...new Set(names.filter((name) => UNSENDABLE_NAMES.has(name)))];
+	if (unsendable.length === 0) return;
+	const listed = unsendable.map((name) => `"${name}"`).join(', ');
+	throw invalidInput(
+		`Template variable${unsendable.length > 1 ? 's' : ''} ${listed} cannot be sent`,
+		`n8n drops variables named constructor, prototype or __proto__ from every request, so the template would never get their values. Rename ${listed} in the template and here. Nothing was sent for this item.`,
+	);
 }

@@ -1,0 +1,97 @@
+/**
+ * Checks of the credential made in node runs (getRequestSettings) and in n8n's credential test
+ * (the credential's `authenticate`), so both say the same. No message holds the key or a
+ * password: a problem is named, never shown.
+ */
+
+export const DEFAULT_BASE_URL = 'https://api.basicsengage.com/api/v0/dev';
+
+/** What a 404 most often means: a Base URL without the API's path. */
+export const BASE_URL_PATH_HINT = `check the Base URL in the credential: it must include the API's path, like ${DEFAULT_BASE_URL}`;
+
+export interface CredentialProblem {
+	message: string;
+	/** What to do about it. */
+	description: string;
+}
+
+/**
+ * Set on the credential data that node runs hand to n8n, so `authenticate` tells a run (already
+ * checked) from the credential test. A symbol: no credential form or JSON can carry it, and
+ * without it a run would meet the test's stricter rules, not the other way round. `Symbol.for`
+ * so that a reloaded copy of this module still recognises it.
+ */
+export const NODE_RUN = Symbol.for('n8n-nodes-basicsengage.nodeRun');
+
+/** Visible ASCII only: what an API key can be while staying one HTTP header value. */
+const HEADER_SAFE = /^[!-~]+$/;
+
+export function normalizeBaseUrl(baseUrl: unknown): string {
+	return String(baseUrl ?? '')
+		.trim()
+		.replace(/\/+$/, '');
+}
+
+/** An http(s) address with a host, or undefined. */
+export function parseHttpUrl(address: string): URL | undefined {
+	try {
+		const url = new URL(address);
+		return /^https?:$/.test(url.protocol) && url.hostname !== '' ? url : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+/** The Base URL as `new URL` reads it, or what is wrong with it. */
+export function checkBaseUrl(baseUrl: string): { url: URL } | { problem: CredentialProblem } {
+	const url = /^https?:\/\/[!-~]+$/i.test(baseUrl) ? parseHttpUrl(baseUrl) : undefined;
+	if (!url) {
+		return {
+			problem: {
+				message: 'The Base URL in the credential is not valid',
+				description: `It must be an http:// or https:// address without spaces, for example ${DEFAULT_BASE_URL}.`,
+			},
+		};
+	}
+	if (url.username !== '' || url.password !== '') {
+		// n8n's HTTP client turns `user:password@` into Basic auth, which replaces the Bearer key.
+		return {
+			problem: {
+				message: 'The Base URL in the credential contains a user name or password (before "@")',
+				description: `n8n would send them instead of the API key, so BasicsEngage would answer "Invalid API key". Remove everything between "//" and "@", for example ${DEFAULT_BASE_URL}.`,
+			},
+		};
+	}
+	return { url };
+}
+
+export function checkApiKey(apiKey: string): CredentialProblem | undefined {
+	if (/^bearer\s/i.test(apiKey)) {
+		return {
+			message: 'The API key in the credential starts with "Bearer "',
+			description: 'Paste only the key, without "Bearer ": the node adds it.',
+		};
+	}
+	if (!HEADER_SAFE.test(apiKey)) {
+		// Refuse rather than let a line break split the header or Node reject it mid-run.
+		return {
+			message:
+				'The API key in the credential is empty or contains spaces, line breaks or non-ASCII characters',
+			description: 'Paste the key again, exactly as the BasicsEngage dashboard shows it.',
+		};
+	}
+	return undefined;
+}
+
+/** This machine: plain http stays off the network. */
+export function isLoopback(hostname: string): boolean {
+	return hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d+){3}$/.test(hostname);
+}
+
+/**
+ * The credential form's notice shows for what this matches (n8n's `_cnd` regex, no flags): an
+ * http:// Base URL whose host is not localhost, 127.x.x.x or [::1]. `isLoopback` decides at run
+ * time; this only has to agree on what people type.
+ */
+export const PLAIN_HTTP_TO_ANOTHER_HOST =
+	'^\\s*[hH][tT][tT][pP]://(?!([lL][oO][cC][aA][lL][hH][oO][sS][tT]|127(\\.[0-9]+){3}|\\[::1\\])([:/]|\\s*$))[^\\s/]';
