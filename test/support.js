@@ -6,6 +6,7 @@
  * plus the invariants every node test checks.
  */
 
+const http = require('node:http');
 const net = require('node:net');
 const path = require('node:path');
 const { runWorkflow, loadPackage, testCredential } = require('./harness/n8n');
@@ -157,6 +158,38 @@ async function freePort() {
 	return port;
 }
 
+/**
+ * A plain HTTP forward proxy on loopback, recording `METHOD url` of each request it forwards.
+ * It forwards to the host the request names, or to `toPort` on 127.0.0.1 when given (a stand-in
+ * for the network path to a remote gateway).
+ * @param {{ toPort?: string | number }} [options]
+ */
+async function startProxy({ toPort } = {}) {
+	/** @type {string[]} */
+	const proxied = [];
+	const server = http.createServer((request, response) => {
+		proxied.push(`${request.method} ${request.url}`);
+		const target = new URL(String(request.url));
+		const upstream = http.request(
+			{
+				host: toPort ? '127.0.0.1' : target.hostname,
+				port: toPort ?? target.port,
+				path: target.pathname,
+				method: request.method,
+				headers: request.headers,
+			},
+			(answer) => {
+				response.writeHead(answer.statusCode ?? 502, answer.headers);
+				answer.pipe(response);
+			},
+		);
+		request.pipe(upstream);
+	});
+	await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+	const { port } = /** @type {net.AddressInfo} */ (server.address());
+	return { port, proxied, close: () => server.close() };
+}
+
 module.exports = {
 	API_KEY,
 	CREDENTIAL_TYPE,
@@ -174,6 +207,7 @@ module.exports = {
 	runNode,
 	sendCampaignParameters,
 	sendParameters,
+	startProxy,
 	startSandbox,
 	testCredential,
 };

@@ -19,6 +19,7 @@ const {
 	loadPackage,
 	runNode,
 	sendParameters,
+	startProxy,
 	startSandbox,
 } = require('../support');
 
@@ -55,27 +56,7 @@ test('Batching: waits the batch interval before each batch of requests', async (
 });
 
 test('Proxy: requests go through the given HTTP proxy', async () => {
-	/** @type {string[]} */
-	const proxied = [];
-	const proxy = http.createServer((request, response) => {
-		proxied.push(`${request.method} ${request.url}`);
-		const target = new URL(String(request.url));
-		const upstream = http.request(
-			{
-				host: target.hostname,
-				port: target.port,
-				path: target.pathname,
-				method: request.method,
-				headers: request.headers,
-			},
-			(answer) => {
-				response.writeHead(answer.statusCode ?? 502, answer.headers);
-				answer.pipe(response);
-			},
-		);
-		request.pipe(upstream);
-	});
-	const proxyPort = await listen(proxy);
+	const { port: proxyPort, proxied, close } = await startProxy();
 	try {
 		const result = await runNode(sandbox, {
 			parameters: sendParameters({ requestOptions: { proxy: `http://127.0.0.1:${proxyPort}` } }),
@@ -85,7 +66,7 @@ test('Proxy: requests go through the given HTTP proxy', async () => {
 		expect(proxied).toEqual([`POST ${sandbox.baseUrl}/email/send`]);
 		expect(sandbox.state.emails).toHaveLength(1);
 	} finally {
-		proxy.close();
+		close();
 	}
 });
 

@@ -23,6 +23,7 @@ const {
 	loadPackage,
 	runNode,
 	sendParameters,
+	startProxy,
 	startSandbox,
 	testCredential,
 } = require('../support');
@@ -177,27 +178,13 @@ describe('issue 20, settings: http:// to another machine', () => {
 
 	test('issue 20, settings: node runs still work with a non-local http:// Base URL', async () => {
 		// A proxy stands for the network path to the gateway: every request goes to the sandbox.
-		/** @type {string[]} */
-		const proxied = [];
-		const { port } = new URL(sandbox.baseUrl);
-		const proxy = http.createServer((request, response) => {
-			proxied.push(`${request.method} ${request.url}`);
-			const upstream = http.request(
-				{
-					host: '127.0.0.1',
-					port,
-					path: new URL(String(request.url)).pathname,
-					method: request.method,
-					headers: request.headers,
-				},
-				(answer) => {
-					response.writeHead(answer.statusCode ?? 502, answer.headers);
-					answer.pipe(response);
-				},
-			);
-			request.pipe(upstream);
+		const {
+			port: proxyPort,
+			proxied,
+			close,
+		} = await startProxy({
+			toPort: new URL(sandbox.baseUrl).port,
 		});
-		const proxyPort = await listen(proxy);
 		try {
 			const result = await runNode(sandbox, {
 				parameters: sendParameters({ requestOptions: { proxy: `http://127.0.0.1:${proxyPort}` } }),
@@ -208,7 +195,7 @@ describe('issue 20, settings: http:// to another machine', () => {
 			expect(proxied).toEqual([`POST ${REMOTE}/email/send`]);
 			expect(sandbox.state.emails).toHaveLength(1);
 		} finally {
-			proxy.close();
+			close();
 		}
 	});
 
