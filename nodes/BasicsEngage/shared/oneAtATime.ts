@@ -3,11 +3,10 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import type { SuccessContract } from './answers';
 import type { ApiFailure } from './errors';
 import type { OperationOutput } from './output';
-import type { RunWording } from './perItem';
+import type { OperationRun, RunWording } from './perItem';
 import { runPerItem } from './perItem';
 import { optionsCollection } from './properties';
 import { readRetryPolicy, retryOptionsUntilSent } from './retry';
-import type { OperationRun } from './perItem';
 import { keepServerValue, MAX_ERROR_TEXT } from './serverText';
 import { readOptions } from './settings';
 import type { ApiPath, ApiRequest } from './transport';

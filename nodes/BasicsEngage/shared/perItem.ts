@@ -136,6 +136,8 @@ export async function runRequests(
 
 	const continueOnFail = context.continueOnFail();
 	const stop = new RunStop(context);
+	/** Requests answered by the skip hook just before they would have been sent. */
+	const answeredInstead = new Set<number>();
 	const sent: Array<{ request: ApiRequest; result: ApiResult } | undefined> =
 		await sendConcurrently(context, settings, pending.length, {
 			concurrency: operation.concurrency,
@@ -145,6 +147,7 @@ export async function runRequests(
 				const instead = await skip?.beforeSend(itemIndexes[0]);
 				if (instead) {
 					answer(itemIndexes[0], instead);
+					answeredInstead.add(requestIndex);
 					return undefined;
 				}
 				// A Stop while the item was being marked: it never leaves.
@@ -187,7 +190,7 @@ export async function runRequests(
 	sent.forEach((done, requestIndex) => {
 		const itemIndexes = itemsOf[requestIndex];
 		if (done === undefined) {
-			if (skip && output.some((entry) => pairedTo(entry) === itemIndexes[0])) return;
+			if (answeredInstead.has(requestIndex)) return;
 			const failure = stop.notSent(operation.wording.notSent);
 			output.push(...itemIndexes.map((itemIndex) => new ItemFailure(failure, itemIndex)));
 		} else if (done.result.ok) {

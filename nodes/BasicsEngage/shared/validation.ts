@@ -10,7 +10,6 @@ const EMAIL_ADDRESS =
 	/^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:".]+(\.[^\s@<>()[\]\\,;:".]+)*\.[^\s@<>()[\]\\,;:".]{2,}$/;
 // Control, format (zero-width, soft hyphen, BOM) and separator characters other than a space:
 // invisible, or not what they seem, when pasted into an address.
-const INVISIBLE_CHARACTER = /(?! )[\p{C}\p{Z}]/u;
 const INVISIBLE_CHARACTERS = /(?! )[\p{C}\p{Z}]/gu;
 
 // The validators below return what the API gets, or throw a FailureError saying what is wrong.
@@ -59,7 +58,7 @@ export function readTrimmed(value: unknown, label: string): string {
 
 export function readEmailAddress(value: unknown, label: string): string {
 	const address = readText(value, label).trim();
-	const invisible = INVISIBLE_CHARACTER.exec(address)?.[0];
+	const invisible = address.match(INVISIBLE_CHARACTERS)?.[0];
 	if (!EMAIL_ADDRESS.test(address) || invisible !== undefined) {
 		throw invalidInput(
 			`${label} is not a valid email address: "${showInvisible(address.slice(0, 100))}"`,

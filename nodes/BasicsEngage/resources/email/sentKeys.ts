@@ -116,7 +116,8 @@ const REFUSING_SERVER_ERRORS = new Set(['500', '502', '503']);
 
 /** Whether BasicsEngage provably did not queue the email. */
 function notQueued(result: ApiResult | undefined): boolean {
-	if (result === undefined || result.ok) return result === undefined;
+	if (result === undefined) return true;
+	if (result.ok) return false;
 	const { failure } = result;
 	return !failure.mayHaveTakenEffect || REFUSING_SERVER_ERRORS.has(failure.httpCode ?? '');
 }
@@ -139,6 +140,8 @@ export function skipAlreadySent(
 	const fresh = new Set<number>();
 	/** Items whose `sending` mark is this run's (or an earlier run's, sent again on purpose). */
 	const marked = new Set<number>();
+	/** What afterSend stores; the run waits for it before it answers. */
+	const settling: Array<Promise<void>> = [];
 	return {
 		async select(pending) {
 			for (const { itemIndex, request } of pending) {
@@ -182,11 +185,21 @@ export function skipAlreadySent(
 		afterSend(itemIndex, result) {
 			if (!marked.has(itemIndex)) return;
 			const key = keys.get(itemIndex) as string;
-			if (result?.ok) void store.record(SENT + key);
-			if (result?.ok || notQueued(result)) void store.remove(SENDING + key);
+			if (result?.ok) {
+				// `sending` goes only once `sent` is stored: a failed write leaves the email
+				// "unknown" for a later run, never unmarked and sent again.
+				settling.push(
+					store.record(SENT + key).then(
+						async () => await store.remove(SENDING + key),
+						() => undefined,
+					),
+				);
+			} else if (notQueued(result)) {
+				settling.push(store.remove(SENDING + key));
+			}
 		},
 		async flush() {
-			await store.idle();
+			await Promise.all(settling);
 		},
 	};
 }
@@ -255,11 +268,6 @@ class SerialStore {
 	/** A failed removal only leaves the email "unknown" for a later run, which is safe. */
 	async remove(key: string): Promise<void> {
 		await this.merged('remove', key).catch(() => undefined);
-	}
-
-	async idle(): Promise<void> {
-		while (this.open.size > 0) await this.tail.catch(() => undefined);
-		await this.tail.catch(() => undefined);
 	}
 
 	private merged(kind: 'record' | 'remove', key: string): Promise<Set<string>> {
