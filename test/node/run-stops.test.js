@@ -181,36 +181,34 @@ describe('issue 20: a stopped execution', () => {
 		expect(queued.length).toBeGreaterThanOrEqual(200 - unknown.size);
 	});
 
-	test('a Stop during a retry wait ends the node at once, with no further request', async () => {
-		sandbox.injectFaults([{ status: 500 }]);
-		const started = Date.now();
-		await runNode(sandbox, {
-			parameters: sendParameters({
+	test.each([
+		[
+			'a retry wait ends Send Email at once, with no further request',
+			sendParameters({
 				options: { concurrency: 1, retries: 3, retryWait: 1500, retrySendOnServerError: true },
 			}),
-			items: contacts(3),
-			stopWhen: () => sandbox.requests.length >= 1,
-		});
-		expect(Date.now() - started).toBeLessThan(1500);
-		// Past the wait: a loop still running would have sent again by now.
-		await settle(2000);
-		expect(sandbox.requests).toHaveLength(1);
-	});
-
-	test('a Stop during Request Options batching ends Add Profiles at once, with no further batch', async () => {
-		const started = Date.now();
-		await runNode(sandbox, {
-			parameters: addProfilesParameters({
+			[{ status: 500 }],
+		],
+		[
+			'Request Options batching ends Add Profiles at once, with no further batch',
+			addProfilesParameters({
 				listMode: 'existing',
 				listId: 'lst_sync',
 				options: { batchSize: 1 },
 				requestOptions: { batching: { batch: { batchSize: 1, batchInterval: 1500 } } },
 			}),
+			[],
+		],
+	])('a Stop during %s', async (_, parameters, faults) => {
+		sandbox.injectFaults(/** @type {any} */ (faults));
+		const started = Date.now();
+		await runNode(sandbox, {
+			parameters,
 			items: contacts(3),
 			stopWhen: () => sandbox.requests.length >= 1,
 		});
 		expect(Date.now() - started).toBeLessThan(1500);
-		// Past the wait: a loop still running would have sent again by now.
+		// Past the 1.5 s wait: a loop still running would have sent again by now.
 		await settle(2000);
 		expect(sandbox.requests).toHaveLength(1);
 	});

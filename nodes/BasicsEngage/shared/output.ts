@@ -46,22 +46,3 @@ export function applyOnError(
 		return item;
 	});
 }
-
-/**
- * The failure of an input that a run did not send because an earlier request stopped the run:
- * it keeps the first failure's kind, so a branch on `details.kind` treats both alike, and says
- * the input can be sent again.
- */
-export function notSentFailure(
-	cause: ApiFailure | undefined,
-	reason: string,
-	whatNow: string,
-): ApiFailure {
-	return {
-		kind: cause?.kind ?? 'unexpected_response',
-		httpCode: null,
-		mayHaveTakenEffect: false,
-		message: `Not sent: ${reason}`,
-		description: `${whatNow}. First failure: ${cause?.message ?? 'unknown'}`,
-	};
-}

@@ -2,7 +2,6 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 
 import type { ApiResult } from './answers';
 import type { ApiFailure, ErrorKind } from './errors';
-import { notSentFailure } from './output';
 import { waitUnlessStopped } from './retry';
 import type { RequestSettings } from './settings';
 import { stopSignal } from './transport';
@@ -56,10 +55,18 @@ export class RunStop {
 		}
 	}
 
-	/** The failure of an item this run did not send; `whatNow` says it can be sent again. */
+	/**
+	 * The failure of an item this run did not send: it keeps the kind of the failure that stopped
+	 * the run, so a branch on `details.kind` treats both alike; `whatNow` says it can be sent again.
+	 */
 	notSent(whatNow: string): ApiFailure {
-		const why = this.why ?? 'the execution was stopped';
-		return notSentFailure(this.cause, why, whatNow);
+		return {
+			kind: this.cause?.kind ?? 'unexpected_response',
+			httpCode: null,
+			mayHaveTakenEffect: false,
+			message: `Not sent: ${this.why ?? 'the execution was stopped'}`,
+			description: `${whatNow}. First failure: ${this.cause?.message ?? 'unknown'}`,
+		};
 	}
 }
 
