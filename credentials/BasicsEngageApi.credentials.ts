@@ -16,8 +16,8 @@ import {
 	NODE_RUN,
 	normalizeBaseUrl,
 	PLAIN_HTTP_TO_ANOTHER_HOST,
-} from '../nodes/BasicsEngage/shared/credentialChecks';
-import type { CredentialProblem } from '../nodes/BasicsEngage/shared/credentialChecks';
+} from '../nodes/BasicsEngage/helpers/credentialChecks';
+import type { CredentialProblem } from '../nodes/BasicsEngage/helpers/credentialChecks';
 
 export { DEFAULT_BASE_URL };
 

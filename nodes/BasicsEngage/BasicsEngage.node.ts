@@ -6,11 +6,9 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import * as campaign from './resources/campaign';
-import * as email from './resources/email';
-import * as list from './resources/list';
-import { router } from './router';
-import { requestOptionsProperty } from './shared/requestOptions';
+import { findRequests, properties, subtitle } from './actions/operations';
+import { requestOptionsProperty } from './helpers/options';
+import { runOperation } from './transport';
 
 export class BasicsEngage implements INodeType {
 	description: INodeTypeDescription = {
@@ -19,8 +17,7 @@ export class BasicsEngage implements INodeType {
 		icon: { light: 'file:basicsEngage.svg', dark: 'file:basicsEngage.dark.svg' },
 		group: ['output'],
 		version: 1,
-		subtitle:
-			'={{ { "email:send": "Send Email", "list:addProfiles": "Add Profiles to List", "list:create": "Create List", "campaign:create": "Create Campaign", "campaign:send": "Send Campaign" }[$parameter["resource"] + ":" + $parameter["operation"]] }}',
+		subtitle,
 		description:
 			'Send transactional emails, manage contact lists and send campaigns with BasicsEngage',
 		defaults: { name: 'BasicsEngage' },
@@ -28,33 +25,18 @@ export class BasicsEngage implements INodeType {
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [{ name: 'basicsEngageApi', required: true }],
-		// Declarative form, kept for the base URL and headers it documents; the requests are built
-		// by the operations (see router.ts for why the node has `execute`).
-		requestDefaults: {
-			baseURL: '={{ $credentials.baseUrl.trim().replace(/\\/+$/, "") }}',
-			headers: { Accept: 'application/json', 'Content-Type': 'application/json' },
-		},
-		properties: [
-			{
-				displayName: 'Resource',
-				name: 'resource',
-				type: 'options',
-				noDataExpression: true,
-				options: [
-					{ name: 'Campaign', value: 'campaign' },
-					{ name: 'Email', value: 'email' },
-					{ name: 'List', value: 'list' },
-				],
-				default: 'email',
-			},
-			...email.description,
-			...list.description,
-			...campaign.description,
-			requestOptionsProperty,
-		],
+		properties: [...properties, requestOptionsProperty],
 	};
 
+	/**
+	 * Programmatic, not n8n's declarative routing: n8n calls `execute` also when the node runs as
+	 * an AI tool (AI Agent, MCP Server Trigger, a queue-mode worker's tool call), where routing is
+	 * never used, and routing could not batch across items, pair every output or send nothing
+	 * twice. Each operation declares its requests instead (actions/operations.ts).
+	 */
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		return await router.call(this);
+		const resource = this.getNodeParameter('resource', 0) as string;
+		const operation = this.getNodeParameter('operation', 0) as string;
+		return await runOperation(this, findRequests(resource, operation));
 	}
 }

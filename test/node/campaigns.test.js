@@ -248,7 +248,9 @@ describe('Create Campaign', () => {
 			'invalid_api_key',
 			'invalid_api_key',
 		]);
-		expect(result.errors[1].json.details.description).toMatch(/This campaign was not created/);
+		expect(result.errors[1].json.details.description).toMatch(
+			/This item was not sent, so it can be sent again later/,
+		);
 	});
 });
 
@@ -448,7 +450,7 @@ describe('Send Campaign', () => {
 			expect(result.errors.map((item) => item.json.details.kind)).toEqual([kind, kind]);
 			expect(result.errors[1].json.error).toBe(`Not sent: ${reason}`);
 			expect(result.errors[1].json.details.description).toMatch(
-				/This campaign was not sent, so it can be sent later/,
+				/This item was not sent, so it can be sent again later/,
 			);
 			expectEachInputExactlyOnce(result, 2);
 		},

@@ -172,7 +172,7 @@ describe('Create List', () => {
 			Array(3).fill('invalid_api_key'),
 		);
 		expect(result.errors[1].json.error).toMatch(/^Not sent/);
-		expect(result.errors[1].json.details.description).toMatch(/This list was not created/);
+		expect(result.errors[1].json.details.description).toMatch(/This item was not sent, so it can be sent again later/);
 		expectEachInputExactlyOnce(result, 3);
 		expectNoSecret(result, 'be_wrong_key');
 	});

@@ -75,3 +75,15 @@ export const requestOptionsProperty: INodeProperties = {
 		requestTimeout,
 	],
 };
+
+/** An operation's "Options" collection: the same frame around each operation's own options. */
+export function optionsCollection(options: INodeProperties[]): INodeProperties {
+	return {
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		options,
+	};
+}

@@ -1,7 +1,7 @@
-import type { IExecuteFunctions } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { FailureError, invalidInput } from './errors';
-import { ItemFailure } from './output';
+import { asInputFailure, invalidInput } from '../transport/failure';
+import type { Failure } from '../transport/failure';
 
 // Deliberately simple: one @, no spaces, brackets or control characters, a dot in the domain.
 // The API has the final word; this only catches what can never be an address, before any
@@ -12,7 +12,11 @@ const EMAIL_ADDRESS =
 // invisible, or not what they seem, when pasted into an address.
 const INVISIBLE_CHARACTERS = /(?! )[\p{C}\p{Z}]/gu;
 
-// The validators below return what the API gets, or throw a FailureError saying what is wrong.
+// The readers below return what the API gets, or throw a Failure saying what is wrong.
+
+export function isObject(value: unknown): value is IDataObject {
+	return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
 
 function describe(value: unknown): string {
 	if (value === null) return 'null';
@@ -24,7 +28,7 @@ function isEmpty(value: unknown): value is undefined | null | '' {
 	return value === undefined || value === null || value === '';
 }
 
-function required(label: string): FailureError {
+function required(label: string): Failure {
 	return invalidInput(`${label} is required`, `${label} is empty for this item.`);
 }
 
@@ -103,44 +107,57 @@ export function readIdList(value: unknown, label: string): string[] {
 		.filter((id) => id !== '');
 }
 
-/** What a reading threw, as a failure: n8n's own errors (an expression that fails) included. */
-function toInputFailure(error: unknown): FailureError {
-	if (error instanceof FailureError) return error;
-	const { message, description } = error as { message?: string; description?: string };
-	return invalidInput(
-		message ?? 'A parameter could not be read for this item',
-		description ?? 'Check the expressions in the node parameters for this item.',
-	);
-}
-
-/**
- * The one place an item's parameters are read, every item before any request: what a reading
- * throws becomes that item's failure instead of ending the run, and no request is sent for it.
- * Under On Error = Stop Workflow no item is sent when one fails: the router ends the run with
- * that failure, so nothing is half sent.
- */
-export function readItems<T>(
-	context: IExecuteFunctions,
-	read: (itemIndex: number) => T,
-): { values: Array<{ itemIndex: number; value: T }>; failures: ItemFailure[] } {
-	const values: Array<{ itemIndex: number; value: T }> = [];
-	const failures: ItemFailure[] = [];
-	const itemCount = context.getInputData().length;
-	for (let itemIndex = 0; itemIndex < itemCount; itemIndex++) {
-		try {
-			values.push({ itemIndex, value: read(itemIndex) });
-		} catch (error) {
-			failures.push(new ItemFailure(toInputFailure(error).failure, itemIndex));
-		}
-	}
-	return { values: failures.length > 0 && !context.continueOnFail() ? [] : values, failures };
-}
-
 /** Reads what is read once per run (a fixed parameter): its failure fails every item. */
 export function readForRun<T>(read: () => T): T {
 	try {
 		return read();
 	} catch (error) {
-		throw toInputFailure(error);
+		throw asInputFailure(error);
 	}
+}
+
+/** A setting that cannot work: every item fails with it, naming the setting, never its value. */
+export function badSetting(message: string, description: string): Failure {
+	return invalidInput(message, `${description} Nothing was sent.`);
+}
+
+/** A collection parameter read once per run; an expression that fails there fails every item. */
+export function readOptions(context: IExecuteFunctions, name: string): IDataObject {
+	try {
+		return context.getNodeParameter(name, 0, {}) as IDataObject;
+	} catch (error) {
+		throw badSetting(`An option could not be read`, `n8n said: ${(error as Error).message}.`);
+	}
+}
+
+/**
+ * Reads a number option as its editor field declares it (default, minValue, maxValue, and
+ * numberPrecision 0 for whole numbers). An expression may hand over anything: text that is not
+ * a number, NaN or Infinity would mean endless retries or unlimited concurrency, so it is
+ * refused with the range the field shows rather than silently changed.
+ */
+export function readNumberOption(
+	options: IDataObject,
+	property: INodeProperties,
+	whenAbsent = property.default as number,
+): number {
+	const raw = options[property.name];
+	if (raw === undefined || raw === null || raw === '') return whenAbsent;
+	const value = typeof raw === 'string' ? Number(raw.trim()) : raw;
+	const { minValue = -Infinity, maxValue = Infinity, numberPrecision } = property.typeOptions ?? {};
+	const wholeNumber = numberPrecision === 0;
+	const fits =
+		typeof value === 'number' &&
+		Number.isFinite(value) &&
+		value >= minValue &&
+		value <= maxValue &&
+		(!wholeNumber || Number.isInteger(value));
+	if (fits) return value;
+	const range = Number.isFinite(maxValue)
+		? `from ${minValue} to ${maxValue}`
+		: `of at least ${minValue}`;
+	throw badSetting(
+		`${property.displayName} must be a ${wholeNumber ? 'whole number' : 'number'} ${range}`,
+		`The option ${property.displayName} is ${JSON.stringify(String(raw).slice(0, 40))}. If it is an expression, make it return such a number.`,
+	);
 }

@@ -14,34 +14,66 @@ export type ErrorKind =
 	| 'unexpected_response'
 	| 'outcome_unknown';
 
-export interface ApiFailure {
+export interface FailureFields {
 	kind: ErrorKind;
 	message: string;
+	/** What happened and what to do, shown under the message. */
 	description: string;
 	/** HTTP status as a string (n8n's convention for `httpCode`), null when no answer came. */
-	httpCode: string | null;
+	httpCode?: string | null;
+	/** The request reached BasicsEngage and may have taken effect (queued, created, started). */
+	mayHaveTakenEffect?: boolean;
 	/**
 	 * Whether sending again can help: `notSent` when the request provably never left for
 	 * BasicsEngage (connection refused, DNS failure), `maybeSent` when it may have taken effect
 	 * but a retry is reasonable (5xx, dropped connection, timeout). Absent: never retried.
 	 */
 	retry?: 'notSent' | 'maybeSent';
-	/** The request reached BasicsEngage and may have taken effect (queued, created, started). */
-	mayHaveTakenEffect: boolean;
 	/** What the server's Retry-After header asked for, in ms. */
 	retryAfterMs?: number;
 }
 
 /**
- * The one typed error of the node: a failure found before a request was sent. What an item's
- * reading throws fails that item (`readItem`); what a run's reading throws (a setting, an option,
- * a parameter read once per run) fails every item (the router). Neither ends a run under
- * On Error = Continue.
+ * The node's one failure: thrown by what reads an item or a setting, handed back for a request
+ * that failed, and carried by the item it fails. It never ends a run under On Error = Continue.
  */
-export class FailureError extends Error {
-	constructor(readonly failure: ApiFailure) {
-		super(failure.message);
+export class Failure extends Error {
+	readonly kind: ErrorKind;
+
+	readonly description: string;
+
+	readonly httpCode: string | null;
+
+	readonly mayHaveTakenEffect: boolean;
+
+	readonly retry?: 'notSent' | 'maybeSent';
+
+	readonly retryAfterMs?: number;
+
+	constructor(fields: FailureFields) {
+		super(fields.message);
+		this.kind = fields.kind;
+		this.description = fields.description;
+		this.httpCode = fields.httpCode ?? null;
+		this.mayHaveTakenEffect = fields.mayHaveTakenEffect ?? false;
+		this.retry = fields.retry;
+		this.retryAfterMs = fields.retryAfterMs;
 	}
+
+	/** Its fields as plain data, e.g. to keep in n8n's execution data. */
+	toJSON(): FailureFields {
+		return { ...this, message: this.message };
+	}
+
+	/** The same failure, told differently. */
+	with(changes: Partial<Pick<FailureFields, 'message' | 'description'>>): Failure {
+		return new Failure({ ...this.toJSON(), ...changes });
+	}
+}
+
+/** An input or setting that cannot work, refused before anything is sent. */
+export function invalidInput(message: string, description: string): Failure {
+	return new Failure({ kind: 'invalid_input', message, description });
 }
 
 /** Failures that make every later request of the run fail the same way, so none is sent. */
@@ -79,21 +111,20 @@ export const STOP_TRYING: Partial<Record<ErrorKind, string>> = {
 		'Do not try again: every request fails until the API key in the credential is fixed.',
 };
 
-/** An input or setting that cannot work, refused before anything is sent. */
-export function invalidInput(message: string, description: string): FailureError {
-	return new FailureError({
-		kind: 'invalid_input',
-		httpCode: null,
-		message,
-		description,
-		mayHaveTakenEffect: false,
-	});
+/** What a reading threw, as a failure: n8n's own errors (an expression that fails) included. */
+export function asInputFailure(error: unknown): Failure {
+	if (error instanceof Failure) return error;
+	const { message, description } = error as { message?: string; description?: string };
+	return invalidInput(
+		message ?? 'A parameter could not be read for this item',
+		description ?? 'Check the expressions in the node parameters for this item.',
+	);
 }
 
 /** The error n8n shows when the user chose On Error = Stop Workflow. */
 export function toNodeError(
 	context: IExecuteFunctions,
-	failure: ApiFailure,
+	failure: Failure,
 	itemIndex: number,
 ): NodeApiError | NodeOperationError {
 	const options = {

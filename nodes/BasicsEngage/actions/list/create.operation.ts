@@ -1,9 +1,10 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import type { SuccessContract } from '../../shared/answers';
-import { createdWording, oneAtATime, oneAtATimeOptions } from '../../shared/oneAtATime';
-import { readIdList, readText, readTrimmed } from '../../shared/validation';
+import { optionsCollection } from '../../helpers/options';
+import { readIdList, readText, readTrimmed } from '../../helpers/read';
+import type { DeclareRequests, SuccessContract } from '../../transport';
+import { retryOptionsUntilSent } from '../../transport';
 
 /** The published success of /list/create: `{ status: 'success', data: { listId } }`. */
 const listCreated: SuccessContract = {
@@ -42,21 +43,28 @@ const properties: INodeProperties[] = [
 			'IDs of existing BasicsEngage profiles to put in the list, separated by commas, or a list of IDs from an expression. Leave empty for an empty list.',
 		hint: 'BasicsEngage answers no profile IDs: to fill the list with contacts, leave this empty and use Add Profiles to List with the new list ID',
 	},
-	oneAtATimeOptions('the list may exist already, and sending again would create a second one'),
+	optionsCollection(
+		retryOptionsUntilSent(
+			'the list may exist already, and sending again would create a second one',
+		),
+	),
 ];
 
 const displayOptions = { show: { resource: ['list'], operation: ['create'] } };
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-/** One list per input item, paired to it, created in input order. */
-export const execute = oneAtATime({
-	path: '/list/create',
-	contract: listCreated,
-	readBody: readCreateList,
-	toJson: (body, _request, keep) => ({ listId: keep((body.data as IDataObject).listId) }),
-	wording: createdWording('list'),
-});
+/** One list per input item, created one at a time in input order, never twice. */
+export const requests: DeclareRequests = function () {
+	return {
+		path: '/list/create',
+		body: (itemIndex) => readCreateList(this, itemIndex),
+		contract: listCreated,
+		toJson: (answer) => ({ listId: (answer.data as IDataObject).listId }),
+		repeatable: false,
+		done: 'Created',
+	};
+};
 
 function readCreateList(context: IExecuteFunctions, itemIndex: number): IDataObject {
 	const listName = readTrimmed(context.getNodeParameter('listName', itemIndex), 'List Name');

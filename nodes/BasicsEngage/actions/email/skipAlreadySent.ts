@@ -6,12 +6,9 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
-import type { ApiResult } from '../../shared/answers';
-import type { ApiFailure } from '../../shared/errors';
-import { invalidInput } from '../../shared/errors';
-import type { RunMemory } from '../../shared/once';
-import type { Answer, SkipHook } from '../../shared/perItem';
-import { readNumberOption } from '../../shared/settings';
+import { readNumberOption } from '../../helpers/read';
+import type { ApiResult, SkipHook } from '../../transport';
+import { Failure, invalidInput } from '../../transport';
 
 const historySizeValue: INodeProperties = {
 	displayName: 'History Size',
@@ -65,40 +62,6 @@ export const skipAlreadySentOption: INodeProperties = {
 	],
 };
 
-export interface SentKeys {
-	scope: DeduplicationScope;
-	options: ICheckProcessedOptions;
-	/** The item's key: the Key expression's value, else the whole email. */
-	keyOf: (itemIndex: number, body: IDataObject) => string;
-}
-
-/** The option's settings for this run, or undefined when it is off. */
-export function readSentKeys(
-	context: IExecuteFunctions,
-	options: IDataObject,
-): SentKeys | undefined {
-	const settings = (options.skipAlreadySent as { settings?: IDataObject } | undefined)?.settings;
-	if (!settings) return undefined;
-	const scope: DeduplicationScope = settings.scope === 'workflow' ? 'workflow' : 'node';
-	const maxEntries = readNumberOption(settings, historySizeValue);
-	return {
-		scope,
-		options: { mode: 'entries', maxEntries },
-		keyOf: (itemIndex, body) => {
-			const custom = context.getNodeParameter(
-				'options.skipAlreadySent.settings.key',
-				itemIndex,
-				'',
-			);
-			if (typeof custom === 'string' || typeof custom === 'number') {
-				if (String(custom).trim() !== '') return `key:${String(custom).trim()}`;
-			}
-			// Everything that is sent: a second order confirmation with a new number is another email.
-			return `email:${JSON.stringify({ ...body, to: String(body.to).toLowerCase() })}`;
-		},
-	};
-}
-
 /*
  * Two records per email key in the store, so that a later run can tell "sent" from "unknown":
  * - `sent|<key>`: BasicsEngage accepted the email (recorded after its answer);
@@ -117,25 +80,29 @@ const REFUSING_SERVER_ERRORS = new Set(['500', '502', '503']);
 /** Whether BasicsEngage provably did not queue the email. */
 function notQueued(result: ApiResult | undefined): boolean {
 	if (result === undefined) return true;
-	if (result.ok) return false;
-	const { failure } = result;
-	return !failure.mayHaveTakenEffect || REFUSING_SERVER_ERRORS.has(failure.httpCode ?? '');
+	if (!(result instanceof Failure)) return false;
+	return !result.mayHaveTakenEffect || REFUSING_SERVER_ERRORS.has(result.httpCode ?? '');
 }
 
 /**
- * The option's hook into the run. Before the first request, the emails accepted before are
- * skipped and those whose earlier outcome is unknown are failed (or sent again, when Retry Send
- * On Server Error allows it). Each email is marked "sending" just before its request and
- * "sent" once accepted; a run that is stopped leaves no mark on emails it never sent.
+ * The option's hook into the run, or undefined when it is off. Before the first request, the
+ * emails accepted before are skipped and those whose earlier outcome is unknown are failed (or
+ * sent again, when Retry Send On Server Error allows it). Each email is marked "sending" just
+ * before its request and "sent" once accepted; a run that is stopped leaves no mark on emails
+ * it never sent.
  */
 export function skipAlreadySent(
 	context: IExecuteFunctions,
-	sentKeys: SentKeys,
-	keys: Map<number, string>,
-	memory: RunMemory,
+	options: IDataObject,
 	sendUnknown: boolean,
-): SkipHook {
-	const store = new SerialStore(context, sentKeys);
+): (SkipHook & { readKey: (itemIndex: number, email: IDataObject) => void }) | undefined {
+	const settings = (options.skipAlreadySent as { settings?: IDataObject } | undefined)?.settings;
+	if (!settings) return undefined;
+	const store = new SerialStore(context, {
+		scope: settings.scope === 'workflow' ? 'workflow' : 'node',
+		options: { mode: 'entries', maxEntries: readNumberOption(settings, historySizeValue) },
+	});
+	const keys = new Map<number, string>();
 	/** Items not handled by an earlier try of this run (those are answered from the run's memory). */
 	const fresh = new Set<number>();
 	/** Items whose `sending` mark is this run's (or an earlier run's, sent again on purpose). */
@@ -143,17 +110,31 @@ export function skipAlreadySent(
 	/** What afterSend stores; the run waits for it before it answers. */
 	const settling: Array<Promise<void>> = [];
 	return {
-		async select(pending) {
-			for (const { itemIndex, request } of pending) {
-				if (!memory.recall(String(itemIndex), request.body)) fresh.add(itemIndex);
-			}
+		readKey(itemIndex, email) {
+			const custom = context.getNodeParameter(
+				'options.skipAlreadySent.settings.key',
+				itemIndex,
+				'',
+			);
+			const key =
+				typeof custom === 'string' || typeof custom === 'number' ? String(custom).trim() : '';
+			// Else everything that is sent: a second order confirmation with a new number is another email.
+			keys.set(
+				itemIndex,
+				key !== ''
+					? `key:${key}`
+					: `email:${JSON.stringify({ ...email, to: String(email.to).toLowerCase() })}`,
+			);
+		},
+		async select(itemIndexes) {
+			for (const itemIndex of itemIndexes) fresh.add(itemIndex);
 			const distinct = [...new Set([...fresh].map((itemIndex) => keys.get(itemIndex) as string))];
 			const known = await store.peek([
 				...distinct.map((key) => SENT + key),
 				...distinct.map((key) => SENDING + key),
 			]);
 			const firstWithKey = new Map<string, number>();
-			const answered = new Map<number, Answer>();
+			const answered = new Map<number, ApiResult>();
 			for (const itemIndex of fresh) {
 				const key = keys.get(itemIndex) as string;
 				const first = firstWithKey.get(key);
@@ -162,7 +143,7 @@ export function skipAlreadySent(
 				} else if (known.has(SENT + key)) {
 					answered.set(itemIndex, skipped('an email with the same key was sent before'));
 				} else if (known.has(SENDING + key) && !sendUnknown) {
-					answered.set(itemIndex, { failure: UNKNOWN_EARLIER_OUTCOME });
+					answered.set(itemIndex, unknownEarlierOutcome());
 				} else if (known.has(SENDING + key)) {
 					marked.add(itemIndex);
 				}
@@ -176,7 +157,7 @@ export function skipAlreadySent(
 			try {
 				isNew = await store.record(SENDING + (keys.get(itemIndex) as string));
 			} catch (error) {
-				return { failure: storeFailure(error as Error) };
+				return storeFailure(error as Error);
 			}
 			if (!isNew) return skipped('another execution is sending an email with the same key');
 			marked.add(itemIndex);
@@ -185,7 +166,7 @@ export function skipAlreadySent(
 		afterSend(itemIndex, result) {
 			if (!marked.has(itemIndex)) return;
 			const key = keys.get(itemIndex) as string;
-			if (result?.ok) {
+			if (result !== undefined && !(result instanceof Failure)) {
 				// `sending` goes only once `sent` is stored: a failed write leaves the email
 				// "unknown" for a later run, never unmarked and sent again.
 				settling.push(
@@ -204,25 +185,25 @@ export function skipAlreadySent(
 	};
 }
 
-function skipped(why: string): Answer {
-	return { json: { skipped: true, reason: `Not sent: ${why} (Skip Emails Already Sent)` } };
+function skipped(why: string): ApiResult {
+	return { skipped: true, reason: `Not sent: ${why} (Skip Emails Already Sent)` };
 }
 
 /** An email whose earlier request got no answer that says whether it was queued. */
-const UNKNOWN_EARLIER_OUTCOME: ApiFailure = {
-	kind: 'outcome_unknown',
-	httpCode: null,
-	mayHaveTakenEffect: false,
-	message: 'Not sent: an earlier execution sent this email and got no clear answer',
-	description:
-		'Nobody knows whether BasicsEngage queued it (its answer was lost or timed out, or the run was cut off), so it is not sent again. Check the BasicsEngage dashboard; to send it anyway, run once with Retry Send On Server Error on.',
-};
+function unknownEarlierOutcome(): Failure {
+	return new Failure({
+		kind: 'outcome_unknown',
+		message: 'Not sent: an earlier execution sent this email and got no clear answer',
+		description:
+			'Nobody knows whether BasicsEngage queued it (its answer was lost or timed out, or the run was cut off), so it is not sent again. Check the BasicsEngage dashboard; to send it anyway, run once with Retry Send On Server Error on.',
+	});
+}
 
-function storeFailure(error: Error): ApiFailure {
+function storeFailure(error: Error): Failure {
 	return invalidInput(
 		'Not sent: Skip Emails Already Sent could not write to n8n’s deduplication store',
 		`n8n said: ${error.message}.`,
-	).failure;
+	);
 }
 
 /**
@@ -239,7 +220,7 @@ class SerialStore {
 
 	constructor(
 		private readonly context: IExecuteFunctions,
-		private readonly sentKeys: SentKeys,
+		private readonly sentKeys: { scope: DeduplicationScope; options: ICheckProcessedOptions },
 	) {}
 
 	/** Which keys are in the store, leaving it as it was. */

@@ -1,10 +1,10 @@
 import type { INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import type { SuccessContract } from '../../shared/answers';
-import type { ApiFailure } from '../../shared/errors';
-import { oneAtATime, oneAtATimeOptions } from '../../shared/oneAtATime';
-import { readTrimmed } from '../../shared/validation';
+import { optionsCollection } from '../../helpers/options';
+import { readTrimmed } from '../../helpers/read';
+import type { DeclareRequests, Failure, SuccessContract } from '../../transport';
+import { retryOptionsUntilSent } from '../../transport';
 
 /**
  * /campaign/send's answer is not published: a 2xx with `status: "success"` means the sending
@@ -34,8 +34,10 @@ const properties: INodeProperties[] = [
 		description: 'ID of the campaign to send',
 		hint: "Type it or map it, such as Create Campaign's campaignId. BasicsEngage publishes no way to list its campaigns, so there is no dropdown.",
 	},
-	oneAtATimeOptions(
-		'the campaign may have started, and sending it again could mail every recipient twice',
+	optionsCollection(
+		retryOptionsUntilSent(
+			'the campaign may have started, and sending it again could mail every recipient twice',
+		),
 	),
 ];
 
@@ -44,37 +46,34 @@ const displayOptions = { show: { resource: ['campaign'], operation: ['send'] } }
 export const description = updateDisplayOptions(displayOptions, properties);
 
 /**
- * One send per input item: each starts a bulk mailing, so none waits beside another. A send
- * that may have reached BasicsEngage is never sent again: it could mail a whole list twice.
+ * One send per input item, one at a time: each starts a bulk mailing. A send that may have
+ * reached BasicsEngage is never sent again: it could mail a whole list twice.
  */
-export const execute = oneAtATime({
-	path: '/campaign/send',
-	contract: sendingStarted,
-	readBody: (context, itemIndex) => ({
-		campaignId: readTrimmed(context.getNodeParameter('campaignId', itemIndex), 'Campaign ID'),
-	}),
-	toJson: (body, request, keep) => ({
+export const requests: DeclareRequests = function () {
+	return {
+		path: '/campaign/send',
+		body: (itemIndex) => ({
+			campaignId: readTrimmed(this.getNodeParameter('campaignId', itemIndex), 'Campaign ID'),
+		}),
+		contract: sendingStarted,
 		// The ID this item sent; the answer's own fields follow as they came.
-		campaignId: request.body.campaignId,
-		sendingStarted: true,
-		...(body.message === undefined ? {} : { message: keep(body.message) }),
-		...(body.data === undefined ? {} : { data: keep(body.data) }),
-	}),
-	explain: mayHaveStarted,
-	wording: {
+		toJson: (answer, sent) => ({
+			campaignId: sent.campaignId,
+			sendingStarted: true,
+			...(answer.message === undefined ? {} : { message: answer.message }),
+			...(answer.data === undefined ? {} : { data: answer.data }),
+		}),
+		repeatable: false,
 		done: 'Started sending',
-		noneDone: 'No other campaign of this run started sending.',
-		mayHaveBeenDone: 'May have started sending',
-		notSent: 'This campaign was not sent, so it can be sent later',
-	},
-});
+		explain: mayHaveStarted,
+	};
+};
 
 /** A failure after the request may have arrived says, in its message too, what that means. */
-function mayHaveStarted(failure: ApiFailure): ApiFailure {
+function mayHaveStarted(failure: Failure): Failure {
 	if (!failure.mayHaveTakenEffect) return failure;
-	return {
-		...failure,
+	return failure.with({
 		message: `${failure.message} (the campaign may have started sending)`,
 		description: `${failure.description} Do not send this campaign again before checking in BasicsEngage whether it is sending: a second send could mail every profile of its lists twice.`,
-	};
+	});
 }

@@ -3,7 +3,6 @@ import type {
 	IDataObject,
 	IExecuteFunctions,
 	IHttpRequestOptions,
-	INodeProperties,
 } from 'n8n-workflow';
 
 import {
@@ -12,10 +11,10 @@ import {
 	NODE_RUN,
 	normalizeBaseUrl,
 	parseHttpUrl,
-} from './credentialChecks';
-import { FailureError, invalidInput } from './errors';
-import { requestBatchingValues, requestTimeout } from './requestOptions';
-import { secretsOf } from './serverText';
+} from '../helpers/credentialChecks';
+import { requestBatchingValues, requestTimeout } from '../helpers/options';
+import { badSetting, readNumberOption, readOptions } from '../helpers/read';
+import { secretsOf } from './redact';
 
 export const CREDENTIAL_TYPE = 'basicsEngageApi';
 
@@ -36,16 +35,11 @@ export interface RequestSettings {
 // n8n's routing node waits this long when the user sets no timeout; keep the same default.
 const DEFAULT_TIMEOUT_MS = 300_000;
 
-/** A setting that cannot work: every item fails with it, naming the setting, never its value. */
-function badSetting(message: string, description: string): FailureError {
-	return invalidInput(message, `${description} Nothing was sent.`);
-}
-
 /**
  * Reads, once per run, everything a request needs that is the same for every item: the
- * credential and the node's "Request Options". Throws a FailureError before any request.
+ * credential and the node's "Request Options". Throws a Failure before any request.
  */
-export async function getRequestSettings(context: IExecuteFunctions): Promise<RequestSettings> {
+export async function readSettings(context: IExecuteFunctions): Promise<RequestSettings> {
 	let credentials;
 	try {
 		credentials = await context.getCredentials(CREDENTIAL_TYPE);
@@ -111,45 +105,4 @@ function parseProxy(proxy: string): IHttpRequestOptions['proxy'] {
 			'Write a "%" in them as %25, in the form http://user:password@host:port.',
 		);
 	}
-}
-
-/** A collection parameter read once per run; an expression that fails there fails every item. */
-export function readOptions(context: IExecuteFunctions, name: string): IDataObject {
-	try {
-		return context.getNodeParameter(name, 0, {}) as IDataObject;
-	} catch (error) {
-		throw badSetting(`An option could not be read`, `n8n said: ${(error as Error).message}.`);
-	}
-}
-
-/**
- * Reads a number option as its editor field declares it (default, minValue, maxValue, and
- * numberPrecision 0 for whole numbers). An expression may hand over anything: text that is not
- * a number, NaN or Infinity would mean endless retries or unlimited concurrency, so it is
- * refused with the range the field shows rather than silently changed.
- */
-export function readNumberOption(
-	options: IDataObject,
-	property: INodeProperties,
-	whenAbsent = property.default as number,
-): number {
-	const raw = options[property.name];
-	if (raw === undefined || raw === null || raw === '') return whenAbsent;
-	const value = typeof raw === 'string' ? Number(raw.trim()) : raw;
-	const { minValue = -Infinity, maxValue = Infinity, numberPrecision } = property.typeOptions ?? {};
-	const wholeNumber = numberPrecision === 0;
-	const fits =
-		typeof value === 'number' &&
-		Number.isFinite(value) &&
-		value >= minValue &&
-		value <= maxValue &&
-		(!wholeNumber || Number.isInteger(value));
-	if (fits) return value;
-	const range = Number.isFinite(maxValue)
-		? `from ${minValue} to ${maxValue}`
-		: `of at least ${minValue}`;
-	throw badSetting(
-		`${property.displayName} must be a ${wholeNumber ? 'whole number' : 'number'} ${range}`,
-		`The option ${property.displayName} is ${JSON.stringify(String(raw).slice(0, 40))}. If it is an expression, make it return such a number.`,
-	);
 }

@@ -1,10 +1,10 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import type { SuccessContract } from '../../shared/answers';
-import { isObject } from '../../shared/answers';
-import { createdWording, oneAtATime, oneAtATimeOptions } from '../../shared/oneAtATime';
-import { readIdList, readOptionalText, readText, readTrimmed } from '../../shared/validation';
+import { optionsCollection } from '../../helpers/options';
+import { isObject, readIdList, readOptionalText, readText, readTrimmed } from '../../helpers/read';
+import type { DeclareRequests, SuccessContract } from '../../transport';
+import { retryOptionsUntilSent } from '../../transport';
 
 /** The published success of /campaign/create: the stored campaign, its ID in `_id`. */
 const campaignCreated: SuccessContract = {
@@ -79,30 +79,33 @@ const properties: INodeProperties[] = [
 			'IDs of the lists that receive the campaign, separated by commas, or a list of IDs from an expression',
 		hint: "Type the IDs or map them, such as Create List's listId. BasicsEngage publishes no way to list its lists, so there is no dropdown. Without lists, the campaign has no one to send to.",
 	},
-	oneAtATimeOptions('the campaign may exist already, and sending again would create a second one'),
+	optionsCollection(
+		retryOptionsUntilSent(
+			'the campaign may exist already, and sending again would create a second one',
+		),
+	),
 ];
 
 const displayOptions = { show: { resource: ['campaign'], operation: ['create'] } };
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-/** One campaign per input item, paired to it, created in input order. */
-export const execute = oneAtATime({
-	path: '/campaign/create',
-	contract: campaignCreated,
-	readBody: readCreateCampaign,
-	// What the answer says, never the input: the published example answer names another
-	// campaign than its request, so an echo of the input could claim what did not happen.
-	toJson: (body, _request, keep) => {
-		const campaign = (body.data as IDataObject).campaign as IDataObject;
-		return {
-			campaignId: keep(campaign._id),
-			name: keep(campaign.name),
-			subject: keep(campaign.subject),
-		};
-	},
-	wording: createdWording('campaign'),
-});
+/** One campaign per input item, created one at a time in input order, never twice. */
+export const requests: DeclareRequests = function () {
+	return {
+		path: '/campaign/create',
+		body: (itemIndex) => readCreateCampaign(this, itemIndex),
+		contract: campaignCreated,
+		// What the answer says, never the input: the published example answer names another
+		// campaign than its request, so an echo of the input could claim what did not happen.
+		toJson: (answer) => {
+			const campaign = (answer.data as IDataObject).campaign as IDataObject;
+			return { campaignId: campaign._id, name: campaign.name, subject: campaign.subject };
+		},
+		repeatable: false,
+		done: 'Created',
+	};
+};
 
 function readCreateCampaign(context: IExecuteFunctions, itemIndex: number): IDataObject {
 	const name = readTrimmed(context.getNodeParameter('campaignName', itemIndex), 'Campaign Name');

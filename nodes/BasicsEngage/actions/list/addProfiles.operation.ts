@@ -1,20 +1,16 @@
 import { updateDisplayOptions } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import type { SuccessContract } from '../../shared/answers';
-import type { OperationOutput } from '../../shared/output';
-import { optionsCollection } from '../../shared/properties';
-import type { OperationRun } from '../../shared/perItem';
-import { runRequests } from '../../shared/perItem';
-import { readRetryPolicy, retryOptions } from '../../shared/retry';
-import { readNumberOption, readOptions } from '../../shared/settings';
+import { optionsCollection } from '../../helpers/options';
 import {
 	readEmailAddress,
 	readForRun,
-	readItems,
+	readNumberOption,
 	readOptionalText,
 	readTrimmed,
-} from '../../shared/validation';
+} from '../../helpers/read';
+import type { DeclareRequests, ItemBody, SuccessContract } from '../../transport';
+import { Failure, retryOptions } from '../../transport';
 
 const batchSizeOption: INodeProperties = {
 	displayName: 'Batch Size',
@@ -129,109 +125,81 @@ const displayOptions = { show: { resource: ['list'], operation: ['addProfiles'] 
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-interface Profile {
-	itemIndex: number;
-	listId?: string;
-	body: IDataObject;
-}
-
-/** One request's profiles and the list they go to (undefined: the run's new list). */
-interface Batch {
-	listId: string | undefined;
-	profiles: Profile[];
-}
-
 /**
- * Built by hand rather than by n8n's declarative routing, which sends one request per item and
- * drops `pairedItem`: this operation batches profiles across items, creates at most
- * one list per run and pairs each output with every input item it covers.
+ * One request per batch of profiles, one batch at a time: every batch after the first of a new
+ * list needs the ID its first answer gave. Each output pairs with the items its batch covers.
  */
-export async function execute(
-	this: IExecuteFunctions,
-	run: OperationRun,
-): Promise<OperationOutput> {
-	const listMode = this.getNodeParameter('listMode', 0) as 'existing' | 'new';
-	const options = readOptions(this, 'options');
+export const requests: DeclareRequests = function (options) {
 	const batchSize = readNumberOption(options, batchSizeOption);
-	// Adding to a list can be sent again; the request that creates the list is retried only
-	// when it provably never arrived, so a run never creates two lists.
-	const retryAdding = readRetryPolicy(options, true);
-	const retryCreating = readRetryPolicy(options, false);
-
-	const newList = listMode === 'new' ? readForRun(() => readNewList(this)) : undefined;
-	const readListId = listMode === 'existing' ? listIdReader(this) : () => undefined;
-	const { values, failures } = readItems(this, (itemIndex) =>
-		readProfile(this, itemIndex, readListId),
-	);
-
-	// Batches go out one at a time: every batch after the first of a new list needs its ID.
+	const newList =
+		this.getNodeParameter('listMode', 0) === 'new'
+			? readForRun(() => readNewList(this))
+			: undefined;
+	const readListId = newList ? () => undefined : listIdReader(this);
 	let createdListId: string | undefined;
-	const planned = toBatches(
-		values.map(({ value }) => value),
-		batchSize,
-	).map((batch) => ({
-		itemIndexes: batch.profiles.map((profile) => profile.itemIndex),
-		build: () => {
-			const listId = batch.listId ?? createdListId;
-			const body: IDataObject = {
-				...(listId === undefined ? newList : { listId }),
-				profiles: batch.profiles.map((profile) => profile.body),
-			};
-			const contract = profilesAdded(listId === undefined);
-			return {
-				request: { path: '/list/addProfiles' as const, body, contract },
-				retryPolicy: listId === undefined ? retryCreating : retryAdding,
-			};
-		},
-	}));
-	return await runRequests(this, run, planned, failures, {
-		concurrency: 1,
-		pairsMany: true,
-		toJson: (body, request, itemIndexes) => {
-			const data = (body.data ?? {}) as IDataObject;
+	return {
+		path: '/list/addProfiles',
+		// The batch's list (none: the run's new list) and the profile, as `profiles` lists it.
+		body: (itemIndex) => ({ listId: readListId(itemIndex), profile: readProfile(this, itemIndex) }),
+		batches: (entries) =>
+			toBatches(entries, batchSize).map(({ listId, profiles }) => ({
+				itemIndexes: profiles.map((entry) => entry.itemIndex),
+				body: () => {
+					const list = listId ?? createdListId;
+					return {
+						...(list === undefined ? newList : { listId: list }),
+						profiles: profiles.map((entry) => entry.body.profile),
+					};
+				},
+			})),
+		contract: (body) => profilesAdded(body.listId === undefined),
+		toJson: (answer, sent, itemIndexes) => {
+			const data = answer.data as IDataObject;
 			return {
 				listId: data.listId,
 				addedCount: data.addedCount,
 				submittedCount: itemIndexes.length,
-				listCreated: request.body.listId === undefined,
+				listCreated: sent.listId === undefined,
 			};
 		},
-		afterRequest: (result, request) => {
-			if (request.body.listId !== undefined) return undefined;
-			if (result.ok) {
-				createdListId = (result.body.data as IDataObject).listId as string;
+		// Adding to a list can be sent again; the request that creates the list is not, once it
+		// may have arrived, so a run never creates two lists.
+		repeatable: (body) => body.listId !== undefined,
+		done: 'Added',
+		misspelledAuthHeader: true,
+		afterRequest: (result, sent) => {
+			if (sent.listId !== undefined) return undefined;
+			if (!(result instanceof Failure)) {
+				createdListId = (result.data as IDataObject).listId as string;
 				return undefined;
 			}
 			// A lost answer to the creating request may hide a list that now exists; creating
 			// another would break "one list per run", so the rest of the run is not sent.
-			return result.failure.mayHaveTakenEffect
+			return result.mayHaveTakenEffect
 				? 'the request creating the list got no clear answer, so the list may exist already: check the lists in BasicsEngage and add these profiles by List ID'
 				: undefined;
 		},
-		wording: {
-			done: 'Added',
-			noneDone: 'No other profile of this run was added.',
-			mayHaveBeenDone: 'May have been added',
-			notSent: 'These profiles were not sent, so they can be sent again later',
-		},
-	});
-}
+	};
+};
 
 /** Consecutive chunks per target list, lists in order of first appearance. */
-function toBatches(profiles: Profile[], batchSize: number): Batch[] {
-	const byList = new Map<string | undefined, Profile[]>();
-	for (const profile of profiles) {
-		const group = byList.get(profile.listId);
-		if (group) group.push(profile);
-		else byList.set(profile.listId, [profile]);
+function toBatches(
+	entries: ItemBody[],
+	batchSize: number,
+): Array<{ listId: string | undefined; profiles: ItemBody[] }> {
+	const byList = new Map<string | undefined, ItemBody[]>();
+	for (const entry of entries) {
+		const listId = entry.body.listId as string | undefined;
+		const group = byList.get(listId);
+		if (group) group.push(entry);
+		else byList.set(listId, [entry]);
 	}
-	const batches: Batch[] = [];
-	for (const [listId, group] of byList) {
-		for (let start = 0; start < group.length; start += batchSize) {
-			batches.push({ listId, profiles: group.slice(start, start + batchSize) });
-		}
-	}
-	return batches;
+	return [...byList].flatMap(([listId, group]) =>
+		Array.from({ length: Math.ceil(group.length / batchSize) }, (_, batch) => ({
+			listId,
+			profiles: group.slice(batch * batchSize, (batch + 1) * batchSize),
+		})),
+	);
 }
 
 /** The new list's fields, read once: one run creates at most one list. */
@@ -257,13 +225,8 @@ function listIdReader(context: IExecuteFunctions): (itemIndex: number) => string
 	return () => fixed;
 }
 
-function readProfile(
-	context: IExecuteFunctions,
-	itemIndex: number,
-	readListId: (itemIndex: number) => string | undefined,
-): Profile {
-	const listId = readListId(itemIndex);
-	const body: IDataObject = {
+function readProfile(context: IExecuteFunctions, itemIndex: number): IDataObject {
+	const profile: IDataObject = {
 		email: readEmailAddress(context.getNodeParameter('email', itemIndex), 'Email'),
 	};
 	const fields = context.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
@@ -272,7 +235,7 @@ function readProfile(
 		['lastName', 'Last Name'],
 	] as const) {
 		const value = readOptionalText(fields[field], label)?.trim();
-		if (value) body[field] = value;
+		if (value) profile[field] = value;
 	}
-	return { itemIndex, listId, body };
+	return profile;
 }

@@ -1,17 +1,12 @@
-import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, INodeProperties } from 'n8n-workflow';
 
-import type { ApiResult } from './answers';
-import type { ApiFailure } from './errors';
-import type { RequestSettings } from './settings';
-import { readNumberOption } from './settings';
-import type { ApiRequest } from './transport';
-import { apiRequest, stopSignal } from './transport';
+import { readNumberOption } from '../helpers/read';
+import type { Failure } from './failure';
 
+/** The Retries options, read once per run. */
 export interface RetryPolicy {
 	retries: number;
 	waitMs: number;
-	/** Also retry failures that may have taken effect (5xx, dropped connection, timeout). */
-	retryMaybeSent: boolean;
 }
 
 /** The backoff never grows past this between two tries. */
@@ -42,8 +37,7 @@ export const retryOptions: INodeProperties[] = [retriesOption, retryWaitOption];
 
 /**
  * The retry options of an operation whose request is never sent again once it may have reached
- * BasicsEngage (creating a list or a campaign, sending a campaign): read with
- * `readRetryPolicy(options, false)`, and no option turns that on.
+ * BasicsEngage (creating a list or a campaign, sending a campaign): not `repeatable`.
  */
 export function retryOptionsUntilSent(consequence: string): INodeProperties[] {
 	return [
@@ -55,22 +49,22 @@ export function retryOptionsUntilSent(consequence: string): INodeProperties[] {
 	];
 }
 
-export function readRetryPolicy(options: IDataObject, retryMaybeSent: boolean): RetryPolicy {
+export function readRetryPolicy(options: IDataObject): RetryPolicy {
 	return {
 		retries: readNumberOption(options, retriesOption),
 		waitMs: readNumberOption(options, retryWaitOption),
-		retryMaybeSent,
 	};
 }
 
-function shouldRetry(failure: ApiFailure, policy: RetryPolicy): boolean {
+/** Whether to send again: never a refusal (400, 401, 429), a redirect or a broken contract. */
+export function shouldRetry(failure: Failure, repeatable: boolean): boolean {
 	if (failure.retry === undefined) return false;
 	if (failure.retryAfterMs !== undefined && failure.retryAfterMs > MAX_RETRY_AFTER_MS) return false;
-	return failure.retry === 'notSent' || policy.retryMaybeSent;
+	return failure.retry === 'notSent' || repeatable;
 }
 
 /** Exponential backoff with equal jitter, unless the server said how long to wait. */
-function waitBeforeRetry(failure: ApiFailure, attempt: number, policy: RetryPolicy): number {
+export function waitBeforeRetry(failure: Failure, attempt: number, policy: RetryPolicy): number {
 	if (failure.retryAfterMs !== undefined) return failure.retryAfterMs;
 	const backoff = Math.min(MAX_BACKOFF_MS, policy.waitMs * 2 ** attempt);
 	return backoff / 2 + Math.random() * (backoff / 2);
@@ -89,25 +83,4 @@ export async function waitUnlessStopped(
 	const timeout = AbortSignal.timeout(Math.min(Math.ceil(ms), 2 ** 31 - 1));
 	const ends = signal ? AbortSignal.any([signal, timeout]) : timeout;
 	await new Promise((resolve) => ends.addEventListener('abort', resolve, { once: true }));
-}
-
-/**
- * Sends one request, retrying as the policy allows; never retries a refusal (400, 401, 429),
- * a redirect or an answer that breaks the contract, nor anything after a Stop.
- */
-export async function requestWithRetries(
-	context: IExecuteFunctions,
-	settings: RequestSettings,
-	request: ApiRequest,
-	policy: RetryPolicy,
-): Promise<ApiResult> {
-	const signal = stopSignal(context);
-	for (let attempt = 0; ; attempt++) {
-		const result = await apiRequest(context, settings, request);
-		if (result.ok || attempt >= policy.retries || !shouldRetry(result.failure, policy)) {
-			return result;
-		}
-		await waitUnlessStopped(waitBeforeRetry(result.failure, attempt, policy), signal);
-		if (signal?.aborted) return result;
-	}
 }

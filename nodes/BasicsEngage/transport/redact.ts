@@ -63,7 +63,7 @@ export function apiErrorText(body: unknown): string | undefined {
  * and as text (redacted, cut) when it is longer than `maxLength` once serialized or cannot be
  * serialized at all, so no answer can make an item huge, deep or a carrier of the key.
  */
-export function keepServerValue(
+function keepServerValue(
 	value: unknown,
 	secrets: readonly string[],
 	maxLength: number,
@@ -84,4 +84,13 @@ export function keepServerValue(
 		}
 	}
 	return showServerText(redacted, secrets, maxLength);
+}
+
+/** An output json whose values came from an answer: each kept as `keepServerValue` says. */
+export function keepServerValues(json: IDataObject, secrets: readonly string[]): IDataObject {
+	const kept: IDataObject = {};
+	for (const [name, value] of Object.entries(json)) {
+		kept[name] = keepServerValue(value, secrets, MAX_ERROR_TEXT);
+	}
+	return kept;
 }

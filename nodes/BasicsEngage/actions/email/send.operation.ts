@@ -1,16 +1,17 @@
 import { updateDisplayOptions } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import type { SuccessContract } from '../../shared/answers';
-import { invalidInput } from '../../shared/errors';
-import { optionsCollection } from '../../shared/properties';
-import type { OperationRun } from '../../shared/perItem';
-import type { OperationOutput } from '../../shared/output';
-import { runPerItem } from '../../shared/perItem';
-import { readSentKeys, skipAlreadySent, skipAlreadySentOption } from './sentKeys';
-import { readRetryPolicy, retryOptions } from '../../shared/retry';
-import { readNumberOption, readOptions } from '../../shared/settings';
-import { readEmailAddress, readOptionalText, readText, readTrimmed } from '../../shared/validation';
+import { optionsCollection } from '../../helpers/options';
+import {
+	readEmailAddress,
+	readNumberOption,
+	readOptionalText,
+	readText,
+	readTrimmed,
+} from '../../helpers/read';
+import type { DeclareRequests, SuccessContract } from '../../transport';
+import { invalidInput, retryOptions } from '../../transport';
+import { skipAlreadySent, skipAlreadySentOption } from './skipAlreadySent';
 
 const concurrencyOption: INodeProperties = {
 	displayName: 'Concurrency',
@@ -187,46 +188,35 @@ const displayOptions = { show: { resource: ['email'], operation: ['send'] } };
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-/**
- * Built by hand rather than by n8n's declarative routing, which would drop `pairedItem`,
- * could not check every item before spending quota, and could not stop the run after a 429.
- */
-export async function execute(
-	this: IExecuteFunctions,
-	{ memory, settings }: OperationRun,
-): Promise<OperationOutput> {
-	const options = readOptions(this, 'options');
-	const sentKeys = readSentKeys(this, options);
-	const keys = new Map<number, string>();
+/** One email per input item, several in flight at once. */
+export const requests: DeclareRequests = function (options) {
 	// A retried email may be queued twice, so only the user can allow that.
-	const retryMaybeSent = options.retrySendOnServerError === true;
-	return await runPerItem(this, memory, settings, {
-		read: (itemIndex) => {
-			const body = readEmailRequest(this, itemIndex);
+	const repeatable = options.retrySendOnServerError === true;
+	const skip = skipAlreadySent(this, options, repeatable);
+	return {
+		path: '/email/send',
+		body: (itemIndex) => {
+			const email = readEmailRequest(this, itemIndex);
 			// Read with the item, so a Key expression that fails fails this item only.
-			if (sentKeys) keys.set(itemIndex, sentKeys.keyOf(itemIndex, body));
-			return { path: '/email/send', body, contract: queuedEmail };
+			skip?.readKey(itemIndex, email);
+			return email;
 		},
-		skip: sentKeys && skipAlreadySent(this, sentKeys, keys, memory, retryMaybeSent),
-		concurrency: readNumberOption(options, concurrencyOption),
-		retryPolicy: readRetryPolicy(options, retryMaybeSent),
+		contract: queuedEmail,
 		toJson: toSentEmail,
-		wording: {
-			done: 'Queued',
-			noneDone: 'No other email of this run was queued.',
-			mayHaveBeenDone: 'May have been queued',
-			notSent: 'This email was not sent, so it can be sent again later',
-		},
-	});
-}
+		repeatable,
+		done: 'Queued',
+		concurrency: readNumberOption(options, concurrencyOption),
+		skip,
+	};
+};
 
-function toSentEmail(body: IDataObject): IDataObject {
-	const data = (body.data ?? {}) as IDataObject;
+function toSentEmail(answer: IDataObject): IDataObject {
+	const data = (answer.data ?? {}) as IDataObject;
 	const dailyEmailCount = Number(data.dailyEmailCount);
 	const dailyEmailLimit = Number(data.dailyEmailLimit);
 	return {
-		status: body.status,
-		message: body.message,
+		status: answer.status,
+		message: answer.message,
 		messageId: data.messageId,
 		dailyEmailCount: data.dailyEmailCount,
 		dailyEmailLimit: data.dailyEmailLimit,

@@ -1,12 +1,14 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import type { ApiFailure, ErrorKind } from './errors';
+import { BASE_URL_PATH_HINT } from '../helpers/credentialChecks';
+import { isObject } from '../helpers/read';
 import { socketErrorCode } from './compat';
-import { BASE_URL_PATH_HINT } from './credentialChecks';
-import { KIND_MESSAGES, STOP_TRYING } from './errors';
-import { apiErrorText, MAX_ERROR_TEXT, MAX_EXCERPT, showServerText } from './serverText';
+import type { ErrorKind } from './failure';
+import { Failure, KIND_MESSAGES, STOP_TRYING } from './failure';
+import { apiErrorText, MAX_ERROR_TEXT, MAX_EXCERPT, showServerText } from './redact';
 
-export type ApiResult = { ok: true; body: IDataObject } | { ok: false; failure: ApiFailure };
+/** What a request came to: the success answer's body, or why it failed. */
+export type ApiResult = IDataObject | Failure;
 
 /** What one endpoint's documented success must hold, and what may have happened otherwise. */
 export interface SuccessContract {
@@ -27,16 +29,12 @@ export interface HttpAnswer {
 	headers?: IDataObject;
 }
 
-export function isObject(value: unknown): value is IDataObject {
-	return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function mayHaveTakenEffect(contract: SuccessContract): string {
 	return `The request reached BasicsEngage, so ${contract.effect}: check before sending it again.`;
 }
 
 /** Maps one HTTP answer to a result; only the contract's own success body is a success. */
-export function toApiResult(
+export function classifyAnswer(
 	answer: HttpAnswer,
 	contract: SuccessContract,
 	secrets: readonly string[],
@@ -52,8 +50,8 @@ export function toApiResult(
 					: contract.dataOptional
 						? contract.check({})
 						: 'it has no "data" object';
-		if (lacks === undefined) return { ok: true, body: body as IDataObject };
-		return failed({
+		if (lacks === undefined) return body as IDataObject;
+		return new Failure({
 			kind: 'unexpected_response',
 			httpCode,
 			mayHaveTakenEffect: true,
@@ -65,7 +63,7 @@ export function toApiResult(
 		// Never followed (the API does not redirect, and n8n would send the key along): the
 		// first host answered, so the request may have taken effect and is never sent again.
 		const target = redirectHost(answer.headers?.location, secrets);
-		return failed({
+		return new Failure({
 			kind: 'unexpected_response',
 			httpCode,
 			mayHaveTakenEffect: true,
@@ -78,7 +76,7 @@ export function toApiResult(
 	const serverSays = apiText
 		? `HTTP ${statusCode}: ${asSentence(showServerText(apiText, secrets, MAX_ERROR_TEXT))}`
 		: `HTTP ${statusCode}. Answer starts with: ${asSentence(showServerText(body, secrets, MAX_EXCERPT))}`;
-	return failed({
+	return new Failure({
 		kind,
 		httpCode,
 		// A 4xx is a refusal; a 5xx may come after the work was done.
@@ -97,16 +95,13 @@ export function toApiResult(
 		]
 			.filter(Boolean)
 			.join(' '),
+		retryAfterMs: parseRetryAfter(answer.headers?.['retry-after']),
 	});
 }
 
 /** Server text ends with its own full stop, or gets one, before the node's next sentence. */
 function asSentence(text: string): string {
 	return /[.!?…)]$/.test(text) ? text : `${text}.`;
-}
-
-function failed(failure: ApiFailure): ApiResult {
-	return { ok: false, failure };
 }
 
 /** The redirect's host only: its path and query may carry tokens that are not ours to show. */
@@ -128,7 +123,7 @@ function kindForStatus(statusCode: number): ErrorKind {
 }
 
 /** Retry-After is either seconds or an HTTP date. */
-export function parseRetryAfter(header: unknown): number | undefined {
+function parseRetryAfter(header: unknown): number | undefined {
 	if (typeof header !== 'string' || header.trim() === '') return undefined;
 	const seconds = Number(header);
 	if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
@@ -140,7 +135,7 @@ export function parseRetryAfter(header: unknown): number | undefined {
 // Redirects are never followed, so such an error always concerns the Base URL (or the proxy).
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
 
-export function networkFailure(error: unknown, contract: SuccessContract): ApiFailure {
+export function networkFailure(error: unknown, contract: SuccessContract): Failure {
 	const code = socketErrorCode(error);
 	const timedOut = code === 'ECONNABORTED' || code === 'ETIMEDOUT' || /timeout/i.test(String(code));
 	const reason = timedOut
@@ -149,7 +144,7 @@ export function networkFailure(error: unknown, contract: SuccessContract): ApiFa
 			? `the connection failed (${code})`
 			: 'the connection failed';
 	const notSent = code !== undefined && NOT_SENT_CODES.has(code);
-	return {
+	return new Failure({
 		kind: 'network_error',
 		httpCode: null,
 		retry: notSent ? 'notSent' : 'maybeSent',
@@ -158,7 +153,7 @@ export function networkFailure(error: unknown, contract: SuccessContract): ApiFa
 		description: notSent
 			? 'The request never reached BasicsEngage, so nothing was sent. Check the Base URL and the network.'
 			: `No full answer came from BasicsEngage, but the request may have reached it, so ${contract.effect}: check before sending it again. Check also the Timeout in Request Options.`,
-	};
+	});
 }
 
 /** The failure of a request that got no full answer within the Timeout of Request Options. */

@@ -1,0 +1,116 @@
+import type { INodeProperties } from 'n8n-workflow';
+
+import type { DeclareRequests } from '../transport';
+import { invalidInput } from '../transport';
+import * as createCampaign from './campaign/create.operation';
+import * as sendCampaign from './campaign/send.operation';
+import * as sendEmail from './email/send.operation';
+import * as addProfiles from './list/addProfiles.operation';
+import * as createList from './list/create.operation';
+
+const RESOURCES = { email: 'Email', list: 'List', campaign: 'Campaign' };
+
+interface Operation {
+	resource: keyof typeof RESOURCES;
+	/** The `operation` parameter's value. */
+	value: string;
+	name: string;
+	action: string;
+	description: string;
+	module: { description: INodeProperties[]; requests: DeclareRequests };
+}
+
+/** Every operation of the node: its menus, its subtitle and its router are made from this list. */
+const OPERATIONS: Operation[] = [
+	{
+		resource: 'email',
+		value: 'send',
+		name: 'Send Email',
+		action: 'Send an email',
+		description: 'Queue one transactional email per input item',
+		module: sendEmail,
+	},
+	{
+		resource: 'list',
+		value: 'addProfiles',
+		name: 'Add Profiles to List',
+		action: 'Add profiles to a list',
+		description: 'Add the input items as profiles to a list, in batches',
+		module: addProfiles,
+	},
+	{
+		resource: 'list',
+		value: 'create',
+		name: 'Create List',
+		action: 'Create a list',
+		description: 'Create one list per input item, empty or with existing profiles by ID',
+		module: createList,
+	},
+	{
+		resource: 'campaign',
+		value: 'create',
+		name: 'Create Campaign',
+		action: 'Create a campaign',
+		description: 'Create one campaign per input item, to be sent with Send Campaign',
+		module: createCampaign,
+	},
+	{
+		resource: 'campaign',
+		value: 'send',
+		name: 'Send Campaign',
+		action: 'Send a campaign to every profile of its lists',
+		description:
+			"Start mailing every profile of the campaign's lists. Never sent again after a request that may have reached BasicsEngage.",
+		module: sendCampaign,
+	},
+];
+
+/** The operation's requests; one this version does not have fails every item, sending nothing. */
+export function findRequests(resource: string, operation: string): DeclareRequests {
+	const found = OPERATIONS.find(
+		(entry) => entry.resource === resource && entry.value === operation,
+	);
+	if (found) return found.module.requests;
+	// A workflow saved by a newer version of this node, say.
+	return () => {
+		throw invalidInput(
+			`The operation "${operation}" of resource "${resource}" is not supported`,
+			'Pick the resource and operation again in the node, or update the BasicsEngage package.',
+		);
+	};
+}
+
+/** The Resource and Operation menus, then every operation's own parameters. */
+export const properties: INodeProperties[] = [
+	{
+		displayName: 'Resource',
+		name: 'resource',
+		type: 'options',
+		noDataExpression: true,
+		options: Object.entries(RESOURCES)
+			.map(([value, name]) => ({ name, value }))
+			.sort((a, b) => a.name.localeCompare(b.name)),
+		default: 'email',
+	},
+	...Object.keys(RESOURCES).map((resource): INodeProperties => {
+		const options = OPERATIONS.filter((entry) => entry.resource === resource)
+			.map(({ value, name, action, description }) => ({ value, name, action, description }))
+			.sort((a, b) => a.name.localeCompare(b.name));
+		const firstOperation = options[0].value;
+		return {
+			displayName: 'Operation',
+			name: 'operation',
+			type: 'options',
+			noDataExpression: true,
+			displayOptions: { show: { resource: [resource] } },
+			options,
+			default: firstOperation,
+		};
+	}),
+	...OPERATIONS.flatMap((entry) => entry.module.description),
+];
+
+/** "Send Email" and the like under the node's name on the canvas. */
+export const subtitle = `={{ ${JSON.stringify(
+	Object.fromEntries(OPERATIONS.map((entry) => [`${entry.resource}:${entry.value}`, entry.name])),
+)}[$parameter["resource"] + ":" + $parameter["operation"]] }}`;

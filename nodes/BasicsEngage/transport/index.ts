@@ -1,0 +1,289 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, JsonObject } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+
+import { readOptions } from '../helpers/read';
+import type { ApiResult, SuccessContract } from './classify';
+import { markForErrorOutput } from './compat';
+import { sendConcurrently } from './concurrency';
+import { asInputFailure, Failure, invalidInput, RUN_STOPPING_KINDS, toNodeError } from './failure';
+import { keepServerValues } from './redact';
+import { sendRequest } from './request';
+import type { RunSettings } from './request';
+import { readRetryPolicy } from './retries';
+import { RunMemory } from './runMemory';
+import { RunStop } from './runStop';
+import { readSettings } from './settings';
+
+export type { ApiResult, SuccessContract };
+export { Failure, invalidInput };
+export { retryOptions, retryOptionsUntilSent } from './retries';
+
+/**
+ * How an operation makes its requests from its items, declared in its own file and read once
+ * per run (`options` is its Options collection).
+ */
+export type DeclareRequests = (this: IExecuteFunctions, options: IDataObject) => OperationRequests;
+
+export interface OperationRequests {
+	/** The endpoint, after the credential's Base URL. */
+	path: string;
+	/** The item's request body, or with `batches` its entry in one. What it throws fails this item. */
+	body: (itemIndex: number) => IDataObject;
+	/** Requests that each cover several items; a body is built when its request is sent. */
+	batches?: (entries: ItemBody[]) => Array<{ itemIndexes: number[]; body: () => IDataObject }>;
+	/** What the documented success answer holds. */
+	contract: SuccessContract | ((body: IDataObject) => SuccessContract);
+	/** A success's output json, from the answer and the body sent; the transport redacts it. */
+	toJson: (answer: IDataObject, sent: IDataObject, itemIndexes: number[]) => IDataObject;
+	/** Whether a request may be sent again once it may have reached BasicsEngage. */
+	repeatable: boolean | ((body: IDataObject) => boolean);
+	/** What a success did, as a run's error lists it: "Queued in this run (item indexes): 0." */
+	done: string;
+	/** Requests in flight at once (1 when absent); the output is in input order regardless. */
+	concurrency?: number;
+	/** Also sends the header spelling the API published for this endpoint. */
+	misspelledAuthHeader?: boolean;
+	/** What the operation adds to a failure of its request (e.g. Send Campaign's warning). */
+	explain?: (failure: Failure) => Failure;
+	/** Told each request's result as it comes: why the run must stop now, if it must. */
+	afterRequest?: (result: ApiResult, sent: IDataObject) => string | undefined;
+	/** Items answered without their request (Send Email's Skip Emails Already Sent). */
+	skip?: SkipHook;
+}
+
+export interface ItemBody {
+	itemIndex: number;
+	body: IDataObject;
+}
+
+/** Answers some items without their requests; for items sent in one request each. */
+export interface SkipHook {
+	/** Before any request, given the items no earlier try of this run sent: those not to send. */
+	select: (itemIndexes: number[]) => Promise<Map<number, ApiResult>>;
+	/** Just before the item's request: an answer instead of sending it, or undefined to send. */
+	beforeSend: (itemIndex: number) => Promise<ApiResult | undefined>;
+	/** What the request came to; undefined when it never left. */
+	afterSend: (itemIndex: number, result: ApiResult | undefined) => void;
+	/** Waits until what `afterSend` was told is stored. */
+	flush: () => Promise<void>;
+}
+
+/** A request's items and what they came to: an output json, or a failure. */
+interface Outcome {
+	itemIndexes: number[];
+	result: ApiResult;
+	/** A batch's output pairs with all its items, even when it has one. */
+	batch?: boolean;
+}
+
+/**
+ * The node's one way to run an operation, normally and as an AI tool. Every input item is read
+ * before any request (a bad item costs no quota); then the requests go out, each input item comes
+ * back exactly once, paired, in input order, and On Error decides what a failure does.
+ */
+export async function runOperation(
+	context: IExecuteFunctions,
+	declare: DeclareRequests,
+): Promise<INodeExecutionData[][]> {
+	let outcomes: Outcome[];
+	try {
+		const settings = await readSettings(context);
+		const options = readOptions(context, 'options');
+		const operation = declare.call(context, options);
+		const memory = RunMemory.open(context);
+		const run: RunSettings = {
+			context,
+			settings,
+			memory,
+			retryPolicy: readRetryPolicy(options),
+			stopSignal: context.getExecutionCancelSignal?.(),
+		};
+		outcomes = await sendAll(run, operation);
+		if (!outcomes.some(({ result }) => result instanceof Failure)) memory.forget();
+	} catch (error) {
+		// A setting or a once-per-run parameter that cannot work, found before any request.
+		if (!(error instanceof Failure)) {
+			// Both constructors hand back an error that already is theirs unchanged.
+			if (error instanceof NodeApiError) {
+				throw new NodeApiError(context.getNode(), error as unknown as JsonObject);
+			}
+			throw new NodeOperationError(context.getNode(), error as Error);
+		}
+		outcomes = context.getInputData().map((_, item) => ({ itemIndexes: [item], result: error }));
+	}
+	return [applyOnError(context, outcomes)];
+}
+
+/**
+ * With `applyOnError`, the one place that decides what a failure does. Under On Error = Stop
+ * Workflow the first failed request ends the sending (and the run: see `applyOnError`); under
+ * Continue only a failure that every later request would share does (a 401, a 429).
+ */
+function stopsTheRun(context: IExecuteFunctions, failure: Failure): boolean {
+	return !context.continueOnFail() || RUN_STOPPING_KINDS.has(failure.kind);
+}
+
+/**
+ * Under Stop Workflow the run ends with the first failure in input order, named by its item;
+ * under Continue each failure is an error item for each of its inputs, `{ error, details }`.
+ */
+function applyOnError(context: IExecuteFunctions, outcomes: Outcome[]): INodeExecutionData[] {
+	const continueOnFail = context.continueOnFail();
+	const errorOutput = context.getNode().onError === 'continueErrorOutput';
+	outcomes.sort((a, b) => a.itemIndexes[0] - b.itemIndexes[0]);
+	return outcomes.flatMap(({ itemIndexes, result, batch }) => {
+		if (!(result instanceof Failure)) {
+			const pairedItem = batch ? itemIndexes.map((item) => ({ item })) : { item: itemIndexes[0] };
+			return [{ json: result, pairedItem }];
+		}
+		return itemIndexes.map((itemIndex) => {
+			if (!continueOnFail) throw toNodeError(context, result, itemIndex);
+			const item: INodeExecutionData = {
+				json: {
+					error: result.message,
+					details: {
+						kind: result.kind,
+						httpCode: result.httpCode === null ? null : Number(result.httpCode),
+						description: result.description,
+					},
+				},
+				pairedItem: { item: itemIndex },
+			};
+			if (errorOutput) markForErrorOutput(item, toNodeError(context, result, itemIndex));
+			return item;
+		});
+	});
+}
+
+async function sendAll(run: RunSettings, operation: OperationRequests): Promise<Outcome[]> {
+	const { context, settings, memory, stopSignal } = run;
+	const outcomes: Outcome[] = [];
+	const settle = (itemIndexes: number[], result: ApiResult, batch?: boolean) =>
+		outcomes.push({ itemIndexes, result, batch });
+
+	const entries: ItemBody[] = [];
+	context.getInputData().forEach((_, itemIndex) => {
+		try {
+			entries.push({ itemIndex, body: operation.body(itemIndex) });
+		} catch (error) {
+			settle([itemIndex], asInputFailure(error));
+		}
+	});
+	// Under Stop Workflow nothing is sent when an item cannot be read: nothing is half sent.
+	if (outcomes.length > 0 && !context.continueOnFail()) return outcomes;
+
+	let planned = operation.batches
+		? operation.batches(entries)
+		: entries.map(({ itemIndex, body }) => ({ itemIndexes: [itemIndex], body: () => body }));
+	const { skip, explain, afterRequest } = operation;
+	if (skip) {
+		const fresh = planned.filter((request) => !memory.recall(request.itemIndexes, request.body()));
+		const answered = await skip.select(fresh.map(({ itemIndexes }) => itemIndexes[0]));
+		for (const [itemIndex, result] of answered) settle([itemIndex], result);
+		planned = planned.filter(({ itemIndexes }) => !answered.has(itemIndexes[0]));
+	}
+
+	const stop = new RunStop(stopSignal);
+	const answeredInstead = new Set<number>();
+	const sent = await sendConcurrently(settings, planned.length, {
+		concurrency: operation.concurrency ?? 1,
+		stop,
+		signal: stopSignal,
+		send: async (requestIndex) => {
+			const { itemIndexes, body: build } = planned[requestIndex];
+			const instead = await skip?.beforeSend(itemIndexes[0]);
+			if (instead) {
+				settle(itemIndexes, instead);
+				answeredInstead.add(requestIndex);
+				return undefined;
+			}
+			// A Stop while the item was being marked: it never leaves.
+			if (stop.stopped) {
+				skip?.afterSend(itemIndexes[0], undefined);
+				return undefined;
+			}
+			const body = build();
+			const { contract, repeatable } = operation;
+			let result = await sendRequest(
+				run,
+				{
+					path: operation.path,
+					body,
+					contract: typeof contract === 'function' ? contract(body) : contract,
+					repeatable: typeof repeatable === 'function' ? repeatable(body) : repeatable,
+					misspelledAuthHeader: operation.misspelledAuthHeader,
+				},
+				itemIndexes,
+			);
+			skip?.afterSend(itemIndexes[0], result);
+			if (result instanceof Failure && explain) result = explain(result);
+			stop.record(result);
+			const why = afterRequest?.(result, body);
+			if (result instanceof Failure && (why || stopsTheRun(context, result))) {
+				stop.stopFor(result, why ?? stopReason(result));
+			}
+			return { body, result };
+		},
+	});
+	await skip?.flush();
+
+	const results = sent.map((request) => request?.result);
+	// Under Stop Workflow the run ends at the first failed request, which says what the others did.
+	const stoppedAt = context.continueOnFail()
+		? -1
+		: results.findIndex((result) => result instanceof Failure);
+	sent.forEach((request, requestIndex) => {
+		const { itemIndexes } = planned[requestIndex];
+		if (answeredInstead.has(requestIndex)) return;
+		if (request === undefined) {
+			settle(itemIndexes, stop.notSent());
+		} else if (!(request.result instanceof Failure)) {
+			const json = operation.toJson(request.result, request.body, itemIndexes);
+			settle(itemIndexes, keepServerValues(json, settings.secrets), !!operation.batches);
+		} else {
+			const failure =
+				requestIndex === stoppedAt
+					? withRunNotes(results, stoppedAt, planned, operation.done)
+					: request.result;
+			settle(itemIndexes, failure);
+		}
+	});
+	return outcomes;
+}
+
+function stopReason(failure: Failure): string {
+	return failure.kind === 'quota_exceeded'
+		? 'the daily email quota was exceeded earlier in this run'
+		: 'an earlier request of this run failed';
+}
+
+/**
+ * The failure that ends a run under "On Error: Stop Workflow". Requests done before it (or in
+ * flight beside it) did take effect, and it says which, so a re-run can skip them.
+ */
+function withRunNotes(
+	results: Array<ApiResult | undefined>,
+	failedAt: number,
+	requests: Array<{ itemIndexes: number[] }>,
+	done: string,
+): Failure {
+	const failure = results[failedAt] as Failure;
+	const itemsWhere = (test: (result: ApiResult | undefined, requestIndex: number) => boolean) =>
+		requests.flatMap(({ itemIndexes }, requestIndex) =>
+			test(results[requestIndex], requestIndex) ? itemIndexes : [],
+		);
+	const succeeded = itemsWhere((result) => result !== undefined && !(result instanceof Failure));
+	const unknown = itemsWhere(
+		(result, requestIndex) =>
+			requestIndex !== failedAt && result instanceof Failure && result.mayHaveTakenEffect,
+	);
+	const notes = [
+		succeeded.length > 0
+			? `${done} in this run (item indexes): ${succeeded.join(', ')}.`
+			: 'No other request of this run took effect.',
+		unknown.length > 0 ? `May have taken effect (item indexes): ${unknown.join(', ')}.` : '',
+	];
+	return failure.with({
+		description: [failure.description, ...notes].filter(Boolean).join(' '),
+	});
+}

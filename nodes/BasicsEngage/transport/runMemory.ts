@@ -1,0 +1,69 @@
+import type { IContextObject, IDataObject, IExecuteFunctions } from 'n8n-workflow';
+
+import type { FailureFields } from './failure';
+import { Failure } from './failure';
+
+/** What an earlier try did with a request: its success answer, or a failure that may have taken effect. */
+export type Recalled = { json: IDataObject } | { failure: Failure; attempts: number };
+
+type Records = Record<string, { json: IDataObject } | { failure: FailureFields; attempts: number }>;
+
+/**
+ * What the node already did in this execution, so that n8n never makes it do it twice.
+ *
+ * n8n's node setting Retry On Fail runs the node again, with the same input and the same run
+ * index, after it throws, and also when its first output item carries `json.error`
+ * (`checkFailure` in n8n-core's workflow-execute), in every On Error mode. The per-execution
+ * node context (`getContext('node')`) survives those tries on n8n 1.x and 2.x alike, so the
+ * node keeps there what each request did, keyed by run index and items (a Loop Over Items round
+ * is a new run index, where item indexes start again). When the node runs as an AI tool, n8n
+ * calls `execute` again with a new run index per try: there the key is the request body.
+ *
+ * A successful run forgets its records, so execution data does not grow with them.
+ */
+export class RunMemory {
+	private constructor(
+		private readonly records: Records,
+		private readonly prefix: string,
+		private readonly byBody: boolean,
+	) {}
+
+	static open(context: IExecuteFunctions): RunMemory {
+		const store = context.getContext('node') as IContextObject & { basicsEngageDone?: Records };
+		store.basicsEngageDone ??= {};
+		// The node's AI tool variant is the same class under the type name n8n derives for it.
+		const asTool = context.getNode().type.endsWith('Tool');
+		const runIndex = asTool ? 'tool' : String(context.getWorkflowDataProxy(0).$runIndex ?? 0);
+		return new RunMemory(store.basicsEngageDone, `${runIndex}:`, asTool);
+	}
+
+	private key(itemIndexes: number[], body: IDataObject): string {
+		return this.prefix + (this.byBody ? JSON.stringify(body) : itemIndexes.join(','));
+	}
+
+	/** What an earlier try of this run did with this request, if it must not be repeated. */
+	recall(itemIndexes: number[], body: IDataObject): Recalled | undefined {
+		const record = this.records[this.key(itemIndexes, body)];
+		if (!record || 'json' in record) return record;
+		return { failure: new Failure(record.failure), attempts: record.attempts };
+	}
+
+	/** Keeps a success, or a failure that may have taken effect; other failures can be repeated. */
+	remember(itemIndexes: number[], body: IDataObject, result: IDataObject | Failure): void {
+		const key = this.key(itemIndexes, body);
+		if (!(result instanceof Failure)) {
+			this.records[key] = { json: result };
+		} else if (result.mayHaveTakenEffect) {
+			const earlier = this.records[key];
+			const attempts = (earlier && 'attempts' in earlier ? earlier.attempts : 0) + 1;
+			this.records[key] = { failure: result.toJSON(), attempts };
+		}
+	}
+
+	/** Called when the run ends without a failure: nothing will try it again. */
+	forget(): void {
+		for (const key of Object.keys(this.records)) {
+			if (key.startsWith(this.prefix)) delete this.records[key];
+		}
+	}
+}
