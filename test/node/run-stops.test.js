@@ -18,7 +18,7 @@ const {
 	startSandbox,
 } = require('../support');
 
-/** The node's give-up threshold (nodes/BasicsEngage/shared/queue.ts GIVE_UP_AFTER). */
+/** The node's give-up threshold (nodes/BasicsEngage/transport/runStop.ts GIVE_UP_AFTER). */
 const GIVE_UP_AFTER = 5;
 
 /** @type {Awaited<ReturnType<typeof startSandbox>>} */

@@ -87,3 +87,38 @@ export function optionsCollection(options: INodeProperties[]): INodeProperties {
 		options,
 	};
 }
+
+export const retriesOption: INodeProperties = {
+	displayName: 'Retries',
+	name: 'retries',
+	type: 'number',
+	typeOptions: { minValue: 0, maxValue: 10, numberPrecision: 0 },
+	default: 2,
+	description: 'How many times to send a failed request again. 0 turns retries off.',
+};
+
+export const retryWaitOption: INodeProperties = {
+	displayName: 'Retry Wait',
+	name: 'retryWait',
+	type: 'number',
+	typeOptions: { minValue: 0, maxValue: 60_000 },
+	default: 1000,
+	description:
+		'Milliseconds to wait before the first retry (at most 60,000); the wait doubles for each further retry, with some randomness. A Retry-After answer from BasicsEngage takes precedence.',
+};
+
+export const retryOptions: INodeProperties[] = [retriesOption, retryWaitOption];
+
+/**
+ * The retry options of an operation whose request is never sent again once it may have reached
+ * BasicsEngage (creating a list or a campaign, sending a campaign): not `repeatable`.
+ */
+export function retryOptionsUntilSent(consequence: string): INodeProperties[] {
+	return [
+		{
+			...retriesOption,
+			description: `How many times to send a request again when it provably never reached BasicsEngage (connection refused, address not found). Never after a server error, a dropped connection or a timeout: ${consequence}. 0 turns retries off.`,
+		},
+		retryWaitOption,
+	];
+}

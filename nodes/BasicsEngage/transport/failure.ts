@@ -14,50 +14,35 @@ export type ErrorKind =
 	| 'unexpected_response'
 	| 'outcome_unknown';
 
-export interface FailureFields {
-	kind: ErrorKind;
-	message: string;
-	/** What happened and what to do, shown under the message. */
-	description: string;
-	/** HTTP status as a string (n8n's convention for `httpCode`), null when no answer came. */
-	httpCode?: string | null;
-	/** The request reached BasicsEngage and may have taken effect (queued, created, started). */
-	mayHaveTakenEffect?: boolean;
-	/**
-	 * Whether sending again can help: `notSent` when the request provably never left for
-	 * BasicsEngage (connection refused, DNS failure), `maybeSent` when it may have taken effect
-	 * but a retry is reasonable (5xx, dropped connection, timeout). Absent: never retried.
-	 */
-	retry?: 'notSent' | 'maybeSent';
-	/** What the server's Retry-After header asked for, in ms. */
-	retryAfterMs?: number;
-}
-
 /**
  * The node's one failure: thrown by what reads an item or a setting, handed back for a request
  * that failed, and carried by the item it fails. It never ends a run under On Error = Continue.
  */
 export class Failure extends Error {
-	readonly kind: ErrorKind;
+	readonly kind!: ErrorKind;
 
-	readonly description: string;
+	/** What happened and what to do, shown under the message. */
+	readonly description!: string;
 
-	readonly httpCode: string | null;
+	/** HTTP status as a string (n8n's convention for `httpCode`), null when no answer came. */
+	readonly httpCode: string | null = null;
 
-	readonly mayHaveTakenEffect: boolean;
+	/** The request reached BasicsEngage and may have taken effect (queued, created, started). */
+	readonly mayHaveTakenEffect: boolean = false;
 
+	/**
+	 * Whether sending again can help: `notSent` when the request provably never left for
+	 * BasicsEngage (connection refused, DNS failure), `maybeSent` when it may have taken effect
+	 * but a retry is reasonable (5xx, dropped connection, timeout). Absent: never retried.
+	 */
 	readonly retry?: 'notSent' | 'maybeSent';
 
+	/** What the server's Retry-After header asked for, in ms. */
 	readonly retryAfterMs?: number;
 
-	constructor(fields: FailureFields) {
-		super(fields.message);
-		this.kind = fields.kind;
-		this.description = fields.description;
-		this.httpCode = fields.httpCode ?? null;
-		this.mayHaveTakenEffect = fields.mayHaveTakenEffect ?? false;
-		this.retry = fields.retry;
-		this.retryAfterMs = fields.retryAfterMs;
+	constructor({ message, ...fields }: FailureFields) {
+		super(message);
+		Object.assign(this, fields);
 	}
 
 	/** Its fields as plain data, e.g. to keep in n8n's execution data. */
@@ -70,6 +55,9 @@ export class Failure extends Error {
 		return new Failure({ ...this.toJSON(), ...changes });
 	}
 }
+
+export type FailureFields = Pick<Failure, 'kind' | 'message' | 'description'> &
+	Partial<Pick<Failure, 'httpCode' | 'mayHaveTakenEffect' | 'retry' | 'retryAfterMs'>>;
 
 /** An input or setting that cannot work, refused before anything is sent. */
 export function invalidInput(message: string, description: string): Failure {

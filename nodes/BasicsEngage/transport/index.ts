@@ -16,7 +16,6 @@ import { readSettings } from './settings';
 
 export type { ApiResult, SuccessContract };
 export { Failure, invalidInput };
-export { retryOptions, retryOptionsUntilSent } from './retries';
 
 /**
  * How an operation makes its requests from its items, declared in its own file and read once

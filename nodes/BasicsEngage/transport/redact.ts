@@ -19,7 +19,7 @@ export function secretsOf(apiKey: string): string[] {
 	);
 }
 
-export function redact(text: string, secrets: readonly string[]): string {
+function redact(text: string, secrets: readonly string[]): string {
 	return secrets.reduce((redacted, secret) => redacted.split(secret).join(REDACTED), text);
 }
 
@@ -59,38 +59,29 @@ export function apiErrorText(body: unknown): string | undefined {
 }
 
 /**
- * A value from a success answer that goes into an output item as it came: the key redacted,
- * and as text (redacted, cut) when it is longer than `maxLength` once serialized or cannot be
+ * A success's output json, each value as it came from the answer: the key redacted, and as
+ * text (redacted, cut) when it is longer than MAX_ERROR_TEXT once serialized or cannot be
  * serialized at all, so no answer can make an item huge, deep or a carrier of the key.
  */
-function keepServerValue(
-	value: unknown,
-	secrets: readonly string[],
-	maxLength: number,
-): IDataObject[string] {
+export function keepServerValues(json: IDataObject, secrets: readonly string[]): IDataObject {
+	const kept: IDataObject = {};
+	for (const [name, value] of Object.entries(json)) {
+		kept[name] = keepServerValue(value, secrets);
+	}
+	return kept;
+}
+
+function keepServerValue(value: unknown, secrets: readonly string[]): IDataObject[string] {
 	if (value === undefined || value === null) return null;
 	if (typeof value === 'number' || typeof value === 'boolean') return value;
-	if (typeof value === 'string') {
-		const redacted = redact(value, secrets);
-		return redacted.length <= maxLength ? redacted : cut(redacted, maxLength);
-	}
-	const json = serialize(value);
-	const redacted = redact(json, secrets);
-	if (redacted.length <= maxLength) {
+	const redacted = redact(serialize(value), secrets);
+	if (typeof value === 'string') return cut(redacted, MAX_ERROR_TEXT);
+	if (redacted.length <= MAX_ERROR_TEXT) {
 		try {
 			return JSON.parse(redacted) as IDataObject[string];
 		} catch {
 			// The key was matched across JSON syntax; the text below is still redacted.
 		}
 	}
-	return showServerText(redacted, secrets, maxLength);
-}
-
-/** An output json whose values came from an answer: each kept as `keepServerValue` says. */
-export function keepServerValues(json: IDataObject, secrets: readonly string[]): IDataObject {
-	const kept: IDataObject = {};
-	for (const [name, value] of Object.entries(json)) {
-		kept[name] = keepServerValue(value, secrets, MAX_ERROR_TEXT);
-	}
-	return kept;
+	return showServerText(redacted, secrets, MAX_ERROR_TEXT);
 }

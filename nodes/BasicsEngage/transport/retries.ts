@@ -1,5 +1,6 @@
-import type { IDataObject, INodeProperties } from 'n8n-workflow';
+import type { IDataObject } from 'n8n-workflow';
 
+import { retriesOption, retryWaitOption } from '../helpers/options';
 import { readNumberOption } from '../helpers/read';
 import type { Failure } from './failure';
 
@@ -13,41 +14,6 @@ export interface RetryPolicy {
 const MAX_BACKOFF_MS = 30_000;
 /** A longer Retry-After than this is not waited for inside a workflow run. */
 const MAX_RETRY_AFTER_MS = 60_000;
-
-const retriesOption: INodeProperties = {
-	displayName: 'Retries',
-	name: 'retries',
-	type: 'number',
-	typeOptions: { minValue: 0, maxValue: 10, numberPrecision: 0 },
-	default: 2,
-	description: 'How many times to send a failed request again. 0 turns retries off.',
-};
-
-const retryWaitOption: INodeProperties = {
-	displayName: 'Retry Wait',
-	name: 'retryWait',
-	type: 'number',
-	typeOptions: { minValue: 0, maxValue: 60_000 },
-	default: 1000,
-	description:
-		'Milliseconds to wait before the first retry (at most 60,000); the wait doubles for each further retry, with some randomness. A Retry-After answer from BasicsEngage takes precedence.',
-};
-
-export const retryOptions: INodeProperties[] = [retriesOption, retryWaitOption];
-
-/**
- * The retry options of an operation whose request is never sent again once it may have reached
- * BasicsEngage (creating a list or a campaign, sending a campaign): not `repeatable`.
- */
-export function retryOptionsUntilSent(consequence: string): INodeProperties[] {
-	return [
-		{
-			...retriesOption,
-			description: `How many times to send a request again when it provably never reached BasicsEngage (connection refused, address not found). Never after a server error, a dropped connection or a timeout: ${consequence}. 0 turns retries off.`,
-		},
-		retryWaitOption,
-	];
-}
 
 export function readRetryPolicy(options: IDataObject): RetryPolicy {
 	return {

@@ -1,10 +1,9 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { optionsCollection } from '../../helpers/options';
+import { optionsCollection, retryOptionsUntilSent } from '../../helpers/options';
 import { isObject, readIdList, readOptionalText, readText, readTrimmed } from '../../helpers/read';
 import type { DeclareRequests, SuccessContract } from '../../transport';
-import { retryOptionsUntilSent } from '../../transport';
 
 /** The published success of /campaign/create: the stored campaign, its ID in `_id`. */
 const campaignCreated: SuccessContract = {

@@ -1,10 +1,9 @@
 import type { INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { optionsCollection } from '../../helpers/options';
+import { optionsCollection, retryOptionsUntilSent } from '../../helpers/options';
 import { readTrimmed } from '../../helpers/read';
 import type { DeclareRequests, Failure, SuccessContract } from '../../transport';
-import { retryOptionsUntilSent } from '../../transport';
 
 /**
  * /campaign/send's answer is not published: a 2xx with `status: "success"` means the sending

@@ -1,7 +1,7 @@
 import { updateDisplayOptions } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { optionsCollection } from '../../helpers/options';
+import { optionsCollection, retryOptions } from '../../helpers/options';
 import {
 	readEmailAddress,
 	readNumberOption,
@@ -10,7 +10,7 @@ import {
 	readTrimmed,
 } from '../../helpers/read';
 import type { DeclareRequests, SuccessContract } from '../../transport';
-import { invalidInput, retryOptions } from '../../transport';
+import { invalidInput } from '../../transport';
 import { skipAlreadySent, skipAlreadySentOption } from './skipAlreadySent';
 
 const concurrencyOption: INodeProperties = {

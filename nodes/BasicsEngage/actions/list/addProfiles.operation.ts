@@ -1,7 +1,7 @@
 import { updateDisplayOptions } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { optionsCollection } from '../../helpers/options';
+import { optionsCollection, retryOptions } from '../../helpers/options';
 import {
 	readEmailAddress,
 	readForRun,
@@ -10,7 +10,7 @@ import {
 	readTrimmed,
 } from '../../helpers/read';
 import type { DeclareRequests, ItemBody, SuccessContract } from '../../transport';
-import { Failure, retryOptions } from '../../transport';
+import { Failure } from '../../transport';
 
 const batchSizeOption: INodeProperties = {
 	displayName: 'Batch Size',
