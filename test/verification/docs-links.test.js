@@ -72,8 +72,8 @@ function brokenLinks(/** @type {string} */ file) {
 
 const files = markdownFiles();
 
-test('README.md is among the files checked', () => {
-	expect(files).toEqual(expect.arrayContaining(['README.md']));
+test('README.md and docs/ are among the files checked', () => {
+	expect(files).toEqual(expect.arrayContaining(['README.md', path.join('docs', 'development.md')]));
 });
 
 test.each(files)('%s: every relative link and anchor resolves', (/** @type {string} */ file) => {
