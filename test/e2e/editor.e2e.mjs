@@ -1,7 +1,8 @@
 // The n8n editor in a real browser (Debian's Chromium through playwright-core): a new user sets up
 // the owner account, finds the node, runs both examples from the editor and opens the node's
-// parameter panel for both operations. Saves the screenshots README.md shows (docs/images/).
-// Fails when the panel does not show the node's resources, operations and parameters.
+// parameter panel for both operations. Saves the screenshots README.md and docs/examples.md show
+// (docs/images/). Fails when the panel does not show the node's resources, operations and
+// parameters.
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
