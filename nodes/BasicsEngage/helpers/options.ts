@@ -76,7 +76,17 @@ export const requestOptionsProperty: INodeProperties = {
 	],
 };
 
-/** An operation's "Options" collection: the same frame around each operation's own options. */
+/** A dry run, read by the transport: every check, no request, nothing recorded. */
+const validateOnlyOption: INodeProperties = {
+	displayName: 'Validate Only (Send Nothing)',
+	name: 'validateOnly',
+	type: 'boolean',
+	default: false,
+	description:
+		'Whether to run every check and output the requests that would be sent, without sending any: no quota spent, nothing created, nothing remembered',
+};
+
+/** A sending operation's "Options": its own options, then Validate Only. */
 export function optionsCollection(options: INodeProperties[]): INodeProperties {
 	return {
 		displayName: 'Options',
@@ -84,7 +94,7 @@ export function optionsCollection(options: INodeProperties[]): INodeProperties {
 		type: 'collection',
 		placeholder: 'Add Option',
 		default: {},
-		options,
+		options: [...options, validateOnlyOption],
 	};
 }
 

@@ -84,21 +84,34 @@ export async function runOperation(
 	context: IExecuteFunctions,
 	declare: DeclareRequests,
 ): Promise<INodeExecutionData[][]> {
-	let outcomes: Outcome[];
+	let outcomes: Outcome[] = [];
 	try {
 		const settings = await readSettings(context);
 		const options = readOptions(context, 'options');
 		const operation = declare.call(context, options);
-		const memory = RunMemory.open(context);
-		const run: RunSettings = {
-			context,
-			settings,
-			memory,
-			retryPolicy: readRetryPolicy(options),
-			stopSignal: context.getExecutionCancelSignal?.(),
-		};
-		outcomes = await sendAll(run, operation);
-		if (!outcomes.some(({ result }) => result instanceof Failure)) memory.forget();
+		const planned = readItems(context, operation, outcomes);
+		if (options.validateOnly === true) {
+			// A dry run: every check above, no request, and nothing recorded anywhere.
+			for (const { itemIndexes, body } of planned) {
+				const request = { method: 'POST', path: operation.path, body: body() };
+				outcomes.push({
+					itemIndexes,
+					result: { validateOnly: true, request },
+					batch: !!operation.batches,
+				});
+			}
+		} else {
+			const memory = RunMemory.open(context);
+			const run: RunSettings = {
+				context,
+				settings,
+				memory,
+				retryPolicy: readRetryPolicy(options),
+				stopSignal: context.getExecutionCancelSignal?.(),
+			};
+			await sendAll(run, operation, planned, outcomes);
+			if (!outcomes.some(({ result }) => result instanceof Failure)) memory.forget();
+		}
 	} catch (error) {
 		// A setting or a once-per-run parameter that cannot work, found before any request.
 		if (!(error instanceof Failure)) {
@@ -154,26 +167,46 @@ function applyOnError(context: IExecuteFunctions, outcomes: Outcome[]): INodeExe
 	});
 }
 
-async function sendAll(run: RunSettings, operation: OperationRequests): Promise<Outcome[]> {
-	const { context, settings, memory, stopSignal } = run;
-	const outcomes: Outcome[] = [];
-	const settle = (itemIndexes: number[], result: ApiResult, batch?: boolean) =>
-		outcomes.push({ itemIndexes, result, batch });
+/** A planned request: the items it answers for, and its body, built when it is sent. */
+interface Planned {
+	itemIndexes: number[];
+	body: () => IDataObject;
+}
 
+/**
+ * Reads every item before any request: what a reading throws fails that item. Under Stop
+ * Workflow nothing is sent when an item cannot be read, so nothing is half sent.
+ */
+function readItems(
+	context: IExecuteFunctions,
+	operation: OperationRequests,
+	outcomes: Outcome[],
+): Planned[] {
 	const entries: ItemBody[] = [];
 	context.getInputData().forEach((_, itemIndex) => {
 		try {
 			entries.push({ itemIndex, body: operation.body(itemIndex) });
 		} catch (error) {
-			settle([itemIndex], asInputFailure(error));
+			outcomes.push({ itemIndexes: [itemIndex], result: asInputFailure(error) });
 		}
 	});
-	// Under Stop Workflow nothing is sent when an item cannot be read: nothing is half sent.
-	if (outcomes.length > 0 && !context.continueOnFail()) return outcomes;
-
-	let planned = operation.batches
+	if (outcomes.length > 0 && !context.continueOnFail()) return [];
+	return operation.batches
 		? operation.batches(entries)
 		: entries.map(({ itemIndex, body }) => ({ itemIndexes: [itemIndex], body: () => body }));
+}
+
+/** Sends the planned requests; each of their items gets its outcome. */
+async function sendAll(
+	run: RunSettings,
+	operation: OperationRequests,
+	toSend: Planned[],
+	outcomes: Outcome[],
+): Promise<void> {
+	const { context, settings, memory, stopSignal } = run;
+	const settle = (itemIndexes: number[], result: ApiResult, batch?: boolean) =>
+		outcomes.push({ itemIndexes, result, batch });
+	let planned = toSend;
 	const { skip, explain, afterRequest } = operation;
 	if (skip) {
 		const fresh = planned.filter((request) => !memory.recall(request.itemIndexes, request.body()));
@@ -247,7 +280,6 @@ async function sendAll(run: RunSettings, operation: OperationRequests): Promise<
 			settle(itemIndexes, failure);
 		}
 	});
-	return outcomes;
 }
 
 function stopReason(failure: Failure): string {

@@ -1,5 +1,10 @@
 import { updateDisplayOptions } from 'n8n-workflow';
-import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
 
 import { optionsCollection, retryOptions } from '../../helpers/options';
 import {
@@ -10,7 +15,7 @@ import {
 	readTrimmed,
 } from '../../helpers/read';
 import type { DeclareRequests, ItemBody, SuccessContract } from '../../transport';
-import { Failure } from '../../transport';
+import { Failure, invalidInput } from '../../transport';
 
 const batchSizeOption: INodeProperties = {
 	displayName: 'Batch Size',
@@ -86,6 +91,33 @@ const properties: INodeProperties[] = [
 		displayOptions: { show: { listMode: ['new'] } },
 	},
 	{
+		displayName: 'Mapping Mode',
+		name: 'mappingMode',
+		type: 'options',
+		noDataExpression: true,
+		options: [
+			{
+				name: 'Map Each Field Manually',
+				value: 'defineBelow',
+				description: 'Set the email and names with the fields below, expressions included',
+			},
+			{
+				name: 'Map Automatically',
+				value: 'autoMapInputData',
+				description: "Take them from the item's own fields, by name: much faster on large runs",
+			},
+		],
+		default: 'defineBelow',
+	},
+	{
+		displayName:
+			'Each item needs a top-level field email (or Email, e-mail); firstName and lastName (or first_name, First Name, last_name, LastName) are taken when present. Other fields are ignored.',
+		name: 'autoMapNotice',
+		type: 'notice',
+		default: '',
+		displayOptions: { show: { mappingMode: ['autoMapInputData'] } },
+	},
+	{
 		displayName: 'Email',
 		name: 'email',
 		type: 'string',
@@ -94,6 +126,7 @@ const properties: INodeProperties[] = [
 		placeholder: 'e.g. jane.doe@example.com',
 		description: "The profile's email address",
 		hint: 'One profile per input item',
+		displayOptions: { show: { mappingMode: ['defineBelow'] } },
 	},
 	{
 		displayName: 'Additional Fields',
@@ -101,6 +134,7 @@ const properties: INodeProperties[] = [
 		type: 'collection',
 		placeholder: 'Add Field',
 		default: {},
+		displayOptions: { show: { mappingMode: ['defineBelow'] } },
 		options: [
 			{
 				displayName: 'First Name',
@@ -125,6 +159,9 @@ const displayOptions = { show: { resource: ['list'], operation: ['addProfiles'] 
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
+/** Stands in a dry run for the ID the request creating the new list would get back. */
+const CREATED_LIST_ID = '(the ID of the list the first request creates)';
+
 /**
  * One request per batch of profiles, one batch at a time: every batch after the first of a new
  * list needs the ID its first answer gave. Each output pairs with the items its batch covers.
@@ -136,16 +173,24 @@ export const requests: DeclareRequests = function (options) {
 			? readForRun(() => readNewList(this))
 			: undefined;
 	const readListId = newList ? () => undefined : listIdReader(this);
+	const readProfile =
+		this.getNodeParameter('mappingMode', 0, 'defineBelow') === 'autoMapInputData'
+			? autoMapper(this.getInputData())
+			: (itemIndex: number) => readProfileFields(this, itemIndex);
 	let createdListId: string | undefined;
 	return {
 		path: '/list/addProfiles',
 		// The batch's list (none: the run's new list) and the profile, as `profiles` lists it.
-		body: (itemIndex) => ({ listId: readListId(itemIndex), profile: readProfile(this, itemIndex) }),
+		body: (itemIndex) => ({ listId: readListId(itemIndex), profile: readProfile(itemIndex) }),
 		batches: (entries) =>
-			toBatches(entries, batchSize).map(({ listId, profiles }) => ({
+			toBatches(entries, batchSize).map(({ listId, profiles }, batchIndex) => ({
 				itemIndexes: profiles.map((entry) => entry.itemIndex),
 				body: () => {
-					const list = listId ?? createdListId;
+					// A dry run shows the batches after the one creating the list as they would go.
+					const list =
+						listId ??
+						createdListId ??
+						(options.validateOnly === true && batchIndex > 0 ? CREATED_LIST_ID : undefined);
 					return {
 						...(list === undefined ? newList : { listId: list }),
 						profiles: profiles.map((entry) => entry.body.profile),
@@ -225,17 +270,69 @@ function listIdReader(context: IExecuteFunctions): (itemIndex: number) => string
 	return () => fixed;
 }
 
-function readProfile(context: IExecuteFunctions, itemIndex: number): IDataObject {
+function readProfileFields(context: IExecuteFunctions, itemIndex: number): IDataObject {
 	const profile: IDataObject = {
 		email: readEmailAddress(context.getNodeParameter('email', itemIndex), 'Email'),
 	};
 	const fields = context.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
-	for (const [field, label] of [
-		['firstName', 'First Name'],
-		['lastName', 'Last Name'],
-	] as const) {
+	for (const [field, label] of NAME_FIELDS) {
 		const value = readOptionalText(fields[field], label)?.trim();
 		if (value) profile[field] = value;
 	}
 	return profile;
+}
+
+const NAME_FIELDS = [
+	['firstName', 'First Name'],
+	['lastName', 'Last Name'],
+] as const;
+
+/** Map Automatically: an input field's name, lower-cased without spaces, `_` and `-`. */
+const AUTO_MAPPED = new Map([
+	['email', 'email'],
+	['firstname', 'firstName'],
+	['lastname', 'lastName'],
+]);
+
+/**
+ * Map Automatically: the profile from the item's own top-level fields, matched by name, with no
+ * expression evaluated per item (n8n's expressions are most of a large manual run's time).
+ */
+function autoMapper(items: INodeExecutionData[]): (itemIndex: number) => IDataObject {
+	const fieldOf = new Map<string, string | undefined>();
+	return (itemIndex) => {
+		const { json } = items[itemIndex];
+		const found: Record<string, { name: string; value: unknown }> = {};
+		for (const name of Object.keys(json)) {
+			let field = fieldOf.get(name);
+			if (!fieldOf.has(name)) {
+				field = AUTO_MAPPED.get(name.toLowerCase().replace(/[\s_-]/g, ''));
+				fieldOf.set(name, field);
+			}
+			if (field === undefined) continue;
+			const earlier = found[field];
+			if (earlier && earlier.value !== json[name]) {
+				throw invalidInput(
+					`The fields "${earlier.name}" and "${name}" both give the ${field} and differ`,
+					'Map Automatically takes each field once: remove or rename one of them, or map the fields manually.',
+				);
+			}
+			found[field] = { name, value: json[name] };
+		}
+		if (!found.email) {
+			const names = Object.keys(json)
+				.slice(0, 20)
+				.map((name) => `"${name}"`);
+			throw invalidInput(
+				'This item has no email field for Map Automatically',
+				`Name the field email (or Email, e-mail). The item's fields: ${names.join(', ') || 'none'}.`,
+			);
+		}
+		const profile: IDataObject = { email: readEmailAddress(found.email.value, 'Email') };
+		for (const [field, label] of NAME_FIELDS) {
+			const value = readOptionalText(found[field]?.value, label)?.trim();
+			if (value) profile[field] = value;
+		}
+		return profile;
+	};
 }

@@ -1,0 +1,168 @@
+// @ts-check
+'use strict';
+
+/**
+ * Add Profiles' Mapping Mode "Map Automatically" (`autoMapInputData`): the email, first name and
+ * last name come from each item's top-level fields, matched by name after lower-casing and
+ * dropping spaces, `_` and `-`, with no expression evaluated per item. "Map Each Field Manually"
+ * (`defineBelow`) is the default, and a workflow saved without the parameter runs as before.
+ */
+
+const {
+	addProfilesParameters,
+	contacts,
+	expectEachInputExactlyOnce,
+	runNode,
+	startSandbox,
+} = require('../support');
+
+/** @type {Awaited<ReturnType<typeof startSandbox>>} */
+let sandbox;
+beforeAll(async () => {
+	sandbox = await startSandbox({ lists: [{ listId: 'lst_crm', name: 'CRM' }] });
+});
+afterEach(() => sandbox.reset());
+afterAll(() => sandbox.close());
+
+/** @param {Record<string, unknown>} [overrides] */
+const automatic = (overrides = {}) =>
+	addProfilesParameters({
+		listMode: 'existing',
+		listId: 'lst_crm',
+		mappingMode: 'autoMapInputData',
+		...overrides,
+	});
+
+const sentProfiles = () =>
+	sandbox.requests
+		.filter((request) => request.path === '/list/addProfiles')
+		.flatMap((request) => request.body.profiles);
+
+test('field names match after lower-casing and dropping spaces, "_" and "-" (HubSpot, Salesforce, Pipedrive, sheets)', async () => {
+	const items = [
+		{ email: 'a@customer.test', firstName: 'Ann', lastName: 'Ash' },
+		{ Email: 'b@customer.test', first_name: 'Bob', last_name: 'Birch' },
+		{ 'E-mail': 'c@customer.test', 'First Name': 'Cy', LastName: 'Cole' },
+		{ EMAIL: 'd@customer.test', firstname: 'Di', lastname: 'Dane' },
+	];
+	const result = await runNode(sandbox, { parameters: automatic(), items });
+
+	expect(result.error).toBeUndefined();
+	expect(sentProfiles()).toEqual([
+		{ email: 'a@customer.test', firstName: 'Ann', lastName: 'Ash' },
+		{ email: 'b@customer.test', firstName: 'Bob', lastName: 'Birch' },
+		{ email: 'c@customer.test', firstName: 'Cy', lastName: 'Cole' },
+		{ email: 'd@customer.test', firstName: 'Di', lastName: 'Dane' },
+	]);
+});
+
+test('other fields are ignored, values are trimmed, and names are optional', async () => {
+	await runNode(sandbox, {
+		parameters: automatic(),
+		items: [
+			{ email: '  a@customer.test ', first_name: ' Ann ', phone: '+1 555', company: 'Acme' },
+			{ email: 'b@customer.test', lastName: '' },
+		],
+	});
+	expect(sentProfiles()).toEqual([
+		{ email: 'a@customer.test', firstName: 'Ann' },
+		{ email: 'b@customer.test' },
+	]);
+});
+
+test('no email field: the item fails with invalid_input naming the fields it has; the others are sent', async () => {
+	const result = await runNode(sandbox, {
+		parameters: automatic(),
+		items: [{ mail: 'x@customer.test', name: 'X' }, ...contacts(1)],
+		onError: 'continueErrorOutput',
+	});
+
+	expect(sentProfiles()).toEqual([
+		{ email: 'contact0@customer.test', firstName: 'First0', lastName: 'Last0' },
+	]);
+	expect(result.errors).toHaveLength(1);
+	expect(result.errors[0].json.details.kind).toBe('invalid_input');
+	expect(result.errors[0].json.error).toBe('This item has no email field for Map Automatically');
+	expect(result.errors[0].json.details.description).toContain('"mail", "name"');
+	expectEachInputExactlyOnce(result, 2);
+});
+
+test('two fields for the same value that differ fail the item, naming both; equal ones are fine', async () => {
+	const result = await runNode(sandbox, {
+		parameters: automatic(),
+		items: [
+			{ email: 'a@customer.test', Email: 'other@customer.test' },
+			{ email: 'b@customer.test', Email: 'b@customer.test' },
+		],
+		onError: 'continueErrorOutput',
+	});
+
+	expect(sentProfiles()).toEqual([{ email: 'b@customer.test' }]);
+	expect(result.errors.map((item) => [item.json.details.kind, item.json.error])).toEqual([
+		['invalid_input', 'The fields "email" and "Email" both give the email and differ'],
+	]);
+});
+
+test('values are checked like the manual ones: a bad address or an object fails its item', async () => {
+	const result = await runNode(sandbox, {
+		parameters: automatic(),
+		items: [{ email: 'not-an-address' }, { email: 'a@customer.test', firstName: { a: 1 } }],
+		onError: 'continueErrorOutput',
+	});
+
+	expect(sentProfiles()).toEqual([]);
+	expect(result.errors.map((item) => item.json.error)).toEqual([
+		'Email is not a valid email address: "not-an-address"',
+		'First Name must be text, not an object',
+	]);
+});
+
+test('no expression is evaluated per item: the manual fields are not read', async () => {
+	const result = await runNode(sandbox, {
+		parameters: automatic({
+			email: '={{ $json.missing.deeper }}',
+			additionalFields: { firstName: '={{ $json.missing.deeper }}' },
+		}),
+		items: contacts(2),
+	});
+
+	expect(result.error).toBeUndefined();
+	expect(sentProfiles().map((profile) => profile.email)).toEqual([
+		'contact0@customer.test',
+		'contact1@customer.test',
+	]);
+});
+
+test('everything else is unchanged: batches, one new list per run, every output paired to its batch', async () => {
+	const result = await runNode(sandbox, {
+		parameters: addProfilesParameters({
+			mappingMode: 'autoMapInputData',
+			options: { batchSize: 2 },
+		}),
+		items: contacts(3),
+	});
+
+	const lists = sandbox.requests.map(
+		(request) => request.body.listId ?? `new:${request.body.name}`,
+	);
+	expect(lists).toEqual(['new:Newsletter', expect.stringMatching(/./)]);
+	expect(sandbox.state.lists.size).toBe(2);
+	expect(result.success.map((item) => item.pairedItem)).toEqual([
+		[{ item: 0 }, { item: 1 }],
+		[{ item: 2 }],
+	]);
+});
+
+test('a workflow saved before Mapping Mode (no parameter) maps each field manually, as before', async () => {
+	const parameters = addProfilesParameters({
+		listMode: 'existing',
+		listId: 'lst_crm',
+		email: '={{ $json.address }}',
+	});
+	expect(parameters).not.toHaveProperty('mappingMode');
+	await runNode(sandbox, {
+		parameters,
+		items: [{ address: 'a@customer.test', email: 'b@customer.test' }],
+	});
+	expect(sentProfiles()).toEqual([{ email: 'a@customer.test' }]);
+});

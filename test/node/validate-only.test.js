@@ -1,0 +1,196 @@
+// @ts-check
+'use strict';
+
+/**
+ * Validate Only (Send Nothing), the dry run of every sending operation: every check the node
+ * makes, no request at all, one `{ validateOnly: true, request: { method, path, body } }` per
+ * request that would go out (per batch for Add Profiles), or the item's usual error item; and
+ * nothing remembered: not in Skip Emails Already Sent's store, not in the Retry On Fail memory.
+ */
+
+const { randomUUID } = require('node:crypto');
+const {
+	API_KEY,
+	addProfilesParameters,
+	contacts,
+	createCampaignParameters,
+	createListParameters,
+	expectEachInputExactlyOnce,
+	expectNoSecret,
+	runNode,
+	sendCampaignParameters,
+	sendParameters,
+	startSandbox,
+} = require('../support');
+
+/** @type {Awaited<ReturnType<typeof startSandbox>>} */
+let sandbox;
+beforeAll(async () => {
+	sandbox = await startSandbox({ dailyLimit: 1000 });
+});
+afterEach(() => sandbox.reset());
+afterAll(() => sandbox.close());
+
+const validateOnly = { validateOnly: true };
+
+test.each([
+	[
+		'Send Email',
+		sendParameters({ options: validateOnly }),
+		'/email/send',
+		{ to: 'contact0@customer.test', from: 'hello@example.com', subject: 'Welcome', text: 'Hello!' },
+	],
+	[
+		'Create List',
+		createListParameters({ profileIds: 'prof_1, prof_2', options: validateOnly }),
+		'/list/create',
+		{
+			listName: 'Spring segment',
+			listDescription: 'Bought twice',
+			profiles: ['prof_1', 'prof_2'],
+		},
+	],
+	[
+		'Create Campaign',
+		createCampaignParameters({ recipientListIds: 'lst_1', options: validateOnly }),
+		'/campaign/create',
+		{
+			name: 'Spring sale',
+			subject: '20% off',
+			content: '<p>Sale!</p>',
+			recepientList: ['lst_1'],
+			recipientList: ['lst_1'],
+		},
+	],
+	[
+		'Send Campaign',
+		sendCampaignParameters({ options: validateOnly }),
+		'/campaign/send',
+		{ campaignId: '66f1c0ffee0123456789abcd' },
+	],
+])(
+	'%s: no request, and one item per input with the request as it would be sent, paired',
+	async (_name, parameters, path, body) => {
+		const item = { ...contacts(1)[0], campaignId: '66f1c0ffee0123456789abcd' };
+		const result = await runNode(sandbox, { parameters, items: [item, item] });
+
+		expect(sandbox.requests).toEqual([]);
+		expect(result.error).toBeUndefined();
+		expect(result.success).toEqual(
+			[0, 1].map((index) => ({
+				json: { validateOnly: true, request: { method: 'POST', path, body } },
+				pairedItem: { item: index },
+			})),
+		);
+		expectNoSecret(result, API_KEY);
+	},
+);
+
+test('Add Profiles: one item per batch, paired to its items; later batches name the list the first creates', async () => {
+	const result = await runNode(sandbox, {
+		parameters: addProfilesParameters({ options: { batchSize: 2, ...validateOnly } }),
+		items: contacts(5),
+	});
+
+	expect(sandbox.requests).toEqual([]);
+	expect(sandbox.state.lists.size).toBe(0);
+	const emails = (/** @type {number[]} */ indexes) =>
+		indexes.map((index) => ({ email: `contact${index}@customer.test` }));
+	expect(result.success.map((item) => item.json.request)).toEqual([
+		{
+			method: 'POST',
+			path: '/list/addProfiles',
+			body: { name: 'Newsletter', profiles: emails([0, 1]) },
+		},
+		{
+			method: 'POST',
+			path: '/list/addProfiles',
+			body: { listId: '(the ID of the list the first request creates)', profiles: emails([2, 3]) },
+		},
+		{
+			method: 'POST',
+			path: '/list/addProfiles',
+			body: { listId: '(the ID of the list the first request creates)', profiles: emails([4]) },
+		},
+	]);
+	expect(result.success.map((item) => item.pairedItem)).toEqual([
+		[{ item: 0 }, { item: 1 }],
+		[{ item: 2 }, { item: 3 }],
+		[{ item: 4 }],
+	]);
+});
+
+test('every check still runs: a bad item gets its usual error item, the others their request', async () => {
+	const result = await runNode(sandbox, {
+		parameters: sendParameters({ options: validateOnly }),
+		items: [...contacts(1), { email: 'not-an-address' }, ...contacts(1, 2)],
+		onError: 'continueErrorOutput',
+	});
+
+	expect(sandbox.requests).toEqual([]);
+	expect(result.success.map((item) => item.json.request.body.to)).toEqual([
+		'contact0@customer.test',
+		'contact2@customer.test',
+	]);
+	expect(result.errors.map((item) => [item.json.details.kind, item.pairedItem])).toEqual([
+		['invalid_input', { item: 1 }],
+	]);
+	expectEachInputExactlyOnce(result, 3);
+});
+
+test('every check still runs: a credential that cannot work fails every item, and nothing is sent', async () => {
+	const result = await runNode(sandbox, {
+		parameters: sendParameters({ options: validateOnly }),
+		items: contacts(2),
+		apiKey: `Bearer ${API_KEY}`,
+		onError: 'continueRegularOutput',
+	});
+
+	expect(sandbox.requests).toEqual([]);
+	expect(result.success.map((item) => item.json.details.kind)).toEqual([
+		'invalid_input',
+		'invalid_input',
+	]);
+});
+
+test('under Stop Workflow a bad item ends the run and nothing is sent', async () => {
+	const result = await runNode(sandbox, {
+		parameters: sendParameters({ options: validateOnly }),
+		items: [{ email: 'not-an-address' }],
+	});
+
+	expect(sandbox.requests).toEqual([]);
+	expect(result.error?.message).toMatch(/not a valid email address/);
+});
+
+test('Skip Emails Already Sent ignores a dry run: a real run afterwards sends every email', async () => {
+	const workflow = { workflowId: `wf-${randomUUID()}`, nodeOverrides: { id: randomUUID() } };
+	const skip = { skipAlreadySent: { settings: {} } };
+	const dryRun = await runNode(sandbox, {
+		...workflow,
+		parameters: sendParameters({ options: { ...skip, ...validateOnly } }),
+		items: contacts(2),
+	});
+	expect(dryRun.success.map((item) => item.json.validateOnly)).toEqual([true, true]);
+
+	const realRun = await runNode(sandbox, {
+		...workflow,
+		parameters: sendParameters({ options: skip }),
+		items: contacts(2),
+	});
+	expect(realRun.success.map((item) => item.json.skipped)).toEqual([undefined, undefined]);
+	expect(sandbox.state.emails).toHaveLength(2);
+});
+
+test('the Retry On Fail memory ignores a dry run: nothing is kept in the node context', async () => {
+	const result = await runNode(sandbox, {
+		parameters: sendParameters({ options: validateOnly }),
+		items: contacts(2),
+		retryOnFail: true,
+	});
+
+	expect(result.success).toHaveLength(2);
+	expect(JSON.stringify(result.run.data.executionData?.contextData ?? {})).not.toContain(
+		'basicsEngageDone',
+	);
+});
