@@ -18,5 +18,11 @@ function copyCodex() {
 	return src('nodes/**/*.node.json', { base: '.' }).pipe(dest('dist'));
 }
 
+// Output schemas (__schema__/v<version>/<resource>/<operation>.json): n8n serves them to the
+// editor, which shows an operation's output fields before its first run.
+function copySchemas() {
+	return src('nodes/**/__schema__/**/*.json', { base: '.' }).pipe(dest('dist'));
+}
+
 exports.clean = clean;
-exports['build:icons'] = parallel(copyIcons, copyCodex);
+exports['build:icons'] = parallel(copyIcons, copyCodex, copySchemas);

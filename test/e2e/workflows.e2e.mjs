@@ -19,7 +19,7 @@ import {
 	waitForExecution,
 	waitForForm,
 } from '../../dev/n8n-setup.mjs';
-import { parseCliJson, startTestEnvironment } from './helpers.mjs';
+import { parseCliJson, REPO_DIR, startTestEnvironment } from './helpers.mjs';
 
 const NODE_TYPE = 'n8n-nodes-basicsengage.basicsEngage';
 const SYNC = 'beExampleSync001';
@@ -61,6 +61,21 @@ describe('n8n lists the package', () => {
 		expect(res.code).toBe(0);
 		const names = JSON.parse(await fsp.readFile(file, 'utf8')).map((n) => n.name);
 		expect(names).toEqual(expect.arrayContaining([NODE_TYPE, `${NODE_TYPE}Tool`]));
+	});
+
+	test("n8n serves each operation's output schema for this community package (/schemas/...)", async () => {
+		const schemaDir = path.join(REPO_DIR, 'nodes/BasicsEngage/__schema__/v1.0.0');
+		for (const resource of await fsp.readdir(schemaDir)) {
+			for (const file of await fsp.readdir(path.join(schemaDir, resource))) {
+				const url = `${env.n8n.url}/schemas/${NODE_TYPE}/1/${resource}/${file}`;
+				const res = await fetch(url, { headers: { cookie: env.cookie } });
+				expect([url, res.status]).toEqual([url, 200]);
+				const shipped = JSON.parse(
+					await fsp.readFile(path.join(schemaDir, resource, file), 'utf8'),
+				);
+				expect(await res.json()).toEqual(shipped);
+			}
+		}
 	});
 
 	test('/types/nodes.json has the resources and operations; /types/credentials.json the credential', async () => {

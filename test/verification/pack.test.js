@@ -23,11 +23,12 @@ function packedFiles() {
 describe('npm pack contents', () => {
 	const files = packedFiles();
 
-	test('only dist/ (js, codex json, icons), README, LICENSE and package.json', () => {
+	test('only dist/ (js, codex json, output schemas, icons), README, LICENSE and package.json', () => {
 		const unexpected = files.filter(
 			(/** @type {string} */ file) =>
 				!['package.json', 'README.md', 'LICENSE'].includes(file) &&
-				!/^dist\/.+\.(js|d\.ts|node\.json|svg)$/.test(file),
+				!/^dist\/.+\.(js|d\.ts|node\.json|svg)$/.test(file) &&
+				!/^dist\/nodes\/BasicsEngage\/__schema__\/v1\.0\.0\/\w+\/\w+\.json$/.test(file),
 		);
 		expect(unexpected).toEqual([]);
 	});

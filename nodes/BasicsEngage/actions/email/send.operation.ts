@@ -33,6 +33,13 @@ const queuedEmail: SuccessContract = {
 
 const properties: INodeProperties[] = [
 	{
+		displayName:
+			'One email per input item, to one recipient each. Every email counts toward the daily quota of your BasicsEngage plan.',
+		name: 'sendEmailNotice',
+		type: 'notice',
+		default: '',
+	},
+	{
 		displayName: 'To',
 		name: 'to',
 		type: 'string',

@@ -38,6 +38,13 @@ export const skipAlreadySentOption: INodeProperties = {
 			name: 'settings',
 			values: [
 				{
+					displayName:
+						'Skips an email BasicsEngage accepted before. One whose earlier answer was lost fails as "outcome unknown", so no recipient gets it twice.',
+					name: 'skipNotice',
+					type: 'notice',
+					default: '',
+				},
+				{
 					displayName: 'Key',
 					name: 'key',
 					type: 'string',
