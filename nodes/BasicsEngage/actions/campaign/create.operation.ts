@@ -15,6 +15,8 @@ const campaignCreated: SuccessContract = {
 	effect: 'the campaign may have been created',
 };
 
+// The `campaign` prefix of campaignSubject, campaignHtml and campaignText is kept on purpose:
+// workflows saved with 0.1.0 store these names, and the editor shows Subject, HTML and Text.
 const properties: INodeProperties[] = [
 	{
 		displayName: 'Campaign Name',
