@@ -75,7 +75,7 @@ export class BasicsEngageApi implements ICredentialType {
 		},
 		{
 			displayName:
-				'Over http:// to another machine the API key travels unencrypted: use https://, or keep http:// only for a gateway on a trusted network (workflows run with it; the credential test does not send the key).',
+				'Over http:// to another machine the API key travels unencrypted: use https://, or keep http:// only for a gateway on a trusted network (workflows run with it; the credential test does not send the key)',
 			name: 'plainHttpNotice',
 			type: 'notice',
 			default: '',

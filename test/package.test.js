@@ -59,7 +59,7 @@ describe('the package as n8n loads it', () => {
 	test('codex: categories and aliases', async () => {
 		const { description } = (await loadPackage(PACKAGE_DIR)).nodes[NODE_TYPE];
 		expect(description.codex).toMatchObject({
-			categories: ['Communication', 'Marketing'],
+			categories: ['Communication', 'Marketing & Content'],
 			alias: ['email', 'mail', 'newsletter', 'transactional', 'contact', 'list', 'campaign'],
 		});
 	});

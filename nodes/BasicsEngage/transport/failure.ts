@@ -84,7 +84,7 @@ export const KIND_MESSAGES: Record<ErrorKind, string> = {
 	invalid_request: 'BasicsEngage rejected the request',
 	invalid_api_key: 'BasicsEngage rejected the API key',
 	quota_exceeded: 'The daily email quota of BasicsEngage is used up',
-	server_error: 'BasicsEngage had a server error',
+	server_error: 'BasicsEngage could not handle the request',
 	network_error: 'BasicsEngage could not be reached',
 	unexpected_response: 'BasicsEngage answered unexpectedly',
 	outcome_unknown: 'Not sent: an earlier request for it got no clear answer',

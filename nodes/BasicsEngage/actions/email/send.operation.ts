@@ -185,7 +185,7 @@ const properties: INodeProperties[] = [
 			type: 'boolean',
 			default: false,
 			description:
-				'Whether to also retry after a server error (5xx), a dropped connection or a timeout, and to send an email that Skip Emails Already Sent knows only as "outcome unknown". Without it, an email is retried only when it provably never reached BasicsEngage.',
+				"Whether to also retry after a server error (5xx), a dropped connection or a timeout, and to send an email that 'Skip Emails Already Sent' knows only as 'outcome unknown'. Without it, an email is retried only when it provably never reached BasicsEngage.",
 			hint: 'The first attempt may already have queued the email, so a recipient can get it twice',
 		},
 	]),

@@ -67,7 +67,7 @@ const properties: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. lst_8f2c1a',
 		description: 'ID of the list to add the profiles to',
-		hint: "Type it or map it, such as Create List's listId. BasicsEngage publishes no way to list its lists, so there is no dropdown.",
+		hint: "Type it or map it, such as Create List's 'listId'. BasicsEngage publishes no way to list its lists, so there is no dropdown.",
 		displayOptions: { show: { listMode: ['existing'] } },
 	},
 	{
@@ -111,7 +111,7 @@ const properties: INodeProperties[] = [
 	},
 	{
 		displayName:
-			'Each item needs a top-level field email (or Email, e-mail); firstName and lastName (or first_name, First Name, last_name, LastName) are taken when present. Other fields are ignored.',
+			"Each item needs a top-level field 'email' (or 'Email', 'E-mail'); 'firstName' and 'lastName' (or 'first_name', 'First Name', 'last_name', 'LastName') are taken when present. Other fields are ignored.",
 		name: 'autoMapNotice',
 		type: 'notice',
 		default: '',
