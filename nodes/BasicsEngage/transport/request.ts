@@ -69,6 +69,9 @@ async function sendOnce(
 	{ context, settings, stopSignal }: RunSettings,
 	request: ApiRequest,
 ): Promise<ApiResult> {
+	// The whole answer's deadline: it also aborts the request, so one that is still waiting for
+	// a socket under load never reaches BasicsEngage after the item was reported.
+	const deadline = AbortSignal.timeout(settings.timeout);
 	const headers: IDataObject = { 'Content-Type': 'application/json', Accept: 'application/json' };
 	if (request.misspelledAuthHeader) {
 		// Published misspelled for this endpoint; n8n's credential adds the correct spelling too,
@@ -87,8 +90,8 @@ async function sendOnce(
 		// turn a POST into a GET; the API never redirects, so a 3xx is reported, not followed.
 		disableFollowRedirect: true,
 		timeout: settings.timeout,
-		// n8n 2.x adds it itself; 1.x does not, and a Stop must also end a request under way.
-		abortSignal: stopSignal,
+		// n8n 2.x adds the Stop signal itself; 1.x does not, and a Stop must end a request too.
+		abortSignal: stopSignal ? AbortSignal.any([stopSignal, deadline]) : deadline,
 		skipSslCertificateValidation: settings.skipSslCertificateValidation,
 		...(settings.proxy ? { proxy: settings.proxy } : {}),
 	};
@@ -99,6 +102,7 @@ async function sendOnce(
 			context.helpers.httpRequestWithAuthentication.call(context, CREDENTIAL_TYPE, options, {
 				credentialsDecrypted: settings.credentials,
 			}) as Promise<HttpAnswer>,
+			deadline,
 			settings.timeout,
 		);
 	} catch (error) {
@@ -109,12 +113,15 @@ async function sendOnce(
 
 /**
  * n8n's `timeout` fires only while the connection is idle, so a server that sends headers and
- * then drips the body would hold the run far longer; this bounds the whole answer. The timer is
- * an AbortSignal's: unref'd, and released as soon as the request settles (n8n-workflow's sleep
- * cannot be cancelled on n8n 1.x). The abandoned request is left to n8n's own timeout.
+ * then drips the body would hold the run far longer; this bounds the whole answer, and says
+ * "timed out" rather than the abort's "canceled". The timer is an AbortSignal's: unref'd
+ * (n8n-workflow's sleep cannot be cancelled on n8n 1.x).
  */
-async function withDeadline<T>(request: Promise<T>, timeoutMs: number): Promise<T> {
-	const signal = AbortSignal.timeout(timeoutMs);
+async function withDeadline<T>(
+	request: Promise<T>,
+	signal: AbortSignal,
+	timeoutMs: number,
+): Promise<T> {
 	let onTimeout = () => {};
 	const deadline = new Promise<never>((_, reject) => {
 		onTimeout = () => reject(timeoutError(timeoutMs));
