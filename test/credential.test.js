@@ -8,8 +8,8 @@ const {
 	PACKAGE_DIR,
 	runNode,
 	sendParameters,
-	startSandbox,
 	testCredential,
+	useSandbox,
 } = require('./support');
 
 const { engine } = require('./harness/resolve');
@@ -20,13 +20,7 @@ const { engine } = require('./harness/resolve');
  */
 const V1 = engine.major === 1;
 
-/** @type {Awaited<ReturnType<typeof startSandbox>>} */
-let sandbox;
-beforeAll(async () => {
-	sandbox = await startSandbox();
-});
-afterEach(() => sandbox.reset());
-afterAll(() => sandbox.close());
+const sandbox = useSandbox();
 
 const runTest = (/** @type {Record<string, unknown>} */ data) =>
 	testCredential({ credentialType: CREDENTIAL_TYPE, data, packageDir: PACKAGE_DIR });

@@ -18,6 +18,61 @@ const CREDENTIAL_TYPE = 'basicsEngageApi';
 const API_KEY = 'be_sandbox_demo_key';
 
 /**
+ * @typedef {import('./sandbox/server').SandboxHandle} SandboxHandle
+ * @typedef {import('./sandbox/server').RecordedRequest} RecordedRequest
+ * @typedef {SandboxHandle & { requestsTo: (path: string) => RecordedRequest[] }} TestSandbox
+ */
+
+/**
+ * The sandbox of a test file (or of a describe block): registers the jest hooks that start it
+ * before the first test, reset it after each test and close it after the last. Call it at the
+ * top of the file or block; the handle it returns forwards to the started sandbox, so use it
+ * inside tests and hooks.
+ * @param {import('./sandbox/server').SandboxOptions} [options] what startSandbox takes
+ * @returns {TestSandbox} the sandbox's handle, plus `requestsTo(path)`: the requests it
+ *   received at that path (below basePath), oldest first
+ */
+function useSandbox(options) {
+	/** @type {SandboxHandle | undefined} */
+	let started;
+	const current = () => {
+		if (!started) throw new Error('useSandbox: the sandbox starts in beforeAll; use it in tests');
+		return started;
+	};
+	beforeAll(async () => {
+		started = await startSandbox(options);
+	});
+	afterEach(() => current().reset());
+	afterAll(() => current().close());
+	return {
+		get port() {
+			return current().port;
+		},
+		get origin() {
+			return current().origin;
+		},
+		get baseUrl() {
+			return current().baseUrl;
+		},
+		get requests() {
+			return current().requests;
+		},
+		get state() {
+			return current().state;
+		},
+		get options() {
+			return current().options;
+		},
+		reset: () => current().reset(),
+		setOptions: (partial) => current().setOptions(partial),
+		injectFaults: (faults) => current().injectFaults(faults),
+		pendingFaults: () => current().pendingFaults(),
+		close: () => current().close(),
+		requestsTo: (path) => current().requests.filter((request) => request.path === path),
+	};
+}
+
+/**
  * Runs the BasicsEngage node once in n8n's engine against the sandbox.
  * @param {{ baseUrl: string }} sandbox
  * @param {{ parameters: Record<string, unknown>, items?: Array<Record<string, unknown>>,
@@ -210,4 +265,5 @@ module.exports = {
 	startProxy,
 	startSandbox,
 	testCredential,
+	useSandbox,
 };

@@ -12,15 +12,9 @@ const path = require('node:path');
 
 const { runWorkflowFile } = require('./n8n');
 const { runFixture, withPlaceholders } = require('./fixtures');
-const { API_KEY, NODE_TYPE, PACKAGE_DIR, startSandbox } = require('../support');
+const { API_KEY, NODE_TYPE, PACKAGE_DIR, useSandbox } = require('../support');
 
-/** @type {Awaited<ReturnType<typeof startSandbox>>} */
-let sandbox;
-beforeAll(async () => {
-	sandbox = await startSandbox();
-});
-afterEach(() => sandbox.reset());
-afterAll(() => sandbox.close());
+const sandbox = useSandbox();
 
 const match = (/** @type {unknown} */ value) => withPlaceholders(value, new Map());
 

@@ -9,21 +9,15 @@ const {
 	expectNoSecret,
 	pairedIndexes,
 	runNode,
-	startSandbox,
+	useSandbox,
 } = require('../support');
 
-/** @type {Awaited<ReturnType<typeof startSandbox>>} */
-let sandbox;
-beforeAll(async () => {
-	sandbox = await startSandbox({
-		lists: [
-			{ listId: 'lst_existing', name: 'Existing' },
-			{ listId: 'lst_other', name: 'Other' },
-		],
-	});
+const sandbox = useSandbox({
+	lists: [
+		{ listId: 'lst_existing', name: 'Existing' },
+		{ listId: 'lst_other', name: 'Other' },
+	],
 });
-afterEach(() => sandbox.reset());
-afterAll(() => sandbox.close());
 
 const listRequests = () =>
 	sandbox.requests.filter((request) => request.path === '/list/addProfiles');

@@ -17,24 +17,18 @@ const {
 	runNode,
 	sendCampaignParameters,
 	sendParameters,
-	startSandbox,
+	useSandbox,
 } = require('../support');
 
 const CAMPAIGN_ID = 'eeeeeeeeeeeeeeeeeeeeeeee';
 
-/** @type {Awaited<ReturnType<typeof startSandbox>>} */
-let sandbox;
-beforeAll(async () => {
-	sandbox = await startSandbox({
-		lists: [
-			{ listId: 'lst_vip', name: 'VIP' },
-			{ listId: 'lst_news', name: 'News', profiles: [{ email: 'ann@customer.test' }] },
-		],
-		campaigns: [{ _id: CAMPAIGN_ID, name: 'News', subject: 'Hi', recepientList: ['lst_news'] }],
-	});
+const sandbox = useSandbox({
+	lists: [
+		{ listId: 'lst_vip', name: 'VIP' },
+		{ listId: 'lst_news', name: 'News', profiles: [{ email: 'ann@customer.test' }] },
+	],
+	campaigns: [{ _id: CAMPAIGN_ID, name: 'News', subject: 'Hi', recepientList: ['lst_news'] }],
 });
-afterEach(() => sandbox.reset());
-afterAll(() => sandbox.close());
 
 /** Send Email with the fields a model fills through $fromAI. */
 const sendByModel = sendParameters({

@@ -10,35 +10,29 @@ const {
 	pairedIndexes,
 	runNode,
 	sendCampaignParameters,
-	startSandbox,
+	useSandbox,
 } = require('../support');
 
 const SPRING = 'aaaaaaaaaaaaaaaaaaaaaaaa';
 const AUTUMN = 'bbbbbbbbbbbbbbbbbbbbbbbb';
 const EMPTY = 'cccccccccccccccccccccccc';
 
-/** @type {Awaited<ReturnType<typeof startSandbox>>} */
-let sandbox;
-beforeAll(async () => {
-	sandbox = await startSandbox({
-		lists: [
-			{
-				listId: 'list_spring',
-				name: 'Spring',
-				profiles: [{ email: 'ann@customer.test' }, { email: 'bob@customer.test' }],
-			},
-			{ listId: 'list_autumn', name: 'Autumn', profiles: [{ email: 'cyd@customer.test' }] },
-			{ listId: 'list_empty', name: 'Empty' },
-		],
-		campaigns: [
-			{ _id: SPRING, name: 'Spring', subject: 'Hi', recepientList: ['list_spring'] },
-			{ _id: AUTUMN, name: 'Autumn', subject: 'Hi', recepientList: ['list_autumn'] },
-			{ _id: EMPTY, name: 'Empty', subject: 'Hi', recepientList: ['list_empty'] },
-		],
-	});
+const sandbox = useSandbox({
+	lists: [
+		{
+			listId: 'list_spring',
+			name: 'Spring',
+			profiles: [{ email: 'ann@customer.test' }, { email: 'bob@customer.test' }],
+		},
+		{ listId: 'list_autumn', name: 'Autumn', profiles: [{ email: 'cyd@customer.test' }] },
+		{ listId: 'list_empty', name: 'Empty' },
+	],
+	campaigns: [
+		{ _id: SPRING, name: 'Spring', subject: 'Hi', recepientList: ['list_spring'] },
+		{ _id: AUTUMN, name: 'Autumn', subject: 'Hi', recepientList: ['list_autumn'] },
+		{ _id: EMPTY, name: 'Empty', subject: 'Hi', recepientList: ['list_empty'] },
+	],
 });
-afterEach(() => sandbox.reset());
-afterAll(() => sandbox.close());
 
 /** @param {string} path */
 const requestsTo = (path) => sandbox.requests.filter((request) => request.path === path);

@@ -8,19 +8,13 @@ const {
 	expectNoSecret,
 	pairedIndexes,
 	runNode,
-	startSandbox,
+	useSandbox,
 } = require('../support');
 
 const ANN = { profileId: 'prof_00000000000000a1', email: 'ann@customer.test', firstName: 'Ann' };
 const BOB = { profileId: 'prof_00000000000000b2', email: 'bob@customer.test' };
 
-/** @type {Awaited<ReturnType<typeof startSandbox>>} */
-let sandbox;
-beforeAll(async () => {
-	sandbox = await startSandbox({ profiles: [ANN, BOB] });
-});
-afterEach(() => sandbox.reset());
-afterAll(() => sandbox.close());
+const sandbox = useSandbox({ profiles: [ANN, BOB] });
 
 const createRequests = () => sandbox.requests.filter((request) => request.path === '/list/create');
 /** @param {string} listId */
@@ -172,7 +166,9 @@ describe('Create List', () => {
 			Array(3).fill('invalid_api_key'),
 		);
 		expect(result.errors[1].json.error).toMatch(/^Not sent/);
-		expect(result.errors[1].json.details.description).toMatch(/This item was not sent, so it can be sent again later/);
+		expect(result.errors[1].json.details.description).toMatch(
+			/This item was not sent, so it can be sent again later/,
+		);
 		expectEachInputExactlyOnce(result, 3);
 		expectNoSecret(result, 'be_wrong_key');
 	});

@@ -14,16 +14,10 @@ const {
 	runNode,
 	sendCampaignParameters,
 	sendParameters,
-	startSandbox,
+	useSandbox,
 } = require('../support');
 
-/** @type {Awaited<ReturnType<typeof startSandbox>>} */
-let sandbox;
-beforeAll(async () => {
-	sandbox = await startSandbox();
-});
-afterEach(() => sandbox.reset());
-afterAll(() => sandbox.close());
+const sandbox = useSandbox();
 
 /** A base URL where nothing listens. */
 async function closedBaseUrl() {

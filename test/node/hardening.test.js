@@ -19,16 +19,19 @@ const {
 	runNode,
 	sendCampaignParameters,
 	sendParameters,
-	startSandbox,
 	testCredential,
+	useSandbox,
 	CREDENTIAL_TYPE,
 	PACKAGE_DIR,
 } = require('../support');
 
 const CAMPAIGN_ID = 'cccccccccccccccccccccccc';
 
-/** @type {Awaited<ReturnType<typeof startSandbox>>} */
-let sandbox;
+const sandbox = useSandbox({
+	lists: [{ listId: 'lst_vip', name: 'VIP', profiles: [{ email: 'vip@customer.test' }] }],
+	campaigns: [{ _id: CAMPAIGN_ID, name: 'VIP news', subject: 'Hi', recepientList: ['lst_vip'] }],
+});
+
 /** @type {{ origin: string, requests: Array<{ method: string, url: string, headers: http.IncomingHttpHeaders }>, close: () => Promise<void> }} */
 let foreign;
 
@@ -57,20 +60,12 @@ async function startForeignServer() {
 }
 
 beforeAll(async () => {
-	sandbox = await startSandbox({
-		lists: [{ listId: 'lst_vip', name: 'VIP', profiles: [{ email: 'vip@customer.test' }] }],
-		campaigns: [{ _id: CAMPAIGN_ID, name: 'VIP news', subject: 'Hi', recepientList: ['lst_vip'] }],
-	});
 	foreign = await startForeignServer();
 });
 afterEach(() => {
-	sandbox.reset();
 	foreign.requests.length = 0;
 });
-afterAll(async () => {
-	await sandbox.close();
-	await foreign.close();
-});
+afterAll(() => foreign.close());
 
 const OPERATIONS = {
 	'Send Email': { parameters: sendParameters(), path: '/email/send' },

@@ -20,16 +20,10 @@ const {
 	runNode,
 	sendParameters,
 	startProxy,
-	startSandbox,
+	useSandbox,
 } = require('../support');
 
-/** @type {Awaited<ReturnType<typeof startSandbox>>} */
-let sandbox;
-beforeAll(async () => {
-	sandbox = await startSandbox();
-});
-afterEach(() => sandbox.reset());
-afterAll(() => sandbox.close());
+const sandbox = useSandbox();
 
 /** @param {http.Server | https.Server} server @returns {Promise<number>} */
 async function listen(server) {

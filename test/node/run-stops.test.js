@@ -15,22 +15,16 @@ const {
 	pairedIndexes,
 	runNode,
 	sendParameters,
-	startSandbox,
+	useSandbox,
 } = require('../support');
 
 /** The node's give-up threshold (nodes/BasicsEngage/transport/runStop.ts GIVE_UP_AFTER). */
 const GIVE_UP_AFTER = 5;
 
-/** @type {Awaited<ReturnType<typeof startSandbox>>} */
-let sandbox;
-beforeAll(async () => {
-	sandbox = await startSandbox({
-		dailyLimit: 100_000,
-		lists: [{ listId: 'lst_sync', name: 'Sync' }],
-	});
+const sandbox = useSandbox({
+	dailyLimit: 100_000,
+	lists: [{ listId: 'lst_sync', name: 'Sync' }],
 });
-afterEach(() => sandbox.reset());
-afterAll(() => sandbox.close());
 
 const settle = (/** @type {number} */ ms) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -8,16 +8,10 @@ const {
 	expectNoSecret,
 	runNode,
 	sendParameters,
-	startSandbox,
+	useSandbox,
 } = require('../support');
 
-/** @type {Awaited<ReturnType<typeof startSandbox>>} */
-let sandbox;
-beforeAll(async () => {
-	sandbox = await startSandbox({ dailyLimit: 1000 });
-});
-afterEach(() => sandbox.reset());
-afterAll(() => sandbox.close());
+const sandbox = useSandbox({ dailyLimit: 1000 });
 
 const sentBodies = () =>
 	sandbox.requests

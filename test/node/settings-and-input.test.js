@@ -24,21 +24,15 @@ const {
 	runNode,
 	sendParameters,
 	startProxy,
-	startSandbox,
 	testCredential,
+	useSandbox,
 } = require('../support');
 
 const PASSWORD = 's3cret-pw';
 const PATH_HINT =
 	"check the Base URL in the credential: it must include the API's path, like https://api.basicsengage.com/api/v0/dev";
 
-/** @type {Awaited<ReturnType<typeof startSandbox>>} */
-let sandbox;
-beforeAll(async () => {
-	sandbox = await startSandbox();
-});
-afterEach(() => sandbox.reset());
-afterAll(() => sandbox.close());
+const sandbox = useSandbox();
 
 const runTest = (/** @type {Record<string, unknown>} */ data) =>
 	testCredential({ credentialType: CREDENTIAL_TYPE, data, packageDir: PACKAGE_DIR });

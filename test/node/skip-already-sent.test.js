@@ -14,16 +14,10 @@ const {
 	expectEachInputExactlyOnce,
 	runNode,
 	sendParameters,
-	startSandbox,
+	useSandbox,
 } = require('../support');
 
-/** @type {Awaited<ReturnType<typeof startSandbox>>} */
-let sandbox;
-beforeAll(async () => {
-	sandbox = await startSandbox({ dailyLimit: 1000 });
-});
-afterEach(() => sandbox.reset());
-afterAll(() => sandbox.close());
+const sandbox = useSandbox({ dailyLimit: 1000 });
 
 /** One saved workflow with one node, run again and again. */
 function savedWorkflow() {

@@ -19,26 +19,20 @@ const {
 	runNode,
 	sendCampaignParameters,
 	sendParameters,
-	startSandbox,
+	useSandbox,
 } = require('../support');
 
 const PROFILE_ID = 'prof_00000000000000a1';
 const LIST_ID = 'list_hostile';
 const CAMPAIGN_ID = 'dddddddddddddddddddddddd';
 
-/** @type {Awaited<ReturnType<typeof startSandbox>>} */
-let sandbox;
-beforeAll(async () => {
-	sandbox = await startSandbox({
-		dailyLimit: 1_000_000,
-		verifiedSenders: null,
-		profiles: [{ profileId: PROFILE_ID, email: 'ann@customer.test' }],
-		lists: [{ listId: LIST_ID, profiles: [{ email: 'ann@customer.test' }] }],
-		campaigns: [{ _id: CAMPAIGN_ID, name: 'C', subject: 'S', recepientList: [LIST_ID] }],
-	});
+const sandbox = useSandbox({
+	dailyLimit: 1_000_000,
+	verifiedSenders: null,
+	profiles: [{ profileId: PROFILE_ID, email: 'ann@customer.test' }],
+	lists: [{ listId: LIST_ID, profiles: [{ email: 'ann@customer.test' }] }],
+	campaigns: [{ _id: CAMPAIGN_ID, name: 'C', subject: 'S', recepientList: [LIST_ID] }],
 });
-afterEach(() => sandbox.reset());
-afterAll(() => sandbox.close());
 
 const RUNS = { numRuns: 40 };
 // Headers a request may carry; anything else would be an injected header.

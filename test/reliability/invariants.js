@@ -14,7 +14,7 @@ const {
 	pairedIndexes,
 	runNode,
 	sendParameters,
-	startSandbox,
+	useSandbox,
 } = require('../support');
 
 // `npm run soak` raises the count; `npm test` keeps 10,000.
@@ -44,16 +44,10 @@ const FAULT_MIXES = {
 };
 
 // Required from a test file, so these hooks belong to that file.
-/** @type {Awaited<ReturnType<typeof startSandbox>>} */
-let sandbox;
-beforeAll(async () => {
-	sandbox = await startSandbox({
-		dailyLimit: 1_000_000,
-		lists: [{ listId: 'lst_sync', name: 'Sync' }],
-	});
+const sandbox = useSandbox({
+	dailyLimit: 1_000_000,
+	lists: [{ listId: 'lst_sync', name: 'Sync' }],
 });
-afterEach(() => sandbox.reset());
-afterAll(() => sandbox.close());
 
 const RELIABLE_OPTIONS = { timeout: 150 };
 

@@ -14,15 +14,10 @@ const {
 	runNode,
 	sendParameters,
 	startSandbox,
+	useSandbox,
 } = require('../support');
 
-/** @type {Awaited<ReturnType<typeof startSandbox>>} */
-let sandbox;
-beforeAll(async () => {
-	sandbox = await startSandbox({ lists: [{ listId: 'lst_existing', name: 'Existing' }] });
-});
-afterEach(() => sandbox.reset());
-afterAll(() => sandbox.close());
+const sandbox = useSandbox({ lists: [{ listId: 'lst_existing', name: 'Existing' }] });
 
 const FAST = { retryWait: 10 };
 const send = (/** @type {Record<string, unknown>} */ options = {}) =>

@@ -18,19 +18,13 @@ const {
 	runNode,
 	sendCampaignParameters,
 	sendParameters,
-	startSandbox,
+	useSandbox,
 } = require('../support');
 
 const SPRING = 'aaaaaaaaaaaaaaaaaaaaaaaa';
 const AUTUMN = 'bbbbbbbbbbbbbbbbbbbbbbbb';
 
-/** @type {Awaited<ReturnType<typeof startSandbox>>} */
-let sandbox;
-beforeAll(async () => {
-	sandbox = await startSandbox({ dailyLimit: 1000 });
-});
-afterEach(() => sandbox.reset());
-afterAll(() => sandbox.close());
+const sandbox = useSandbox({ dailyLimit: 1000 });
 
 // n8n reads a wait of 0 as its default of 1000 ms; 1 ms keeps the tries back to back.
 const retryOnFail = { retryOnFail: true, maxTries: 3, waitBetweenTries: 1 };
@@ -44,9 +38,6 @@ const MODES = /** @type {const} */ ([
 
 /** @param {any[]} requests */
 const recipients = (requests) => requests.map((request) => request.body.to);
-/** @param {string} path */
-const requestsTo = (path) => sandbox.requests.filter((request) => request.path === path);
-const sentCampaigns = () => sandbox.state.campaignSends.map((send) => send.campaignId);
 
 /** Every email queued at most once, whatever n8n re-ran. */
 function expectNoEmailTwice() {
@@ -210,32 +201,23 @@ describe('Add Profiles under Retry On Fail (max tries 3)', () => {
 
 /**
  * The campaign tests' own sandbox, with lists and campaigns seeded (the tests above count the
- * lists of an empty account).
+ * lists of an empty account): the `sandbox` of the describe block that calls it.
  */
-function useCampaignSandbox() {
-	/** @type {typeof sandbox} */
-	let plain;
-	beforeAll(async () => {
-		plain = sandbox;
-		sandbox = await startSandbox({
-			lists: [
-				{ listId: 'list_spring', profiles: [{ email: 'ann@customer.test' }] },
-				{ listId: 'list_autumn', profiles: [{ email: 'bob@customer.test' }] },
-			],
-			campaigns: [
-				{ _id: SPRING, name: 'Spring', subject: 'Hi', recepientList: ['list_spring'] },
-				{ _id: AUTUMN, name: 'Autumn', subject: 'Hi', recepientList: ['list_autumn'] },
-			],
-		});
+const useCampaignSandbox = () =>
+	useSandbox({
+		lists: [
+			{ listId: 'list_spring', profiles: [{ email: 'ann@customer.test' }] },
+			{ listId: 'list_autumn', profiles: [{ email: 'bob@customer.test' }] },
+		],
+		campaigns: [
+			{ _id: SPRING, name: 'Spring', subject: 'Hi', recepientList: ['list_spring'] },
+			{ _id: AUTUMN, name: 'Autumn', subject: 'Hi', recepientList: ['list_autumn'] },
+		],
 	});
-	afterAll(async () => {
-		await sandbox.close();
-		sandbox = plain;
-	});
-}
 
 describe('Send Campaign under Retry On Fail (max tries 3): never a second send', () => {
-	useCampaignSandbox();
+	const sandbox = useCampaignSandbox();
+	const sentCampaigns = () => sandbox.state.campaignSends.map((send) => send.campaignId);
 
 	test.each(MODES)(
 		'%s: a 500 on the first send is never sent again; under Continue the second is sent once',
@@ -247,7 +229,9 @@ describe('Send Campaign under Retry On Fail (max tries 3): never a second send',
 				onError,
 				...retryOnFail,
 			});
-			const sendRequests = requestsTo('/campaign/send').map((request) => request.body.campaignId);
+			const sendRequests = sandbox
+				.requestsTo('/campaign/send')
+				.map((request) => request.body.campaignId);
 			// Stop ends each try at the unknown send; Continue sends the other campaign in try 1.
 			expect(sendRequests).toEqual(onError === 'stopWorkflow' ? [SPRING] : [SPRING, AUTUMN]);
 			expect(sentCampaigns()).toEqual(onError === 'stopWorkflow' ? [] : [AUTUMN]);
@@ -271,7 +255,7 @@ describe('Send Campaign under Retry On Fail (max tries 3): never a second send',
 				onError,
 				...retryOnFail,
 			});
-			expect(requestsTo('/campaign/send')).toHaveLength(1);
+			expect(sandbox.requestsTo('/campaign/send')).toHaveLength(1);
 			expect(sentCampaigns()).toEqual([SPRING]);
 			if (onError !== 'stopWorkflow') expectEachInputExactlyOnce(result, 1);
 		},
@@ -310,7 +294,7 @@ describe('Send Campaign under Retry On Fail (max tries 3): never a second send',
 });
 
 describe('Create List and Create Campaign under Retry On Fail (max tries 3)', () => {
-	useCampaignSandbox();
+	const sandbox = useCampaignSandbox();
 
 	test.each(MODES)(
 		"%s: Create List: a 400 on the first item is sent again by n8n's retry; the other lists are created once",
@@ -344,7 +328,7 @@ describe('Create List and Create Campaign under Retry On Fail (max tries 3)', ()
 			const created = [...sandbox.state.lists.values()].filter((list) => list.name);
 			// Stop ends every try at the first item; Continue creates the second list once.
 			expect(created).toHaveLength(onError === 'stopWorkflow' ? 1 : 2);
-			expect(requestsTo('/list/create')).toHaveLength(onError === 'stopWorkflow' ? 1 : 2);
+			expect(sandbox.requestsTo('/list/create')).toHaveLength(onError === 'stopWorkflow' ? 1 : 2);
 			if (onError !== 'stopWorkflow') expectEachInputExactlyOnce(result, 2);
 		},
 	);
@@ -362,7 +346,7 @@ describe('Create List and Create Campaign under Retry On Fail (max tries 3)', ()
 				onError,
 				...retryOnFail,
 			});
-			const names = requestsTo('/campaign/create').map((request) => request.body.name);
+			const names = sandbox.requestsTo('/campaign/create').map((request) => request.body.name);
 			expect(new Set(names).size).toBe(names.length);
 			expect(names).toEqual(
 				onError === 'stopWorkflow' ? ['Campaign 0'] : ['Campaign 0', 'Campaign 1', 'Campaign 2'],
