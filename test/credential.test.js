@@ -2,15 +2,7 @@
 'use strict';
 
 const http = require('node:http');
-const {
-	API_KEY,
-	CREDENTIAL_TYPE,
-	PACKAGE_DIR,
-	runNode,
-	sendParameters,
-	testCredential,
-	useSandbox,
-} = require('./support');
+const { API_KEY, runCredentialTest, runNode, sendParameters, useSandbox } = require('./support');
 
 const { engine } = require('./harness/resolve');
 
@@ -22,12 +14,9 @@ const V1 = engine.major === 1;
 
 const sandbox = useSandbox();
 
-const runTest = (/** @type {Record<string, unknown>} */ data) =>
-	testCredential({ credentialType: CREDENTIAL_TYPE, data, packageDir: PACKAGE_DIR });
-
 describe('credential test (as n8n runs it from the credential dialog)', () => {
 	test('a valid key passes: the probe gets 400 for its invalid recipient', async () => {
-		const result = await runTest({ apiKey: API_KEY, baseUrl: sandbox.baseUrl });
+		const result = await runCredentialTest({ apiKey: API_KEY, baseUrl: sandbox.baseUrl });
 		expect(result).toEqual({ status: 'OK', message: 'Connection successful!' });
 		expect(sandbox.requests).toHaveLength(1);
 		expect(sandbox.requests[0]).toMatchObject({ method: 'POST', path: '/email/send' });
@@ -35,27 +24,30 @@ describe('credential test (as n8n runs it from the credential dialog)', () => {
 	});
 
 	test('the probe sends no email and creates no list', async () => {
-		await runTest({ apiKey: API_KEY, baseUrl: sandbox.baseUrl });
+		await runCredentialTest({ apiKey: API_KEY, baseUrl: sandbox.baseUrl });
 		expect(sandbox.state.emails).toHaveLength(0);
 		expect(sandbox.state.lists.size).toBe(0);
 		expect(sandbox.requests.every((request) => request.path === '/email/send')).toBe(true);
 	});
 
 	test('spec: an invalid key (401) fails with "Invalid API key"', async () => {
-		const result = await runTest({ apiKey: 'be_wrong_key', baseUrl: sandbox.baseUrl });
+		const result = await runCredentialTest({ apiKey: 'be_wrong_key', baseUrl: sandbox.baseUrl });
 		expect(result).toEqual({ status: 'Error', message: 'Invalid API key' });
 		expect(result.message).not.toContain('be_wrong_key');
 	});
 
 	test('a trailing slash and spaces in the base URL or key are tolerated', async () => {
-		const result = await runTest({ apiKey: ` ${API_KEY} `, baseUrl: ` ${sandbox.baseUrl}/ ` });
+		const result = await runCredentialTest({
+			apiKey: ` ${API_KEY} `,
+			baseUrl: ` ${sandbox.baseUrl}/ `,
+		});
 		expect(result.status).toBe('OK');
 		expect(sandbox.requests[0].path).toBe('/email/send');
 	});
 
 	test('a used-up quota (429) fails with a message saying so', async () => {
 		sandbox.injectFaults([{ status: 429 }]);
-		const result = await runTest({ apiKey: API_KEY, baseUrl: sandbox.baseUrl });
+		const result = await runCredentialTest({ apiKey: API_KEY, baseUrl: sandbox.baseUrl });
 		// On 1.x the 429 body carries `error` like the 400 that proves the key: the key works.
 		expect(result).toEqual(
 			V1
@@ -67,7 +59,7 @@ describe('credential test (as n8n runs it from the credential dialog)', () => {
 	// A 404 names the Base URL instead: test/node/settings-and-input.test.js.
 	test.each([500, 503, 403])('any other answer (%s) fails with its status text', async (status) => {
 		sandbox.injectFaults([{ status, body: { status: 'error', message: 'nope' } }]);
-		const result = await runTest({ apiKey: API_KEY, baseUrl: sandbox.baseUrl });
+		const result = await runCredentialTest({ apiKey: API_KEY, baseUrl: sandbox.baseUrl });
 		expect(result.status).toBe('Error');
 		expect(result.message).toEqual(
 			V1 ? expect.stringMatching(/did not accept the test request/) : http.STATUS_CODES[status],
@@ -76,7 +68,7 @@ describe('credential test (as n8n runs it from the credential dialog)', () => {
 
 	test('a base URL that answers 200 but is not BasicsEngage fails', async () => {
 		sandbox.injectFaults([{ status: 200, body: '<html>a website</html>' }]);
-		const result = await runTest({ apiKey: API_KEY, baseUrl: sandbox.baseUrl });
+		const result = await runCredentialTest({ apiKey: API_KEY, baseUrl: sandbox.baseUrl });
 		expect(result).toEqual({
 			status: 'Error',
 			message: expect.stringMatching(/not like the BasicsEngage API/),
@@ -84,7 +76,10 @@ describe('credential test (as n8n runs it from the credential dialog)', () => {
 	});
 
 	test('a base URL where nothing listens fails with the connection error', async () => {
-		const result = await runTest({ apiKey: API_KEY, baseUrl: 'http://127.0.0.1:9/api/v0/dev' });
+		const result = await runCredentialTest({
+			apiKey: API_KEY,
+			baseUrl: 'http://127.0.0.1:9/api/v0/dev',
+		});
 		expect(result.status).toBe('Error');
 		// n8n-workflow 1.x drops the socket error's code from NodeApiError; its message remains.
 		expect(result.message).toEqual(

@@ -6,6 +6,7 @@
  * plus the invariants every node test checks.
  */
 
+const { randomUUID } = require('node:crypto');
 const http = require('node:http');
 const net = require('node:net');
 const path = require('node:path');
@@ -94,6 +95,13 @@ async function runNode(
 		credentials: { [CREDENTIAL_TYPE]: { apiKey, baseUrl: baseUrl ?? sandbox.baseUrl } },
 	});
 }
+
+/**
+ * n8n's test of the BasicsEngage credential with this data, as the credential dialog runs it.
+ * @param {Record<string, unknown>} data
+ */
+const runCredentialTest = (data) =>
+	testCredential({ credentialType: CREDENTIAL_TYPE, data, packageDir: PACKAGE_DIR });
 
 /** Send Email parameters with plain-text content; override what a test is about. */
 function sendParameters(overrides = {}) {
@@ -204,14 +212,38 @@ function expectNoSecret(result, apiKey) {
 	expect(visible).not.toContain(apiKey);
 }
 
+/** One saved workflow with one node, run again and again (runNode options). */
+const savedWorkflow = () => ({
+	workflowId: `wf-${randomUUID()}`,
+	nodeOverrides: { id: randomUUID() },
+});
+
+/** @param {number} ms */
+const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Starts `server` listening on a free loopback port.
+ * @param {net.Server} server an http, https or plain net server
+ * @returns {Promise<number>} the port
+ */
+async function listen(server) {
+	await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+	return /** @type {net.AddressInfo} */ (server.address()).port;
+}
+
 /** A port nothing listens on: it was free a moment ago. */
 async function freePort() {
 	const server = net.createServer();
-	await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
-	const { port } = /** @type {net.AddressInfo} */ (server.address());
+	const port = await listen(server);
 	await new Promise((resolve) => server.close(resolve));
 	return port;
 }
+
+/** A base URL with the sandbox's path on a loopback port. @param {number} port */
+const loopbackBaseUrl = (port) => `http://127.0.0.1:${port}/api/v0/dev`;
+
+/** A base URL where nothing listens. */
+const closedBaseUrl = async () => loopbackBaseUrl(await freePort());
 
 /**
  * A plain HTTP forward proxy on loopback, recording `METHOD url` of each request it forwards.
@@ -240,8 +272,7 @@ async function startProxy({ toPort } = {}) {
 		);
 		request.pipe(upstream);
 	});
-	await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
-	const { port } = /** @type {net.AddressInfo} */ (server.address());
+	const port = await listen(server);
 	return { port, proxied, close: () => server.close() };
 }
 
@@ -251,15 +282,21 @@ module.exports = {
 	NODE_TYPE,
 	PACKAGE_DIR,
 	addProfilesParameters,
+	closedBaseUrl,
 	contacts,
 	createCampaignParameters,
 	createListParameters,
+	delay,
 	expectEachInputExactlyOnce,
 	expectNoSecret,
 	freePort,
+	listen,
 	loadPackage,
+	loopbackBaseUrl,
 	pairedIndexes,
+	runCredentialTest,
 	runNode,
+	savedWorkflow,
 	sendCampaignParameters,
 	sendParameters,
 	startProxy,

@@ -19,8 +19,7 @@ const sandbox = useSandbox({
 	],
 });
 
-const listRequests = () =>
-	sandbox.requests.filter((request) => request.path === '/list/addProfiles');
+const listRequests = () => sandbox.requestsTo('/list/addProfiles');
 
 describe('Add Profiles to List', () => {
 	test('spec rule 2: without listId a new list is created from name and description', async () => {

@@ -3,10 +3,10 @@
 
 const {
 	API_KEY,
+	closedBaseUrl,
 	createCampaignParameters,
 	expectEachInputExactlyOnce,
 	expectNoSecret,
-	freePort,
 	pairedIndexes,
 	runNode,
 	sendCampaignParameters,
@@ -34,8 +34,6 @@ const sandbox = useSandbox({
 	],
 });
 
-/** @param {string} path */
-const requestsTo = (path) => sandbox.requests.filter((request) => request.path === path);
 const createdCampaigns = () =>
 	[...sandbox.state.campaigns.values()].filter(
 		(campaign) => ![SPRING, AUTUMN, EMPTY].includes(campaign._id),
@@ -109,7 +107,7 @@ describe('Create Campaign', () => {
 			}),
 		});
 		await runNode(sandbox, { parameters: createCampaignParameters({ campaignHtml: '' }) });
-		const [text, empty] = requestsTo('/campaign/create').map((request) => request.body);
+		const [text, empty] = sandbox.requestsTo('/campaign/create').map((request) => request.body);
 		expect(text.content).toBe('Hi {{name}},\nsale!');
 		expect(empty).not.toHaveProperty('content');
 		expect(empty).not.toHaveProperty('recepientList');
@@ -121,7 +119,7 @@ describe('Create Campaign', () => {
 			parameters: createCampaignParameters({ recipientListIds: '={{ $json.lists }}' }),
 			items: [{ lists: [' list_autumn ', '', 'list_spring'] }],
 		});
-		expect(requestsTo('/campaign/create')[0].body.recepientList).toEqual([
+		expect(sandbox.requestsTo('/campaign/create')[0].body.recepientList).toEqual([
 			'list_autumn',
 			'list_spring',
 		]);
@@ -173,7 +171,7 @@ describe('Create Campaign', () => {
 			[3, 'Recipient List IDs must be text or a list of texts, not a number'],
 		]);
 		for (const item of result.errors) expect(item.json.details.kind).toBe('invalid_input');
-		expect(requestsTo('/campaign/create').map((request) => request.body)).toEqual([
+		expect(sandbox.requestsTo('/campaign/create').map((request) => request.body)).toEqual([
 			{
 				name: 'Kept',
 				subject: ' s ',
@@ -254,7 +252,7 @@ describe('Send Campaign', () => {
 			parameters: sendCampaignParameters({ campaignId: ` ${SPRING} ` }),
 		});
 		expect(result.error).toBeUndefined();
-		const [request] = requestsTo('/campaign/send');
+		const [request] = sandbox.requestsTo('/campaign/send');
 		expect(request.body).toEqual({ campaignId: SPRING });
 		expect(request.headers.authorization).toBe(`Bearer ${API_KEY}`);
 		expect(request.headers).not.toHaveProperty('authroization');
@@ -371,7 +369,7 @@ describe('Send Campaign', () => {
 					}),
 					onError: 'continueErrorOutput',
 				});
-				expect(requestsTo('/campaign/send')).toHaveLength(1);
+				expect(sandbox.requestsTo('/campaign/send')).toHaveLength(1);
 				expect(sandbox.state.campaignSends.length).toBeLessThanOrEqual(1);
 				const [failed] = result.errors;
 				expect(failed.json.details.kind).toBe(kind);
@@ -386,14 +384,14 @@ describe('Send Campaign', () => {
 		);
 
 		test('a refused connection provably never arrived, so it is retried as Retries says', async () => {
-			const port = await freePort();
+			const baseUrl = await closedBaseUrl();
 			const started = Date.now();
 			const result = await runNode(sandbox, {
 				parameters: sendCampaignParameters({
 					campaignId: SPRING,
 					options: { retries: 2, retryWait: 10 },
 				}),
-				baseUrl: `http://127.0.0.1:${port}/api/v0/dev`,
+				baseUrl,
 				onError: 'continueErrorOutput',
 			});
 			expect(Date.now() - started).toBeGreaterThanOrEqual(15);
@@ -416,7 +414,7 @@ describe('Send Campaign', () => {
 			expect(result.error.message).toMatch(/may have started sending/);
 			expect(result.error.description).toContain('Started sending in this run (item indexes): 0.');
 			expect(result.error.description).toMatch(/Do not send this campaign again/);
-			expect(requestsTo('/campaign/send')).toHaveLength(2);
+			expect(sandbox.requestsTo('/campaign/send')).toHaveLength(2);
 			expect(sends().map((send) => send.campaignId)).toEqual([SPRING]);
 		});
 	});

@@ -16,7 +16,7 @@ const BOB = { profileId: 'prof_00000000000000b2', email: 'bob@customer.test' };
 
 const sandbox = useSandbox({ profiles: [ANN, BOB] });
 
-const createRequests = () => sandbox.requests.filter((request) => request.path === '/list/create');
+const createRequests = () => sandbox.requestsTo('/list/create');
 /** @param {string} listId */
 const emailsIn = (listId) =>
 	[...(sandbox.state.lists.get(listId)?.profiles.values() ?? [])].map((profile) => profile.email);

@@ -4,12 +4,12 @@
 const {
 	API_KEY,
 	addProfilesParameters,
+	closedBaseUrl,
 	contacts,
 	createCampaignParameters,
 	createListParameters,
 	expectEachInputExactlyOnce,
 	expectNoSecret,
-	freePort,
 	pairedIndexes,
 	runNode,
 	sendCampaignParameters,
@@ -18,11 +18,6 @@ const {
 } = require('../support');
 
 const sandbox = useSandbox();
-
-/** A base URL where nothing listens. */
-async function closedBaseUrl() {
-	return `http://127.0.0.1:${await freePort()}/api/v0/dev`;
-}
 
 const errorDetails = (/** @type {any[]} */ items) => items.map((item) => item.json.details);
 

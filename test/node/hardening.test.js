@@ -16,13 +16,13 @@ const {
 	createListParameters,
 	expectEachInputExactlyOnce,
 	expectNoSecret,
+	listen,
+	loopbackBaseUrl,
+	runCredentialTest,
 	runNode,
 	sendCampaignParameters,
 	sendParameters,
-	testCredential,
 	useSandbox,
-	CREDENTIAL_TYPE,
-	PACKAGE_DIR,
 } = require('../support');
 
 const CAMPAIGN_ID = 'cccccccccccccccccccccccc';
@@ -50,8 +50,7 @@ async function startForeignServer() {
 			JSON.stringify({ status: 'success', data: { messageId: 'foreign', listId: 'x' } }),
 		);
 	});
-	await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
-	const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
+	const port = await listen(server);
 	return {
 		origin: `http://127.0.0.1:${port}`,
 		requests,
@@ -137,11 +136,7 @@ describe('the API key never leaves for another host', () => {
 
 	test('the credential test does not follow a redirect', async () => {
 		sandbox.injectFaults([{ status: 302, body: '', headers: { location: `${foreign.origin}/` } }]);
-		const result = await testCredential({
-			credentialType: CREDENTIAL_TYPE,
-			data: { apiKey: API_KEY, baseUrl: sandbox.baseUrl },
-			packageDir: PACKAGE_DIR,
-		});
+		const result = await runCredentialTest({ apiKey: API_KEY, baseUrl: sandbox.baseUrl });
 		expect(result.status).toBe('Error');
 		expect(foreign.requests).toEqual([]);
 	});
@@ -196,11 +191,7 @@ describe('server text is untrusted', () => {
 		for (const fault of Object.values(echoes)) {
 			sandbox.reset();
 			sandbox.injectFaults([fault]);
-			const result = await testCredential({
-				credentialType: CREDENTIAL_TYPE,
-				data: { apiKey: API_KEY, baseUrl: sandbox.baseUrl },
-				packageDir: PACKAGE_DIR,
-			});
+			const result = await runCredentialTest({ apiKey: API_KEY, baseUrl: sandbox.baseUrl });
 			expect(result.message).not.toContain(API_KEY);
 		}
 	});
@@ -476,14 +467,13 @@ describe('timeouts and honest wording', () => {
 			response.on('close', () => clearInterval(drip));
 		});
 		dripping.on('connection', (socket) => sockets.add(socket));
-		await new Promise((resolve) => dripping.listen(0, '127.0.0.1', () => resolve(undefined)));
-		const { port } = /** @type {import('node:net').AddressInfo} */ (dripping.address());
+		const port = await listen(dripping);
 		try {
 			const started = Date.now();
 			const result = await runNode(sandbox, {
 				parameters: sendParameters({ requestOptions: { timeout: 500 } }),
 				items: contacts(1),
-				baseUrl: `http://127.0.0.1:${port}/api/v0/dev`,
+				baseUrl: loopbackBaseUrl(port),
 				onError: 'continueErrorOutput',
 			});
 			// The body would drip for ever; n8n's own timeout never fires on a busy connection.

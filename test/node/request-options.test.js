@@ -16,6 +16,7 @@ const {
 	NODE_TYPE,
 	PACKAGE_DIR,
 	contacts,
+	listen,
 	loadPackage,
 	runNode,
 	sendParameters,
@@ -24,12 +25,6 @@ const {
 } = require('../support');
 
 const sandbox = useSandbox();
-
-/** @param {http.Server | https.Server} server @returns {Promise<number>} */
-async function listen(server) {
-	await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
-	return /** @type {import('node:net').AddressInfo} */ (server.address()).port;
-}
 
 test('Batching: waits the batch interval before each batch of requests', async () => {
 	// Lower bounds only: request k may not start before floor(k / 2) intervals have passed.

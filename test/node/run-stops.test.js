@@ -6,14 +6,15 @@
  * loops and leaves Skip Emails Already Sent telling the truth, and Add Profiles keeps input order.
  */
 
-const { randomUUID } = require('node:crypto');
 const {
 	addProfilesParameters,
+	closedBaseUrl,
 	contacts,
+	delay,
 	expectEachInputExactlyOnce,
-	freePort,
 	pairedIndexes,
 	runNode,
+	savedWorkflow,
 	sendParameters,
 	useSandbox,
 } = require('../support');
@@ -25,8 +26,6 @@ const sandbox = useSandbox({
 	dailyLimit: 100_000,
 	lists: [{ listId: 'lst_sync', name: 'Sync' }],
 });
-
-const settle = (/** @type {number} */ ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Every request answered with this fault. @param {Record<string, unknown>} fault */
 const everyRequest = (fault) =>
@@ -76,7 +75,7 @@ describe('issue 20: a dead server: the run gives up after failures in a row', ()
 		const result = await runNode(sandbox, {
 			parameters: sendParameters({ options: { concurrency: 1, retries: 1, retryWait: 1 } }),
 			items: contacts(20),
-			baseUrl: `http://127.0.0.1:${await freePort()}/api/v0/dev`,
+			baseUrl: await closedBaseUrl(),
 			onError: 'continueErrorOutput',
 		});
 		expect(result.errors).toHaveLength(20);
@@ -125,11 +124,6 @@ describe('issue 20: a dead server: the run gives up after failures in a row', ()
 });
 
 describe('issue 20: a stopped execution', () => {
-	/** One saved workflow with one node, run again and again. */
-	const savedWorkflow = () => ({
-		workflowId: `wf-${randomUUID()}`,
-		nodeOverrides: { id: randomUUID() },
-	});
 	const skipping = (/** @type {Record<string, unknown>} */ options = {}) =>
 		sendParameters({ options: { ...options, skipAlreadySent: { settings: {} } } });
 
@@ -143,11 +137,11 @@ describe('issue 20: a stopped execution', () => {
 			items,
 			stopWhen: () => sandbox.state.emails.length >= 15,
 		});
-		await settle(300);
+		await delay(300);
 		const requestedInFirstRun = sandbox.requests.length;
 		// Only the requests already in flight at the Stop (concurrency 5) went out after it.
 		expect(requestedInFirstRun).toBeLessThanOrEqual(15 + 5);
-		await settle(300);
+		await delay(300);
 		expect(sandbox.requests).toHaveLength(requestedInFirstRun);
 
 		const queuedInFirstRun = sandbox.state.emails.length;
@@ -203,7 +197,7 @@ describe('issue 20: a stopped execution', () => {
 		});
 		expect(Date.now() - started).toBeLessThan(1500);
 		// Past the 1.5 s wait: a loop still running would have sent again by now.
-		await settle(2000);
+		await delay(2000);
 		expect(sandbox.requests).toHaveLength(1);
 	});
 });

@@ -13,10 +13,7 @@ const {
 
 const sandbox = useSandbox({ dailyLimit: 1000 });
 
-const sentBodies = () =>
-	sandbox.requests
-		.filter((request) => request.path === '/email/send')
-		.map((request) => request.body);
+const sentBodies = () => sandbox.requestsTo('/email/send').map((request) => request.body);
 
 describe('Send Email', () => {
 	test('output order follows input order with concurrency 5 and a slow server', async () => {

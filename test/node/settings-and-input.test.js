@@ -20,11 +20,13 @@ const {
 	contacts,
 	expectEachInputExactlyOnce,
 	expectNoSecret,
+	listen,
 	loadPackage,
+	loopbackBaseUrl,
+	runCredentialTest,
 	runNode,
 	sendParameters,
 	startProxy,
-	testCredential,
 	useSandbox,
 } = require('../support');
 
@@ -33,9 +35,6 @@ const PATH_HINT =
 	"check the Base URL in the credential: it must include the API's path, like https://api.basicsengage.com/api/v0/dev";
 
 const sandbox = useSandbox();
-
-const runTest = (/** @type {Record<string, unknown>} */ data) =>
-	testCredential({ credentialType: CREDENTIAL_TYPE, data, packageDir: PACKAGE_DIR });
 
 /** The sandbox's Base URL with `userinfo@` before its host. */
 const withUserinfo = (/** @type {string} */ userinfo) =>
@@ -59,12 +58,6 @@ function expectEveryItemRefused(result, count, names, secrets) {
 	for (const secret of secrets) expect(shown).not.toContain(secret);
 }
 
-/** @param {http.Server | net.Server} server @returns {Promise<number>} */
-async function listen(server) {
-	await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
-	return /** @type {net.AddressInfo} */ (server.address()).port;
-}
-
 describe('issue 20, settings: a Base URL with a user name or password', () => {
 	test.each([`user:${PASSWORD}`, 'user'])(
 		'issue 20, settings: a Base URL with %s@ fails every item, saying why, with nothing sent',
@@ -84,7 +77,7 @@ describe('issue 20, settings: a Base URL with a user name or password', () => {
 		'issue 20, settings: the credential test refuses a Base URL with %s@, sending nothing',
 		async (userinfo) => {
 			clearLogs();
-			const result = await runTest({ apiKey: API_KEY, baseUrl: withUserinfo(userinfo) });
+			const result = await runCredentialTest({ apiKey: API_KEY, baseUrl: withUserinfo(userinfo) });
 			expect(result.status).toBe('Error');
 			expect(result.message).toMatch(
 				/^The Base URL in the credential contains a user name or password/,
@@ -115,14 +108,17 @@ describe('issue 20, settings: a Base URL without the API path', () => {
 	});
 
 	test("issue 20, settings: the credential test's 404 says the Base URL must include the API's path", async () => {
-		const result = await runTest({ apiKey: API_KEY, baseUrl: new URL(sandbox.baseUrl).origin });
+		const result = await runCredentialTest({
+			apiKey: API_KEY,
+			baseUrl: new URL(sandbox.baseUrl).origin,
+		});
 		expect(result.status).toBe('Error');
 		expect(result.message).toContain(PATH_HINT);
 	});
 
 	test("issue 20, settings: the credential test's 404 web page says so too", async () => {
 		sandbox.injectFaults([{ status: 404, body: '<html>Cannot POST /email/send</html>' }]);
-		const result = await runTest({ apiKey: API_KEY, baseUrl: sandbox.baseUrl });
+		const result = await runCredentialTest({ apiKey: API_KEY, baseUrl: sandbox.baseUrl });
 		expect(result.status).toBe('Error');
 		expect(result.message).toContain(PATH_HINT);
 	});
@@ -155,13 +151,13 @@ describe('issue 20, settings: http:// to another machine', () => {
 
 	test('issue 20, settings: the credential test of the sandbox on 127.0.0.1 is not warned about', async () => {
 		expect(sandbox.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:/);
-		const result = await runTest({ apiKey: API_KEY, baseUrl: sandbox.baseUrl });
+		const result = await runCredentialTest({ apiKey: API_KEY, baseUrl: sandbox.baseUrl });
 		expect(result).toEqual({ status: 'OK', message: 'Connection successful!' });
 	});
 
 	test('issue 20, settings: the credential test of a non-local http:// host says the key would travel unencrypted, and sends nothing', async () => {
 		const started = Date.now();
-		const result = await runTest({ apiKey: API_KEY, baseUrl: REMOTE });
+		const result = await runCredentialTest({ apiKey: API_KEY, baseUrl: REMOTE });
 		expect(result.status).toBe('Error');
 		// A request would have ended in a DNS error (ENOTFOUND), not in this text.
 		expect(result.message).toMatch(
@@ -234,7 +230,10 @@ describe('issue 20, settings: a key pasted with "Bearer "', () => {
 	);
 
 	test('issue 20, settings: the credential test says to paste only the key, sending nothing', async () => {
-		const result = await runTest({ apiKey: `Bearer ${API_KEY}`, baseUrl: sandbox.baseUrl });
+		const result = await runCredentialTest({
+			apiKey: `Bearer ${API_KEY}`,
+			baseUrl: sandbox.baseUrl,
+		});
 		expect(result.status).toBe('Error');
 		expect(result.message).toMatch(/Paste only the key, without "Bearer "/);
 		expect(result.message).not.toContain(API_KEY);
@@ -253,9 +252,9 @@ describe('issue 20, settings: the credential test ends within 15 seconds', () =>
 		const port = await listen(server);
 		try {
 			const started = Date.now();
-			const result = await runTest({
+			const result = await runCredentialTest({
 				apiKey: API_KEY,
-				baseUrl: `http://127.0.0.1:${port}/api/v0/dev`,
+				baseUrl: loopbackBaseUrl(port),
 			});
 			const seconds = (Date.now() - started) / 1000;
 			expect(result).toEqual({ status: 'Error', message: expect.stringMatching(DEADLINE) });

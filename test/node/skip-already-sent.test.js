@@ -13,16 +13,12 @@ const {
 	contacts,
 	expectEachInputExactlyOnce,
 	runNode,
+	savedWorkflow,
 	sendParameters,
 	useSandbox,
 } = require('../support');
 
 const sandbox = useSandbox({ dailyLimit: 1000 });
-
-/** One saved workflow with one node, run again and again. */
-function savedWorkflow() {
-	return { workflowId: `wf-${randomUUID()}`, nodeOverrides: { id: randomUUID() } };
-}
 
 /** @param {Record<string, unknown>} settings @param {Record<string, unknown>} [options] */
 const skipping = (settings = {}, options = {}) =>

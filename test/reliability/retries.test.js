@@ -10,7 +10,9 @@
 const {
 	addProfilesParameters,
 	contacts,
+	delay,
 	freePort,
+	loopbackBaseUrl,
 	runNode,
 	sendParameters,
 	startSandbox,
@@ -65,7 +67,7 @@ describe('Send Email', () => {
 			runNode(sandbox, {
 				parameters: send({ retryWait: 400 }),
 				items: contacts(1),
-				baseUrl: `http://127.0.0.1:${port}/api/v0/dev`,
+				baseUrl: loopbackBaseUrl(port),
 			}),
 			delay(100).then(() => late),
 		]);
@@ -230,8 +232,3 @@ describe('Add Profiles to List', () => {
 		expect(sandbox.requests).toHaveLength(1);
 	});
 });
-
-/** @param {number} ms */
-function delay(ms) {
-	return new Promise((resolve) => setTimeout(resolve, ms));
-}
