@@ -21,6 +21,23 @@ const sandbox = useSandbox();
 
 const errorDetails = (/** @type {any[]} */ items) => items.map((item) => item.json.details);
 
+/**
+ * The run's one item failed with this kind and HTTP code, on the error output, paired to input
+ * item 0, and the key shows nowhere. The failed item, for what a test checks beyond that.
+ * @param {import('../harness/n8n').RunWorkflowResult} result
+ * @param {{ kind: string, httpCode: number | null, apiKey?: string }} expected
+ */
+function expectOneFailedItem(result, { kind, httpCode, apiKey = API_KEY }) {
+	expect(result.error).toBeUndefined();
+	expect(result.success).toEqual([]);
+	expect(result.errors).toHaveLength(1);
+	const [failed] = result.errors;
+	expect(failed.pairedItem).toEqual({ item: 0 });
+	expect(failed.json.details).toEqual({ kind, httpCode, description: expect.any(String) });
+	expectNoSecret(result, apiKey);
+	return failed;
+}
+
 describe('error kinds on the error output (On Error: Continue (using error output))', () => {
 	/** Each case: how to provoke it, and what the failed item must say. */
 	const cases = [
@@ -82,16 +99,10 @@ describe('error kinds on the error output (On Error: Continue (using error outpu
 			onError: 'continueErrorOutput',
 		});
 
-		expect(result.error).toBeUndefined();
-		expect(result.success).toEqual([]);
-		expect(result.errors).toHaveLength(1);
-		const [failed] = result.errors;
-		expect(failed.pairedItem).toEqual({ item: 0 });
+		const failed = expectOneFailedItem(result, { kind, httpCode, apiKey });
 		// n8n merges the input item's fields under the error, so users keep their data.
 		expect(failed.json).toMatchObject({ email: 'jane@customer.test', crmId: 'c-1' });
 		expect(failed.json.error).toMatch(message);
-		expect(failed.json.details).toEqual({ kind, httpCode, description: expect.any(String) });
-		expectNoSecret(result, apiKey ?? API_KEY);
 	});
 
 	test('network_error: nothing listens at the base URL', async () => {
@@ -227,14 +238,8 @@ describe('error kinds of Create List, Create Campaign and Send Campaign (error o
 				baseUrl: closed ? await closedBaseUrl() : undefined,
 				onError: 'continueErrorOutput',
 			});
-			expect(result.error).toBeUndefined();
-			expect(result.success).toEqual([]);
-			expect(result.errors).toHaveLength(1);
-			const [failed] = result.errors;
-			expect(failed.pairedItem).toEqual({ item: 0 });
+			const failed = expectOneFailedItem(result, { kind, httpCode, apiKey });
 			expect(failed.json).toMatchObject({ crmId: 'c-1', error: expect.any(String) });
-			expect(failed.json.details).toEqual({ kind, httpCode, description: expect.any(String) });
-			expectNoSecret(result, apiKey ?? API_KEY);
 		},
 	);
 });

@@ -356,18 +356,20 @@ describe('a 200 must be the contract 200', () => {
 		'no messageId': { status: 'success', data: { dailyEmailCount: 1, dailyEmailLimit: 100 } },
 	};
 
+	/** The next request is answered 200 with this broken success, as JSON. @param {string} shape */
+	const answerBrokenSuccess = (shape) =>
+		sandbox.injectFaults([
+			{
+				status: 200,
+				body: JSON.stringify(brokenSuccesses[/** @type {keyof typeof brokenSuccesses} */ (shape)]),
+				headers: { 'content-type': 'application/json' },
+			},
+		]);
+
 	test.each(Object.keys(brokenSuccesses))(
 		'Send Email: a 200 with %s is unexpected_response, says the email may have been queued, and is not retried',
 		async (shape) => {
-			sandbox.injectFaults([
-				{
-					status: 200,
-					body: JSON.stringify(
-						brokenSuccesses[/** @type {keyof typeof brokenSuccesses} */ (shape)],
-					),
-					headers: { 'content-type': 'application/json' },
-				},
-			]);
+			answerBrokenSuccess(shape);
 			const result = await runNode(sandbox, {
 				parameters: sendParameters({ options: { retries: 3, retrySendOnServerError: true } }),
 				items: contacts(1),
@@ -415,15 +417,7 @@ describe('a 200 must be the contract 200', () => {
 	test.each(Object.keys(brokenSuccesses).filter((shape) => !/data|messageId/.test(shape)))(
 		'Send Campaign: a 200 with %s is unexpected_response, says the campaign may have started sending, and is not retried',
 		async (shape) => {
-			sandbox.injectFaults([
-				{
-					status: 200,
-					body: JSON.stringify(
-						brokenSuccesses[/** @type {keyof typeof brokenSuccesses} */ (shape)],
-					),
-					headers: { 'content-type': 'application/json' },
-				},
-			]);
+			answerBrokenSuccess(shape);
 			const result = await runNode(sandbox, {
 				parameters: { ...OPERATIONS['Send Campaign'].parameters, options: { retries: 3 } },
 				onError: 'continueErrorOutput',

@@ -280,24 +280,18 @@ test('under Retry On Fail, what try 1 sent is answered again, not reported as sk
 		waitBetweenTries: 1,
 	});
 	expect(sandbox.requests).toHaveLength(3);
+	const sent = [
+		'dailyEmailCount',
+		'dailyEmailLimit',
+		'dailyEmailsRemaining',
+		'message',
+		'messageId',
+		'status',
+	];
 	expect(result.success.map((item) => Object.keys(item.json).sort())).toEqual([
 		['details', 'error'],
-		[
-			'dailyEmailCount',
-			'dailyEmailLimit',
-			'dailyEmailsRemaining',
-			'message',
-			'messageId',
-			'status',
-		],
-		[
-			'dailyEmailCount',
-			'dailyEmailLimit',
-			'dailyEmailsRemaining',
-			'message',
-			'messageId',
-			'status',
-		],
+		sent,
+		sent,
 	]);
 });
 

@@ -117,6 +117,19 @@ function expectCleanRun(result, itemCount, kinds = ['invalid_input', 'invalid_re
 	expectNoSecret(result, API_KEY);
 }
 
+/**
+ * Runs the node on generated items with failures on the error output, and checks the run with
+ * expectCleanRun.
+ * @param {Record<string, unknown>} parameters
+ * @param {Array<Record<string, unknown>>} items
+ * @param {string[]} [kinds]
+ */
+async function runClean(parameters, items, kinds) {
+	const result = await runNode(sandbox, { parameters, items, onError: 'continueErrorOutput' });
+	expectCleanRun(result, items.length, kinds);
+	return result;
+}
+
 test('Send Email: any recipient, subject, body and template variables', async () => {
 	await fc.assert(
 		fc.asyncProperty(
@@ -138,8 +151,8 @@ test('Send Email: any recipient, subject, body and template variables', async ()
 					dailyLimit: 1_000_000,
 					templates: { tmpl: [] },
 				});
-				const result = await runNode(sandbox, {
-					parameters: sendParameters({
+				const result = await runClean(
+					sendParameters({
 						to: '={{ $json.to }}',
 						subject: '={{ $json.subject }}',
 						text: '={{ $json.text }}',
@@ -152,9 +165,7 @@ test('Send Email: any recipient, subject, body and template variables', async ()
 						},
 					}),
 					items,
-					onError: 'continueErrorOutput',
-				});
-				expectCleanRun(result, items.length);
+				);
 				// Each email that went out carries its item's values, unchanged.
 				const sentBodies = sandbox.requests.map((request) => request.body);
 				for (const item of result.success) {
@@ -186,8 +197,8 @@ test('Add Profiles: any email, first and last name', async () => {
 			}),
 			async (items) => {
 				sandbox.reset();
-				const result = await runNode(sandbox, {
-					parameters: addProfilesParameters({
+				const result = await runClean(
+					addProfilesParameters({
 						additionalFields: {
 							firstName: '={{ $json.firstName }}',
 							lastName: '={{ $json.lastName }}',
@@ -195,9 +206,7 @@ test('Add Profiles: any email, first and last name', async () => {
 						options: { batchSize: 3 },
 					}),
 					items,
-					onError: 'continueErrorOutput',
-				});
-				expectCleanRun(result, items.length);
+				);
 				const sentProfiles = sandbox.requests.flatMap((request) => request.body.profiles);
 				for (const profile of sentProfiles) {
 					expect(typeof profile.email).toBe('string');
@@ -233,16 +242,15 @@ test('Create List: any name, description and profile IDs', async () => {
 			}),
 			async (items) => {
 				sandbox.reset();
-				const result = await runNode(sandbox, {
-					parameters: createListParameters({
+				const result = await runClean(
+					createListParameters({
 						listName: '={{ $json.name }}',
 						listDescription: '={{ $json.description }}',
 						profileIds: '={{ $json.ids }}',
 					}),
 					items,
-					onError: 'continueErrorOutput',
-				});
-				expectCleanRun(result, items.length, WITH_404);
+					WITH_404,
+				);
 				accepted += result.success.length;
 				// Each created list is one item's, with that item's values as sent.
 				for (const item of result.success) {
@@ -282,8 +290,8 @@ test('Create Campaign: any name, subject, content and list IDs', async () => {
 			fc.constantFrom('html', 'text'),
 			async (items, contentFormat) => {
 				sandbox.reset();
-				const result = await runNode(sandbox, {
-					parameters: createCampaignParameters({
+				const result = await runClean(
+					createCampaignParameters({
 						campaignName: '={{ $json.name }}',
 						campaignSubject: '={{ $json.subject }}',
 						contentFormat,
@@ -292,9 +300,8 @@ test('Create Campaign: any name, subject, content and list IDs', async () => {
 						recipientListIds: '={{ $json.lists }}',
 					}),
 					items,
-					onError: 'continueErrorOutput',
-				});
-				expectCleanRun(result, items.length, WITH_404);
+					WITH_404,
+				);
 				accepted += result.success.length;
 				for (const item of result.success) {
 					const source = items[pairedIndexes(item)[0]];
@@ -321,12 +328,7 @@ test('Send Campaign: any campaign ID; each accepted item is exactly one send', a
 			fc.array(fc.record({ campaignId: idsLike(CAMPAIGN_ID) }), { minLength: 1, maxLength: 5 }),
 			async (items) => {
 				sandbox.reset();
-				const result = await runNode(sandbox, {
-					parameters: sendCampaignParameters(),
-					items,
-					onError: 'continueErrorOutput',
-				});
-				expectCleanRun(result, items.length, WITH_404);
+				const result = await runClean(sendCampaignParameters(), items, WITH_404);
 				accepted += result.success.length;
 				expect(sandbox.state.campaignSends).toHaveLength(result.success.length);
 				for (const item of result.success) {
