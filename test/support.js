@@ -103,64 +103,59 @@ async function runNode(
 const runCredentialTest = (data) =>
 	testCredential({ credentialType: CREDENTIAL_TYPE, data, packageDir: PACKAGE_DIR });
 
-/** Send Email parameters with plain-text content; override what a test is about. */
-function sendParameters(overrides = {}) {
-	return {
-		resource: 'email',
-		operation: 'send',
-		to: '={{ $json.email }}',
-		from: 'hello@example.com',
-		subject: 'Welcome',
-		content: 'text',
-		text: 'Hello!',
-		...overrides,
-	};
-}
+/**
+ * A parameter builder: an operation's parameters as `defaults`, a test overriding what it is
+ * about (`sendParameters({ subject: 'Hi' })`).
+ * @param {Record<string, unknown>} defaults
+ */
+const parameterBuilder =
+	(defaults) =>
+	/** @param {Record<string, unknown>} [overrides] */
+	(overrides = {}) => ({ ...defaults, ...overrides });
 
-/** Add Profiles parameters for a new list; override what a test is about. */
-function addProfilesParameters(overrides = {}) {
-	return {
-		resource: 'list',
-		operation: 'addProfiles',
-		listMode: 'new',
-		listName: 'Newsletter',
-		...overrides,
-	};
-}
+/** Send Email parameters with plain-text content. */
+const sendParameters = parameterBuilder({
+	resource: 'email',
+	operation: 'send',
+	to: '={{ $json.email }}',
+	from: 'hello@example.com',
+	subject: 'Welcome',
+	content: 'text',
+	text: 'Hello!',
+});
 
-/** Create List parameters; override what a test is about. */
-function createListParameters(overrides = {}) {
-	return {
-		resource: 'list',
-		operation: 'create',
-		listName: 'Spring segment',
-		listDescription: 'Bought twice',
-		...overrides,
-	};
-}
+/** Add Profiles parameters for a new list. */
+const addProfilesParameters = parameterBuilder({
+	resource: 'list',
+	operation: 'addProfiles',
+	listMode: 'new',
+	listName: 'Newsletter',
+});
 
-/** Create Campaign parameters with HTML content; override what a test is about. */
-function createCampaignParameters(overrides = {}) {
-	return {
-		resource: 'campaign',
-		operation: 'create',
-		campaignName: 'Spring sale',
-		campaignSubject: '20% off',
-		contentFormat: 'html',
-		campaignHtml: '<p>Sale!</p>',
-		...overrides,
-	};
-}
+/** Create List parameters. */
+const createListParameters = parameterBuilder({
+	resource: 'list',
+	operation: 'create',
+	listName: 'Spring segment',
+	listDescription: 'Bought twice',
+});
 
-/** Send Campaign parameters, the ID from each item's `campaignId`; override what a test is about. */
-function sendCampaignParameters(overrides = {}) {
-	return {
-		resource: 'campaign',
-		operation: 'send',
-		campaignId: '={{ $json.campaignId }}',
-		...overrides,
-	};
-}
+/** Create Campaign parameters with HTML content. */
+const createCampaignParameters = parameterBuilder({
+	resource: 'campaign',
+	operation: 'create',
+	campaignName: 'Spring sale',
+	campaignSubject: '20% off',
+	contentFormat: 'html',
+	campaignHtml: '<p>Sale!</p>',
+});
+
+/** Send Campaign parameters, the ID from each item's `campaignId`. */
+const sendCampaignParameters = parameterBuilder({
+	resource: 'campaign',
+	operation: 'send',
+	campaignId: '={{ $json.campaignId }}',
+});
 
 /** `count` contacts with distinct addresses. */
 function contacts(count, start = 0) {
