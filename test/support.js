@@ -4,6 +4,16 @@
 /**
  * Wires the built package, n8n's engine (test/harness) and the sandbox (test/sandbox) together,
  * plus the invariants every node test checks.
+ *
+ * A new operation's tests: its own file, test/node/<operation>.test.js, which starts with
+ * `const sandbox = useSandbox({ ...seeded lists, campaigns })` and runs the node with
+ * `runNode(sandbox, { parameters, items })`; and its route in the sandbox,
+ * test/sandbox/routes.js (body schema in schemas.js, the route's own tests in test/sandbox/).
+ * Shared files that still take a line: this one, for the operation's parameter builder
+ * (`parameterBuilder({ resource, operation, ... })`, exported), and test/package.test.js, whose
+ * public-contract test lists every operation. The tests of rules that hold for every operation
+ * take a row where the rule applies: test/node/hardening, errors and ai-tool,
+ * test/reliability/hostile-input and retry-on-fail.
  */
 
 const { randomUUID } = require('node:crypto');
