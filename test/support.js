@@ -32,6 +32,7 @@ const API_KEY = 'be_sandbox_demo_key';
  * @typedef {import('./sandbox/server').SandboxHandle} SandboxHandle
  * @typedef {import('./sandbox/server').RecordedRequest} RecordedRequest
  * @typedef {SandboxHandle & { requestsTo: (path: string) => RecordedRequest[] }} TestSandbox
+ * @typedef {import('n8n-workflow').INodeParameters} INodeParameters
  */
 
 /**
@@ -108,7 +109,7 @@ async function runNode(
 
 /**
  * n8n's test of the BasicsEngage credential with this data, as the credential dialog runs it.
- * @param {Record<string, unknown>} data
+ * @param {import('n8n-workflow').ICredentialDataDecryptedObject} data
  */
 const runCredentialTest = (data) =>
 	testCredential({ credentialType: CREDENTIAL_TYPE, data, packageDir: PACKAGE_DIR });
@@ -116,11 +117,11 @@ const runCredentialTest = (data) =>
 /**
  * A parameter builder: an operation's parameters as `defaults`, a test overriding what it is
  * about (`sendParameters({ subject: 'Hi' })`).
- * @param {Record<string, unknown>} defaults
+ * @param {INodeParameters} defaults
  */
 const parameterBuilder =
 	(defaults) =>
-	/** @param {Record<string, unknown>} [overrides] */
+	/** @param {Record<string, any>} [overrides] @returns {INodeParameters} */
 	(overrides = {}) => ({ ...defaults, ...overrides });
 
 /** Send Email parameters with plain-text content. */

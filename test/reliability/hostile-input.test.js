@@ -120,7 +120,7 @@ function expectCleanRun(result, itemCount, kinds = ['invalid_input', 'invalid_re
 /**
  * Runs the node on generated items with failures on the error output, and checks the run with
  * expectCleanRun.
- * @param {Record<string, unknown>} parameters
+ * @param {import('n8n-workflow').INodeParameters} parameters
  * @param {Array<Record<string, unknown>>} items
  * @param {string[]} [kinds]
  */
