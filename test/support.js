@@ -56,32 +56,16 @@ function useSandbox(options) {
 	});
 	afterEach(() => current().reset());
 	afterAll(() => current().close());
-	return {
-		get port() {
-			return current().port;
-		},
-		get origin() {
-			return current().origin;
-		},
-		get baseUrl() {
-			return current().baseUrl;
-		},
-		get requests() {
-			return current().requests;
-		},
-		get state() {
-			return current().state;
-		},
-		get options() {
-			return current().options;
-		},
-		reset: () => current().reset(),
-		setOptions: (partial) => current().setOptions(partial),
-		injectFaults: (faults) => current().injectFaults(faults),
-		pendingFaults: () => current().pendingFaults(),
-		close: () => current().close(),
+	const own = {
+		/** @param {string} path */
 		requestsTo: (path) => current().requests.filter((request) => request.path === path),
 	};
+	// Every other member is the started sandbox's; its methods are closures, so no `this` to bind.
+	return /** @type {TestSandbox} */ (
+		new Proxy(own, {
+			get: (target, name) => Reflect.get(name in target ? target : current(), name),
+		})
+	);
 }
 
 /**
