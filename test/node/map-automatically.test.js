@@ -13,16 +13,10 @@ const {
 	contacts,
 	expectEachInputExactlyOnce,
 	runNode,
-	startSandbox,
+	useSandbox,
 } = require('../support');
 
-/** @type {Awaited<ReturnType<typeof startSandbox>>} */
-let sandbox;
-beforeAll(async () => {
-	sandbox = await startSandbox({ lists: [{ listId: 'lst_crm', name: 'CRM' }] });
-});
-afterEach(() => sandbox.reset());
-afterAll(() => sandbox.close());
+const sandbox = useSandbox({ lists: [{ listId: 'lst_crm', name: 'CRM' }] });
 
 /** @param {Record<string, unknown>} [overrides] */
 const automatic = (overrides = {}) =>
@@ -34,9 +28,7 @@ const automatic = (overrides = {}) =>
 	});
 
 const sentProfiles = () =>
-	sandbox.requests
-		.filter((request) => request.path === '/list/addProfiles')
-		.flatMap((request) => request.body.profiles);
+	sandbox.requestsTo('/list/addProfiles').flatMap((request) => request.body.profiles);
 
 test('field names match after lower-casing and dropping spaces, "_" and "-" (HubSpot, Salesforce, Pipedrive, sheets)', async () => {
 	const items = [

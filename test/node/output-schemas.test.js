@@ -20,21 +20,15 @@ const {
 	runNode,
 	sendCampaignParameters,
 	sendParameters,
-	startSandbox,
+	useSandbox,
 } = require('../support');
 
-/** @type {Awaited<ReturnType<typeof startSandbox>>} */
-let sandbox;
-beforeAll(async () => {
-	sandbox = await startSandbox({
-		lists: [{ listId: 'lst_1', name: 'One', profiles: [{ email: 'ann@customer.test' }] }],
-		campaigns: [
-			{ _id: '66f1c0ffee0123456789abcd', name: 'Sale', subject: 'Sale', recepientList: ['lst_1'] },
-		],
-	});
+const sandbox = useSandbox({
+	lists: [{ listId: 'lst_1', name: 'One', profiles: [{ email: 'ann@customer.test' }] }],
+	campaigns: [
+		{ _id: '66f1c0ffee0123456789abcd', name: 'Sale', subject: 'Sale', recepientList: ['lst_1'] },
+	],
 });
-afterEach(() => sandbox.reset());
-afterAll(() => sandbox.close());
 
 const SCHEMA_DIR = path.join(PACKAGE_DIR, 'dist/nodes/BasicsEngage/__schema__/v1.0.0');
 

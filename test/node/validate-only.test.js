@@ -8,7 +8,6 @@
  * nothing remembered: not in Skip Emails Already Sent's store, not in the Retry On Fail memory.
  */
 
-const { randomUUID } = require('node:crypto');
 const {
 	API_KEY,
 	addProfilesParameters,
@@ -18,18 +17,13 @@ const {
 	expectEachInputExactlyOnce,
 	expectNoSecret,
 	runNode,
+	savedWorkflow,
 	sendCampaignParameters,
 	sendParameters,
-	startSandbox,
+	useSandbox,
 } = require('../support');
 
-/** @type {Awaited<ReturnType<typeof startSandbox>>} */
-let sandbox;
-beforeAll(async () => {
-	sandbox = await startSandbox({ dailyLimit: 1000 });
-});
-afterEach(() => sandbox.reset());
-afterAll(() => sandbox.close());
+const sandbox = useSandbox({ dailyLimit: 1000 });
 
 const validateOnly = { validateOnly: true };
 
@@ -164,7 +158,7 @@ test('under Stop Workflow a bad item ends the run and nothing is sent', async ()
 });
 
 test('Skip Emails Already Sent ignores a dry run: a real run afterwards sends every email', async () => {
-	const workflow = { workflowId: `wf-${randomUUID()}`, nodeOverrides: { id: randomUUID() } };
+	const workflow = savedWorkflow();
 	const skip = { skipAlreadySent: { settings: {} } };
 	const dryRun = await runNode(sandbox, {
 		...workflow,
