@@ -14,8 +14,8 @@
 //      and the example workflows (examples/*.json) when they are missing, and publishes the
 //      sign-up form workflow and the MCP server workflow,
 //   6. prints what runs where, then logs every request the sandbox gets until Ctrl-C, with the
-//      sandbox's summary of what an answer does not show (new profile IDs, a sent campaign's
-//      recipients).
+//      sandbox's summary of what an answer does not show (an email's recipient and template, new
+//      profile IDs, a sent campaign's recipients).
 //
 // With --queue (`npm run dev:queue`), n8n runs in queue mode instead: its own Redis and Postgres
 // (dev/queue-services.mjs; Debian's packages, installed with apt-get when missing), an n8n main

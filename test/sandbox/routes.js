@@ -150,6 +150,17 @@ function checkSenderAndTemplate(email, options) {
 }
 
 /**
+ * What an accepted email's content was, for the log: 'template tmpl_welcome', 'HTML' or 'plain text'.
+ * @param {import('zod').infer<typeof sendEmailBodySchema>} email
+ */
+const describeContent = (email) =>
+	email.templateId !== undefined
+		? `template ${email.templateId}`
+		: email.html !== undefined
+			? 'HTML'
+			: 'plain text';
+
+/**
  * @param {RecordedRequest} request
  * @param {RouteContext} context
  * @returns {Reply}
@@ -181,6 +192,7 @@ function sendEmail(request, context) {
 			message: MESSAGES.emailQueued,
 			data: { messageId, dailyEmailCount: counter.count, dailyEmailLimit: options.dailyLimit },
 		},
+		summary: `email ${messageId} to ${email.to}, ${describeContent(email)}`,
 	};
 }
 

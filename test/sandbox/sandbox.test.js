@@ -678,7 +678,7 @@ describe('cli', () => {
 	const logged = (cli, /** @type {string} */ text, count = 1) =>
 		waitFor(() => cli.output().split(text).length > count);
 
-	test('cli: prints base URL, demo key, templates, senders and the campaign list field; logs new profiles (at most 10) and the recipients of a sent campaign; stops on SIGTERM', async () => {
+	test('cli: prints base URL, demo key, templates, senders and the campaign list field; logs the recipient and template of a sent email, new profiles (at most 10) and the recipients of a sent campaign; stops on SIGTERM', async () => {
 		const cli = await startCli([]);
 		expect(cli.baseUrl).toMatch(/^http:\/\/localhost:\d+\/api\/v0\/dev$/);
 		for (const text of [
@@ -689,6 +689,24 @@ describe('cli', () => {
 		]) {
 			expect(cli.output()).toContain(text);
 		}
+
+		const sent = await cli.send(SEND, templated({ firstName: 'Ann' }));
+		expect(sent.status).toBe(200);
+		expect((await cli.send(SEND, mail({ to: 'bob@customer.test' }))).status).toBe(200);
+		expect((await cli.send(SEND, mail({ text: undefined, html: '<p>Hi</p>' }))).status).toBe(200);
+		await logged(cli, 'POST /email/send 200', 3);
+		const { messageId } = sent.body.data;
+		expect(cli.output()).toMatch(
+			new RegExp(
+				`POST /email/send 200 \\d+ms email ${messageId} to jane@customer\\.test, template tmpl_welcome\n`,
+			),
+		);
+		expect(cli.output()).toMatch(
+			/POST \/email\/send 200 \d+ms email msg_\S+ to bob@customer\.test, plain text\n/,
+		);
+		expect(cli.output()).toMatch(
+			/POST \/email\/send 200 \d+ms email msg_\S+ to jane@customer\.test, HTML\n/,
+		);
 
 		const twelve = newList(Array.from({ length: 12 }, (_, index) => `p${index}@customer.test`));
 		expect((await cli.send(ADD, twelve)).status).toBe(200);
