@@ -1,9 +1,11 @@
 // Numbered steps for long runs (the first `npm run dev` installs n8n: minutes), so a person sees
 // what is being done, for how long, and about how much is left:
-//   step 3 of 5: installing n8n 2.40.7 (first time only): 1m10s elapsed, about 1m20s left
-//     (estimate; about 3m in all) · 2100 of 2227 packages downloaded
-// "Left" is an estimate from durations measured before (dev/provision.mjs, TYPICAL_MS), said
-// as such; a step that runs over its estimate says so instead of counting below zero.
+//   step 3 of 5: installing n8n 2.40.7 (first time only): 1m10s elapsed, about 1m10s left in
+//     this step, about 2m55s until all 5 steps are done (estimates) · 2100 of 2227 packages fetched
+// Both times are counted from now: the second is what is left of this step plus the usual
+// durations of the steps after it. They are estimates from durations measured before
+// (dev/provision.mjs, RUNTIMES[...].typicalMs), said as such; a step that runs over its estimate
+// says so instead of counting below zero.
 // Plain Node ESM, no dependencies.
 
 /** 65_000 -> "1m05s", 9_400 -> "9s". */
@@ -41,10 +43,12 @@ export function createSteps({ steps, say, tickMs = 10_000 }) {
 		if (step.typicalMs) {
 			const left = step.typicalMs - elapsed;
 			const later = step.index === undefined ? 0 : leftAfter(step.index);
-			if (left > 0) {
+			if (left > 0 && later) {
 				parts.push(
-					`about ${formatDuration(left)} left (estimate${later ? `; about ${roughDuration(left + later)} in all` : ''})`,
+					`about ${formatDuration(left)} left in this step, about ${roughDuration(left + later)} until ${plan.length === 2 ? 'both' : `all ${plan.length}`} steps are done (estimates)`,
 				);
+			} else if (left > 0) {
+				parts.push(`about ${formatDuration(left)} left (estimate)`);
 			} else {
 				parts.push(`longer than the usual ${roughDuration(step.typicalMs)} (a slow network or a busy machine); still working`);
 			}
