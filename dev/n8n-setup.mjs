@@ -274,29 +274,71 @@ const EXECUTION_STATUSES = [
 ];
 const UNFINISHED = ['new', 'running', 'waiting'];
 
+/** `filter=` of GET /rest/executions: one workflow, every status (plus `extra`, e.g. startedBefore). */
+const executionsFilter = (workflowId, extra = {}) =>
+	encodeURIComponent(JSON.stringify({ workflowId, status: EXECUTION_STATUSES, ...extra }));
+
 /**
  * Every execution of `workflowId` with an id above `afterId`, oldest first: [{ id, status, mode,
  * startedAt, stoppedAt, ... }]. Pages through the REST API 100 at a time (its maximum).
+ *
+ * Up to n8n 2.40 (and on 1.x) the API pages by id (`firstId`, `lastId`). n8n 2.41 answers those
+ * with 400 ("Use cursor to load execution pages") and orders a page by start time
+ * (COALESCE(startedAt, createdAt) DESC, then id); its `nextCursor` only keeps ids below the
+ * page's last row, so an execution that started before a lower id (usual in queue mode, where
+ * workers start them) could be skipped. There the pages are windows of `startedBefore` instead
+ * (inclusive: each is the oldest start on the page before, rows kept once by id), through the
+ * workflow's whole history. An execution that has not started yet ('new') has no start time: it
+ * is listed only when it is among the newest 100. Told apart by the answer (`nextCursor`).
  */
 export async function listExecutionsSince(rest, workflowId, { afterId = 0 } = {}) {
-	const filter = encodeURIComponent(JSON.stringify({ workflowId, status: EXECUTION_STATUSES }));
+	const first = await rest.get(`/rest/executions?filter=${executionsFilter(workflowId)}&limit=100`);
+	const all = 'nextCursor' in first ? await pagesByStartTime(rest, workflowId, first) : await pagesById(rest, workflowId, afterId);
+	return all.filter((e) => Number(e.id) > Number(afterId)).sort((a, b) => Number(a.id) - Number(b.id));
+}
+
+/** n8n up to 2.40 and 1.x: pages of ids above `afterId`, each below the smallest id so far. */
+async function pagesById(rest, workflowId, afterId) {
 	const all = [];
 	let lastId;
 	for (let page = 0; page < 10_000; page++) {
 		const range = `&firstId=${afterId}${lastId ? `&lastId=${lastId}` : ''}`;
-		const { results = [] } = await rest.get(`/rest/executions?filter=${filter}&limit=100${range}`);
+		const { results = [] } = await rest.get(`/rest/executions?filter=${executionsFilter(workflowId)}&limit=100${range}`);
 		all.push(...results);
 		if (results.length < 100) break;
 		lastId = results.map((e) => Number(e.id)).sort((a, b) => a - b)[0];
 	}
-	return all.sort((a, b) => Number(a.id) - Number(b.id));
+	return all;
+}
+
+/** n8n 2.41 and later: `first` (the newest 100), then windows of `startedBefore` until one is short. */
+async function pagesByStartTime(rest, workflowId, first) {
+	const byId = new Map();
+	let results = first.results ?? [];
+	for (let page = 0; page < 10_000; page++) {
+		let added = 0;
+		for (const execution of results) {
+			if (byId.has(String(execution.id))) continue;
+			byId.set(String(execution.id), execution);
+			added++;
+		}
+		if (results.length < 100) break;
+		// (more than 100 executions starting in one millisecond would stop here: say so)
+		if (page > 0 && added === 0)
+			throw new Error(`listing the executions of ${workflowId}: 100 of them share one start time`);
+		const starts = results.map((e) => e.startedAt).filter(Boolean).sort();
+		if (starts.length === 0) break;
+		const filter = executionsFilter(workflowId, { startedBefore: starts[0] });
+		({ results = [] } = await rest.get(`/rest/executions?filter=${filter}&limit=100`));
+	}
+	return [...byId.values()];
 }
 
 /** The id of the newest execution of `workflowId`, whatever its status (0 when none). */
 export async function latestExecutionId(rest, workflowId) {
-	const filter = encodeURIComponent(JSON.stringify({ workflowId, status: EXECUTION_STATUSES }));
-	const { results = [] } = await rest.get(`/rest/executions?filter=${filter}&limit=1`);
-	return Number(results[0]?.id ?? 0);
+	// the highest id of the newest 100: n8n 2.41 sorts a page by start time, not by id
+	const { results = [] } = await rest.get(`/rest/executions?filter=${executionsFilter(workflowId)}&limit=100`);
+	return results.reduce((max, e) => Math.max(max, Number(e.id)), 0);
 }
 
 /**
