@@ -400,7 +400,7 @@ function banner({ sandbox, n8n, examples, workers = [], redis, postgres }, owner
 // --watch ------------------------------------------------------------------------------------
 // n8n reloads a package's nodes and credentials by itself when its files change, if started with
 // N8N_DEV_RELOAD=true (and NODE_ENV unset or "development"): LoadNodesAndCredentials.setupHotReload
-// in n8n 2.40.7 and 1.123.81 watches every loaded package folder, community packages included, and
+// in n8n 2.41.1 and 1.123.81 watches every loaded package folder, community packages included, and
 // logs "Hot reload triggered for <package>". So --watch rebuilds the package on a change under
 // nodes/ or credentials/ and copies dist/ over the installed copy, file by file (the folders stay,
 // so n8n's watch on them does too); n8n does the rest, without a restart.

@@ -1,7 +1,7 @@
 // Numbered steps for long runs (the first `npm run dev` installs n8n: minutes), so a person sees
 // what is being done, for how long, and about how much is left:
-//   step 3 of 5: installing n8n 2.40.7 (first time only): 1m10s elapsed, about 1m10s left in
-//     this step, about 2m55s until all 5 steps are done (estimates) · 2100 of 2227 packages fetched
+//   step 3 of 5: installing n8n 2.41.1 (first time only): 1m10s elapsed, about 1m10s left in
+//     this step, about 2m55s until all 5 steps are done (estimates) · 2100 of 2232 packages fetched
 // Both times are counted from now: the second is what is left of this step plus the usual
 // durations of the steps after it. They are estimates from durations measured before
 // (dev/provision.mjs, RUNTIMES[...].typicalMs), said as such; a step that runs over its estimate

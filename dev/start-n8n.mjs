@@ -2,7 +2,8 @@
 // Starts a real n8n server (2.x, or 1.x with N8N_DEV_RUNTIME=v1; from the cache prepared by
 // dev/provision.mjs) with a community package installed the way n8n installs one.
 //
-// How n8n 2.x (2.40.7) installs and loads community packages, read from its source
+// How n8n 2.x (2.41.1; unchanged since 2.40.7 but for the API level check below) installs and
+// loads community packages, read from its source
 // (packages/cli/src/modules/community-packages/community-packages.service.ts,
 // community-packages.module.ts, packages/core/src/nodes-loader/scan-directory-for-packages.ts):
 //   - The community packages dir is <N8N_USER_FOLDER>/.n8n/nodes (InstanceSettings.nodesDownloadDir),
@@ -15,6 +16,8 @@
 //   - At startup the community-packages module scans nodes/node_modules for `n8n-nodes-*` and
 //     `@*/n8n-nodes-*` and loads each with LazyPackageDirectoryLoader: node types are named
 //     `<package name>.<node name>`. Peer deps (n8n-workflow) resolve to n8n's own copy via NODE_PATH.
+//     A package whose package.json declares `n8n.n8nNodesApiVersion` above n8n's own (1) is skipped
+//     with a warning; since 2.41 an install or update through n8n refuses it too. Ours declares 1.
 //   N8N_CUSTOM_EXTENSIONS (CustomDirectoryLoader) would instead name the types `CUSTOM.<node>`,
 //   which is not what users of the published package get, so it is not used here.
 // This module reproduces the install step with a local `npm pack` of the package folder

@@ -1,7 +1,7 @@
 // README's install route for today (the package is not on npm yet), as a user follows it:
 // `npm pack` of the built package, then README's own commands (the block after the
 // `install-from-tarball` marker in README.md, run by bash as written) in a fresh home folder,
-// then n8n (2.40.7; 1.123.81 under `npm run test:e2e:v1`) started on that folder WITHOUT the
+// then n8n (2.41.1; 1.123.81 under `npm run test:e2e:v1`) started on that folder WITHOUT the
 // repository's installer (startN8n is given no package, so it installs nothing). n8n has to list
 // the node, and a workflow with it has to send one email to the sandbox.
 import { execFileSync, spawnSync } from 'node:child_process';

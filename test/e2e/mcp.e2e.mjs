@@ -1,4 +1,4 @@
-// The MCP server example (examples/mcp-server.json) in a real n8n (2.40.7; 1.123.81 under
+// The MCP server example (examples/mcp-server.json) in a real n8n (2.41.1; 1.123.81 under
 // `npm run test:e2e:v1`): n8n's MCP Server Trigger with two "BasicsEngage Tool" nodes (Send Email
 // with $fromAI fields, Add Profiles), published, and the official MCP client library
 // (@modelcontextprotocol/sdk) talking to its production URL over Streamable HTTP, as Claude

@@ -1,4 +1,4 @@
-// The example workflows in a real n8n (2.40.7; 1.123.81 under `npm run test:e2e:v1`) with this
+// The example workflows in a real n8n (2.41.1; 1.123.81 under `npm run test:e2e:v1`) with this
 // package installed as a community package, against the BasicsEngage sandbox: the scheduled sync
 // and the segment campaign through `n8n execute`, the sign-up form through real submissions to
 // its published form URL, and what n8n lists as node and credential.
