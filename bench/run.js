@@ -7,7 +7,7 @@
  * and n8n's HTTP Request node, and the sign-up form's emails per second through a real n8n in
  * one process and in queue mode with two workers, in one run on this machine. See bench/README.md.
  *
- *   node bench/run.js [--runs 3] [--quick] [--only add,send,memory,queue] [--http-items 5000]
+ *   node bench/run.js [--runs 3] [--quick] [--only add,auto,send,memory,queue] [--http-items 5000]
  *                     [--cpu-prof] [--out bench/results.json] [--package-dir <dir>]
  *                     [--candidate <dir>]
  *
@@ -31,6 +31,8 @@ const FULL = {
 	addProfiles: { items: [20_000, 100_000], batchSizes: [100, 1000] },
 	sendEmail: { items: [2_000, 5_000], concurrencies: [1, 5] },
 	memory: { items: [10_000, 50_000, 100_000], batchSize: 100 },
+	/** Map Automatically: compared at the largest size, memory measured at each. */
+	autoMap: { items: [10_000, 50_000, 100_000], batchSize: 100 },
 	httpItems: 5_000,
 	warmupItems: 200,
 	/** Sign-up form bursts through a real n8n (bench/queue.mjs). */
@@ -42,6 +44,7 @@ const QUICK = {
 	addProfiles: { items: [2_000], batchSizes: [100, 1000] },
 	sendEmail: { items: [300], concurrencies: [1, 5] },
 	memory: { items: [1_000, 2_000, 4_000], batchSize: 100 },
+	autoMap: { items: [1_000, 2_000, 4_000], batchSize: 100 },
 	httpItems: 500,
 	warmupItems: 50,
 	queue: { submissions: 40, concurrency: 8, warmup: 10 },
@@ -58,6 +61,10 @@ const GOALS = {
 	 * the last step's may exceed the first step's by at most this factor. Equal steps = linear.
 	 */
 	memoryMarginalRatio: 1.2,
+	/** Map Automatically over the engine floor (a node reading no parameter) + raw client. */
+	autoMapRatio: 1.5,
+	/** How many times faster Map Automatically must be than Map Each Field Manually. */
+	autoMapSpeedup: 10,
 };
 
 const WORKER_TIMEOUT_MS = 20 * 60_000;
@@ -226,7 +233,7 @@ function startSandboxProcess() {
  * @typedef {object} Spec
  * @property {string} key          identifies the measurement across rounds
  * @property {'addProfiles' | 'sendEmail'} op
- * @property {'node' | 'floor' | 'raw' | 'http' | 'helper'} runner
+ * @property {import('./worker').WorkerSpec['runner']} runner
  * @property {number} items
  * @property {number} [batchSize]
  * @property {number} [concurrency]
@@ -372,6 +379,14 @@ function plan(config, only, withHttp, withCandidate) {
 			add({ op: 'addProfiles', runner: 'node', items, batchSize }, false);
 		}
 	}
+	if (only.has('auto')) {
+		const { items: sizes, batchSize } = config.autoMap;
+		const items = sizes[sizes.length - 1];
+		add({ op: 'addProfiles', runner: 'passthrough', items });
+		add({ op: 'addProfiles', runner: 'raw', items, batchSize });
+		add({ op: 'addProfiles', runner: 'node', items, batchSize });
+		for (const size of sizes) add({ op: 'addProfiles', runner: 'auto', items: size, batchSize });
+	}
 	if (only.has('send')) {
 		for (const items of config.sendEmail.items) {
 			add({ op: 'sendEmail', runner: 'floor', items });
@@ -508,6 +523,33 @@ function tableRows(config, only, s) {
 			}
 		}
 	}
+	if (only.has('auto')) {
+		const { items, batchSize, engineFloor, raw, base } = autoMapFigures(config, s);
+		const scenario = `Add Profiles, Map Automatically, batch ${batchSize}`;
+		const variant = { batchSize };
+		row(
+			scenario,
+			'node, Map Automatically',
+			s.get(measurementKey('addProfiles', 'auto', items, variant)),
+			items,
+			base,
+		);
+		row(
+			scenario,
+			'node, Map Each Field Manually',
+			s.get(measurementKey('addProfiles', 'node', items, variant)),
+			items,
+			base,
+		);
+		row(scenario, 'engine floor (reads no parameter)', engineFloor, items, base);
+		row(scenario, 'raw axios', raw, items, base);
+		if (base !== undefined) {
+			row(scenario, 'engine floor + raw', undefined, items, base, {
+				wallMs: base,
+				requests: raw ? median(raw.requests) : undefined,
+			});
+		}
+	}
 	if (only.has('send')) {
 		for (const items of config.sendEmail.items) {
 			for (const concurrency of config.sendEmail.concurrencies) {
@@ -566,19 +608,32 @@ function formatTable(rows) {
 }
 
 /**
- * Memory: peak RSS of the node (Add Profiles, default batch size) at each size, each in a fresh
- * process. Growth = peak RSS - RSS just before the run (after loading and warm-up). Linear
+ * Map Automatically's reference: the engine floor (a node that reads no parameter) plus the raw
+ * client, at the largest size. @param {typeof FULL} config @param {Map<string, Summary>} s
+ */
+function autoMapFigures(config, s) {
+	const { items: sizes, batchSize } = config.autoMap;
+	const items = sizes[sizes.length - 1];
+	const engineFloor = s.get(measurementKey('addProfiles', 'passthrough', items));
+	const raw = s.get(measurementKey('addProfiles', 'raw', items, { batchSize }));
+	const base = engineFloor && raw ? engineFloor.wallMs + raw.wallMs : undefined;
+	return { items, batchSize, engineFloor, raw, base };
+}
+
+/**
+ * Memory: peak RSS of an Add Profiles runner at each size (`runner` node: Map Each Field
+ * Manually; auto: Map Automatically), each in a fresh process. Growth = peak RSS - RSS just before the run (after loading and warm-up). Linear
  * growth means each further item costs the same: the marginal cost per item between two
  * consecutive sizes stays flat. (A log-log slope of growth is also given, but it reads above 1
  * for linear growth with a fixed offset, such as heap V8 had reserved before the run, which
  * hides part of the smallest run's growth.)
- * @param {typeof FULL} config @param {Map<string, Summary>} s
+ * @param {{ items: number[], batchSize: number }} sizes @param {'node' | 'auto'} runner
+ * @param {Map<string, Summary>} s
  */
-function memoryFigures(config, s) {
-	const batchSize = config.memory.batchSize;
-	const points = config.memory.items
+function memoryFigures({ items: sizes, batchSize }, runner, s) {
+	const points = sizes
 		.map((items) => {
-			const m = s.get(measurementKey('addProfiles', 'node', items, { batchSize }));
+			const m = s.get(measurementKey('addProfiles', runner, items, { batchSize }));
 			if (!m) return undefined;
 			const growth = m.peakRss - m.rssBefore;
 			return {
@@ -614,7 +669,10 @@ function memoryFigures(config, s) {
 	return { batchSize, points, steps, marginalRatio, exponent };
 }
 
-/** @param {typeof FULL} config @param {Set<string>} only @param {Map<string, Summary>} s @param {ReturnType<typeof memoryFigures>} memory */
+/**
+ * @param {typeof FULL} config @param {Set<string>} only @param {Map<string, Summary>} s
+ * @param {{ manual: ReturnType<typeof memoryFigures>, auto: ReturnType<typeof memoryFigures> }} memory
+ */
 function evaluateGoals(config, only, s, memory) {
 	/** @type {Array<{ goal: string, status: 'PASS' | 'MISS' | 'SKIP', detail: string }>} */
 	const goals = [];
@@ -702,10 +760,35 @@ function evaluateGoals(config, only, s, memory) {
 			}
 		}
 	}
-	if (only.has('memory')) {
-		const { steps, marginalRatio } = memory;
+	if (only.has('auto')) {
+		const { items, batchSize, base } = autoMapFigures(config, s);
+		const label = `Add Profiles ${fmtInt(items)} items, batch ${batchSize}`;
+		const auto = s.get(measurementKey('addProfiles', 'auto', items, { batchSize }));
+		const manual = s.get(measurementKey('addProfiles', 'node', items, { batchSize }));
+		if (auto && base !== undefined) {
+			const ratio = auto.wallMs / base;
+			record(
+				`${label}: Map Automatically <= ${GOALS.autoMapRatio}x (engine floor + raw)`,
+				ratio <= GOALS.autoMapRatio,
+				`${ratio.toFixed(2)}x (auto ${fmtInt(auto.wallMs)} ms, engine floor + raw ${fmtInt(base)} ms)`,
+			);
+		}
+		if (auto && manual) {
+			const speedup = manual.wallMs / auto.wallMs;
+			record(
+				`${label}: Map Automatically >= ${GOALS.autoMapSpeedup}x faster than Map Each Field Manually`,
+				speedup >= GOALS.autoMapSpeedup,
+				`${speedup.toFixed(1)}x (manual ${fmtInt(manual.wallMs)} ms, auto ${fmtInt(auto.wallMs)} ms)`,
+			);
+		}
+	}
+	for (const [part, name, { steps, marginalRatio }] of /** @type {const} */ ([
+		['memory', 'Memory', memory.manual],
+		['auto', 'Memory, Map Automatically', memory.auto],
+	])) {
+		if (!only.has(part)) continue;
 		record(
-			`Memory: peak RSS grows no faster than linearly (KB per further item, last step <= ${GOALS.memoryMarginalRatio}x first step)`,
+			`${name}: peak RSS grows no faster than linearly (KB per further item, last step <= ${GOALS.memoryMarginalRatio}x first step)`,
 			marginalRatio === undefined ? undefined : marginalRatio <= GOALS.memoryMarginalRatio,
 			marginalRatio === undefined
 				? 'needs two sizes'
@@ -795,12 +878,38 @@ function formatQueueTable(rows) {
 
 // ------------------------------------------------------------------ main
 
+/**
+ * The memory table of one runner, and its growth per further item.
+ * @param {string} title @param {ReturnType<typeof memoryFigures>} figures
+ */
+function printMemory(title, figures) {
+	if (figures.points.length < 2) return;
+	console.log(`\nMemory, ${title}, batch ${figures.batchSize} (fresh process per run, medians):`);
+	console.log('|   items | RSS before run MB | peak RSS MB | growth MB | KB per item |');
+	console.log('|--------:|------------------:|------------:|----------:|------------:|');
+	for (const p of figures.points) {
+		console.log(
+			`| ${fmtInt(p.items).padStart(7)} | ${p.rssBeforeMb.toFixed(0).padStart(17)} | ${p.peakRssMb.toFixed(0).padStart(11)} | ${p.growthMb.toFixed(0).padStart(9)} | ${p.kbPerItem.toFixed(2).padStart(11)} |`,
+		);
+	}
+	for (const step of figures.steps) {
+		console.log(
+			`${fmtInt(step.from)} → ${fmtInt(step.to)} items: ${step.kbPerItem.toFixed(2)} KB per further item`,
+		);
+	}
+	if (figures.exponent !== undefined) {
+		console.log(
+			`(log-log slope of growth from ${fmtInt(figures.points[0].items)} to ${fmtInt(figures.points[figures.points.length - 1].items)} items: ${figures.exponent.toFixed(2)}; above 1 even for linear growth when part of it is a fixed offset)`,
+		);
+	}
+}
+
 async function main() {
 	const { values } = parseArgs({
 		options: {
 			runs: { type: 'string', default: '3' },
 			quick: { type: 'boolean', default: false },
-			only: { type: 'string', default: 'add,send,memory,queue' },
+			only: { type: 'string', default: 'add,auto,send,memory,queue' },
 			'http-items': { type: 'string' },
 			'cpu-prof': { type: 'boolean', default: false },
 			out: { type: 'string', default: path.join(BENCH, 'results.json') },
@@ -891,7 +1000,10 @@ async function main() {
 
 		const summaries = summarize(measurements);
 		const rows = tableRows(config, only, summaries);
-		const memory = memoryFigures(config, summaries);
+		const memory = {
+			manual: memoryFigures(config.memory, 'node', summaries),
+			auto: memoryFigures(config.autoMap, 'auto', summaries),
+		};
 		const goals = evaluateGoals(config, only, summaries, memory);
 		for (const m of queue?.measurements ?? []) {
 			if (m.check)
@@ -916,27 +1028,11 @@ async function main() {
 			console.log('');
 			console.log(formatTable(rows));
 		}
-		if (memory.points.length) {
-			console.log(
-				`\nMemory, Add Profiles node, batch ${memory.batchSize} (fresh process per run, medians):`,
-			);
-			console.log('|   items | RSS before run MB | peak RSS MB | growth MB | KB per item |');
-			console.log('|--------:|------------------:|------------:|----------:|------------:|');
-			for (const p of memory.points) {
-				console.log(
-					`| ${fmtInt(p.items).padStart(7)} | ${p.rssBeforeMb.toFixed(0).padStart(17)} | ${p.peakRssMb.toFixed(0).padStart(11)} | ${p.growthMb.toFixed(0).padStart(9)} | ${p.kbPerItem.toFixed(2).padStart(11)} |`,
-				);
-			}
-			for (const step of memory.steps) {
-				console.log(
-					`${fmtInt(step.from)} → ${fmtInt(step.to)} items: ${step.kbPerItem.toFixed(2)} KB per further item`,
-				);
-			}
-			if (memory.exponent !== undefined) {
-				console.log(
-					`(log-log slope of growth from ${fmtInt(memory.points[0].items)} to ${fmtInt(memory.points[memory.points.length - 1].items)} items: ${memory.exponent.toFixed(2)}; above 1 even for linear growth when part of it is a fixed offset)`,
-				);
-			}
+		for (const [title, figures] of /** @type {const} */ ([
+			['Add Profiles node', memory.manual],
+			['Add Profiles node, Map Automatically', memory.auto],
+		])) {
+			printMemory(title, figures);
 		}
 		if (queue?.table) {
 			console.log(

@@ -16,6 +16,7 @@ const NODE_TYPE = 'n8n-nodes-basicsengage.basicsEngage';
 const FLOOR_ADD_PROFILES_TYPE = 'n8n-nodes-bench-floor.benchFloorAddProfiles';
 const FLOOR_SEND_EMAIL_TYPE = 'n8n-nodes-bench-floor.benchFloorSendEmail';
 const FLOOR_SEND_EMAIL_HTTP_TYPE = 'n8n-nodes-bench-floor.benchFloorSendEmailHttp';
+const FLOOR_PASS_THROUGH_TYPE = 'n8n-nodes-bench-floor.benchFloorPassThrough';
 const HTTP_REQUEST_TYPE = 'n8n-nodes-base.httpRequest';
 
 /**
@@ -49,6 +50,19 @@ const addProfilesNodeParameters = (batchSize) => ({
 	listMode: 'existing',
 	listId: LIST_ID,
 	...profileParameters(),
+	options: { batchSize },
+});
+
+/**
+ * Add Profiles with Map Automatically: the same profiles, read from the items' own fields.
+ * @param {number} batchSize
+ */
+const addProfilesAutoParameters = (batchSize) => ({
+	resource: 'list',
+	operation: 'addProfiles',
+	listMode: 'existing',
+	listId: LIST_ID,
+	mappingMode: 'autoMapInputData',
 	options: { batchSize },
 });
 
@@ -133,10 +147,12 @@ module.exports = {
 	FLOOR_ADD_PROFILES_TYPE,
 	FLOOR_SEND_EMAIL_TYPE,
 	FLOOR_SEND_EMAIL_HTTP_TYPE,
+	FLOOR_PASS_THROUGH_TYPE,
 	HTTP_REQUEST_TYPE,
 	contacts,
 	profileParameters,
 	addProfilesNodeParameters,
+	addProfilesAutoParameters,
 	addProfilesBody,
 	ADD_PROFILES_HEADERS,
 	addProfilesHttpParameters,

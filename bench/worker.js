@@ -13,7 +13,8 @@
  * `floor` (bench/floor: only reads the same per-item parameters, same engine), `raw` (axios with
  * a keep-alive agent, same request bodies), `http` (n8n-nodes-base's HTTP Request node, same
  * engine, one request per item, default options), `helper` (Send Email only, informational: the
- * floor plus one this.helpers.httpRequest per item at the same concurrency).
+ * floor plus one this.helpers.httpRequest per item at the same concurrency), `auto` (Add Profiles
+ * with Map Automatically), `passthrough` (bench/floor: reads no parameter, the engine's floor).
  */
 
 const http = require('node:http');
@@ -22,7 +23,7 @@ const scenarios = require('./scenarios');
 /**
  * @typedef {object} WorkerSpec
  * @property {'addProfiles' | 'sendEmail'} op
- * @property {'node' | 'floor' | 'raw' | 'http' | 'helper'} runner
+ * @property {'node' | 'auto' | 'floor' | 'passthrough' | 'raw' | 'http' | 'helper'} runner
  * @property {number} items
  * @property {number} [batchSize]      addProfiles
  * @property {number} [concurrency]    sendEmail
@@ -63,13 +64,16 @@ async function engineRunner() {
 	let workflow;
 	/** @type {(result: any, items: any[]) => string | undefined} */
 	let check;
-	if (spec.runner === 'node') {
+	if (spec.runner === 'node' || spec.runner === 'auto') {
 		await loadPackage(spec.packageDir);
 		if (spec.op === 'addProfiles') {
 			const batchSize = /** @type {number} */ (spec.batchSize);
 			workflow = {
 				nodeType: scenarios.NODE_TYPE,
-				parameters: scenarios.addProfilesNodeParameters(batchSize),
+				parameters:
+					spec.runner === 'auto'
+						? scenarios.addProfilesAutoParameters(batchSize)
+						: scenarios.addProfilesNodeParameters(batchSize),
 				credentials,
 			};
 			check = (result, items) => {
@@ -98,18 +102,20 @@ async function engineRunner() {
 				return sent === items.length ? undefined : `${sent} emails sent of ${items.length}`;
 			};
 		}
-	} else if (spec.runner === 'floor') {
+	} else if (spec.runner === 'floor' || spec.runner === 'passthrough') {
 		await loadPackage(spec.floorDir);
 		workflow =
-			spec.op === 'addProfiles'
-				? {
-						nodeType: scenarios.FLOOR_ADD_PROFILES_TYPE,
-						parameters: scenarios.profileParameters(),
-					}
-				: {
-						nodeType: scenarios.FLOOR_SEND_EMAIL_TYPE,
-						parameters: scenarios.emailParameters(),
-					};
+			spec.runner === 'passthrough'
+				? { nodeType: scenarios.FLOOR_PASS_THROUGH_TYPE, parameters: {} }
+				: spec.op === 'addProfiles'
+					? {
+							nodeType: scenarios.FLOOR_ADD_PROFILES_TYPE,
+							parameters: scenarios.profileParameters(),
+						}
+					: {
+							nodeType: scenarios.FLOOR_SEND_EMAIL_TYPE,
+							parameters: scenarios.emailParameters(),
+						};
 		check = (result, items) =>
 			result.success.length === items.length
 				? undefined
