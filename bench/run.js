@@ -478,6 +478,19 @@ function tableRows(config, only, s) {
 	};
 
 	/**
+	 * The reference a scenario's ratios divide by: a floor plus the raw client.
+	 * @param {string} scenario @param {string} label @param {Summary | undefined} raw
+	 * @param {number} items @param {number | undefined} base
+	 */
+	const referenceRow = (scenario, label, raw, items, base) => {
+		if (base === undefined) return;
+		row(scenario, label, undefined, items, base, {
+			wallMs: base,
+			requests: raw ? median(raw.requests) : undefined,
+		});
+	};
+
+	/**
 	 * One scenario's rows: node (and candidate), floor, raw, floor + raw, `references` (more
 	 * runners of the same variant, informational) and the HTTP Request node scaled per item.
 	 * @param {'addProfiles' | 'sendEmail'} op @param {string} scenario @param {number} items
@@ -493,12 +506,7 @@ function tableRows(config, only, s) {
 		row(scenario, 'node, candidate build', s.get(`${nodeKey} candidate`), items, base);
 		row(scenario, 'n8n floor', floor, items, base);
 		row(scenario, 'raw axios', raw, items, base);
-		if (base !== undefined) {
-			row(scenario, 'floor + raw', undefined, items, base, {
-				wallMs: base,
-				requests: raw ? median(raw.requests) : undefined,
-			});
-		}
+		referenceRow(scenario, 'floor + raw', raw, items, base);
 		for (const [label, runner] of references) {
 			row(scenario, label, s.get(measurementKey(op, runner, items, variant)), items, base);
 		}
@@ -543,12 +551,7 @@ function tableRows(config, only, s) {
 		);
 		row(scenario, 'engine floor (reads no parameter)', engineFloor, items, base);
 		row(scenario, 'raw axios', raw, items, base);
-		if (base !== undefined) {
-			row(scenario, 'engine floor + raw', undefined, items, base, {
-				wallMs: base,
-				requests: raw ? median(raw.requests) : undefined,
-			});
-		}
+		referenceRow(scenario, 'engine floor + raw', raw, items, base);
 	}
 	if (only.has('send')) {
 		for (const items of config.sendEmail.items) {
