@@ -67,7 +67,9 @@ describe('n8n lists the package', () => {
 		const schemaDir = path.join(REPO_DIR, 'nodes/BasicsEngage/__schema__/v1.0.0');
 		for (const resource of await fsp.readdir(schemaDir)) {
 			for (const file of await fsp.readdir(path.join(schemaDir, resource))) {
-				const url = `${env.n8n.url}/schemas/${NODE_TYPE}/1/${resource}/${file}`;
+				// The version as the editor asks for it (padded to 1.0.0): n8n 1.x looks up exactly
+				// that folder, where 2.x would also find v1.0.0 from a bare 1.
+				const url = `${env.n8n.url}/schemas/${NODE_TYPE}/1.0.0/${resource}/${file}`;
 				const res = await fetch(url, { headers: { cookie: env.cookie } });
 				expect([url, res.status]).toEqual([url, 200]);
 				const shipped = JSON.parse(
