@@ -262,7 +262,9 @@ function measure(spec, context) {
 		warmupItems: context.warmupItems,
 	};
 	const profileName = `${spec.key.replace(/[^a-z0-9]+/gi, '-')}-round${context.round}.cpuprofile`;
-	const profiled = context.cpuProfDir && ['node', 'floor', 'helper', 'raw'].includes(spec.runner);
+	const profiled =
+		context.cpuProfDir &&
+		['node', 'auto', 'floor', 'passthrough', 'helper', 'raw'].includes(spec.runner);
 	const execArgv = profiled
 		? [
 				'--cpu-prof',
