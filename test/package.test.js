@@ -78,19 +78,19 @@ describe('the package as n8n loads it', () => {
 			operation.options.map((/** @type {any} */ option) => [option.value, option.name]),
 		]);
 		expect(operations).toEqual([
-			['email', [['send', 'Send Email']]],
+			['email', [['send', 'Send']]],
 			[
 				'list',
 				[
 					['addProfiles', 'Add Profiles to List'],
-					['create', 'Create List'],
+					['create', 'Create'],
 				],
 			],
 			[
 				'campaign',
 				[
-					['create', 'Create Campaign'],
-					['send', 'Send Campaign'],
+					['create', 'Create'],
+					['send', 'Send'],
 				],
 			],
 		]);

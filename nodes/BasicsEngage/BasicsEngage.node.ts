@@ -6,7 +6,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { findRequests, properties, subtitle } from './actions/operations';
+import { findRequests, properties } from './actions/operations';
 import { requestOptionsProperty } from './helpers/options';
 import { runOperation } from './transport';
 
@@ -17,7 +17,7 @@ export class BasicsEngage implements INodeType {
 		icon: { light: 'file:basicsEngage.svg', dark: 'file:basicsEngage.dark.svg' },
 		group: ['output'],
 		version: 1,
-		subtitle,
+		subtitle: '={{ $parameter["operation"] + ": " + $parameter["resource"] }}',
 		description:
 			'Send transactional emails, manage contact lists and send campaigns with BasicsEngage',
 		defaults: { name: 'BasicsEngage' },

@@ -214,7 +214,7 @@ uiTest(
 
 		const { params, value, labels } = await openNodePanel('Send welcome email');
 		expect(await value('resource')).toBe('Email');
-		expect(await value('operation')).toBe('Send Email');
+		expect(await value('operation')).toBe('Send');
 		expect(await value('content')).toBe('Template');
 		expect(await value('templateVariablesMode')).toBe('Using Fields Below');
 		expect(labels).toEqual(

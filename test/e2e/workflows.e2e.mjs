@@ -95,14 +95,14 @@ describe('n8n lists the package', () => {
 		);
 		const operations = node.properties
 			.filter((p) => p.name === 'operation')
-			.flatMap((p) => p.options.map((o) => o.name));
+			.flatMap((p) => p.options.map((o) => `${p.displayOptions.show.resource[0]}: ${o.name}`));
 		expect(operations).toEqual(
 			expect.arrayContaining([
-				'Send Email',
-				'Add Profiles to List',
-				'Create List',
-				'Create Campaign',
-				'Send Campaign',
+				'email: Send',
+				'list: Add Profiles to List',
+				'list: Create',
+				'campaign: Create',
+				'campaign: Send',
 			]),
 		);
 

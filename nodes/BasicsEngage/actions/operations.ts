@@ -20,12 +20,12 @@ interface Operation {
 	module: { description: INodeProperties[]; requests: DeclareRequests };
 }
 
-/** Every operation of the node: its menus, its subtitle and its router are made from this list. */
+/** Every operation of the node: its menus and its router are made from this list. */
 const OPERATIONS: Operation[] = [
 	{
 		resource: 'email',
 		value: 'send',
-		name: 'Send Email',
+		name: 'Send',
 		action: 'Send an email',
 		description: 'Queue one transactional email per input item',
 		module: sendEmail,
@@ -41,7 +41,7 @@ const OPERATIONS: Operation[] = [
 	{
 		resource: 'list',
 		value: 'create',
-		name: 'Create List',
+		name: 'Create',
 		action: 'Create a list',
 		description: 'Create one list per input item, empty or with existing profiles by ID',
 		module: createList,
@@ -49,7 +49,7 @@ const OPERATIONS: Operation[] = [
 	{
 		resource: 'campaign',
 		value: 'create',
-		name: 'Create Campaign',
+		name: 'Create',
 		action: 'Create a campaign',
 		description: 'Create one campaign per input item, to be sent with Send Campaign',
 		module: createCampaign,
@@ -57,7 +57,7 @@ const OPERATIONS: Operation[] = [
 	{
 		resource: 'campaign',
 		value: 'send',
-		name: 'Send Campaign',
+		name: 'Send',
 		action: 'Send a campaign to every profile of its lists',
 		description:
 			"Start mailing every profile of the campaign's lists. Never sent again after a request that may have reached BasicsEngage.",
@@ -109,8 +109,3 @@ export const properties: INodeProperties[] = [
 	}),
 	...OPERATIONS.flatMap((entry) => entry.module.description),
 ];
-
-/** "Send Email" and the like under the node's name on the canvas. */
-export const subtitle = `={{ ${JSON.stringify(
-	Object.fromEntries(OPERATIONS.map((entry) => [`${entry.resource}:${entry.value}`, entry.name])),
-)}[$parameter["resource"] + ":" + $parameter["operation"]] }}`;
