@@ -81,6 +81,27 @@ describe('the email and the wait', () => {
 		expect(result.executedNodes).not.toContain('Success Sink');
 	});
 
+	test('an n8n without signed resume URLs (1.x before getSignedResumeUrl) gets its plain $execution.resumeUrl links', async () => {
+		// n8n-core's NodeExecutionContext, where the method lives on both engines.
+		const { core } = require('../harness/n8n').internals;
+		const owner = Object.getPrototypeOf(Object.getPrototypeOf(core.ExecuteContext.prototype));
+		const descriptor = Object.getOwnPropertyDescriptor(owner, 'getSignedResumeUrl');
+		expect(descriptor).toBeDefined();
+		delete owner.getSignedResumeUrl;
+		try {
+			const result = await waitingRun();
+			const url = new URL(links()[0].url);
+			expect(url.pathname).toMatch(new RegExp(`^/webhook-waiting/\\d+/${result.node.id}$`));
+			expect(url.searchParams.get('approved')).toBe('true');
+		} finally {
+			Object.defineProperty(
+				owner,
+				'getSignedResumeUrl',
+				/** @type {PropertyDescriptor} */ (descriptor),
+			);
+		}
+	});
+
 	test("one email for the whole input, with the first item's values: the execution waits once", async () => {
 		const result = await runNode(sandbox, {
 			parameters: sendAndWaitParameters(),

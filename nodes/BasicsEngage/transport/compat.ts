@@ -69,8 +69,8 @@ export function resumeUrl(context: IExecuteFunctions, query: Record<string, stri
 		signing.setSignatureValidationRequired?.();
 		return signing.getSignedResumeUrl(query);
 	}
-	const base = context.evaluateExpression('{{ $execution.resumeUrl }}', 0) as string;
-	const url = new URL(`${base}/${context.getNode().id}`);
+	const url = new URL(context.evaluateExpression('{{ $execution.resumeUrl }}', 0) as string);
+	url.pathname += `/${encodeURIComponent(context.getNode().id)}`;
 	for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
 	return url.toString();
 }
