@@ -374,7 +374,7 @@ function banner({ sandbox, n8n, examples, workers = [], redis, postgres }, owner
 			.filter((e) => e.formPath)
 			.map(
 				(e) =>
-					`    sign-up form:       ${editor}/form/${e.formPath}` +
+					`    ${`${e.formName.toLowerCase()}:`.padEnd(20)}${editor}/form/${e.formPath}` +
 					(e.published === false ? ' (not published: publish the workflow in the editor)' : ''),
 			),
 		...examples

@@ -38,7 +38,8 @@ export const MCP_TRIGGER_TYPE = '@n8n/n8n-nodes-langchain.mcpTrigger';
 
 /**
  * The example workflows, read from examples/*.json. `formPath` / `mcpPath` are set for a workflow
- * with a Form Trigger / MCP Server Trigger: such a workflow only works once published.
+ * with a Form Trigger / MCP Server Trigger: such a workflow only works once published
+ * (`formName`: the Form Trigger's name).
  */
 export function readExamples() {
 	return fs
@@ -55,6 +56,7 @@ export function readExamples() {
 				name: workflow.name,
 				workflow,
 				formPath: form ? form.parameters?.options?.path || form.webhookId : undefined,
+				formName: form?.name,
 				mcpPath: mcp ? mcp.parameters?.path : undefined,
 			};
 		});

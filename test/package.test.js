@@ -73,12 +73,22 @@ describe('the package as n8n loads it', () => {
 			'list',
 		]);
 		expect(resource.default).toBe('email');
+		// n8n saves no parameter at its default: a saved Send Email node has no "operation".
+		expect(
+			property(properties, 'operation').map((/** @type {any} */ operation) => operation.default),
+		).toEqual(['send', 'addProfiles', 'create']);
 		const operations = property(properties, 'operation').map((operation) => [
 			operation.displayOptions.show.resource[0],
 			operation.options.map((/** @type {any} */ option) => [option.value, option.name]),
 		]);
 		expect(operations).toEqual([
-			['email', [['send', 'Send']]],
+			[
+				'email',
+				[
+					['send', 'Send'],
+					['sendAndWait', 'Send and Wait for Response'],
+				],
+			],
 			[
 				'list',
 				[
@@ -120,6 +130,9 @@ describe('the package as n8n loads it', () => {
 			'campaignText',
 			'recipientListIds',
 			'campaignId',
+			'message',
+			'responseType',
+			'approvalOptions',
 			'options',
 		]) {
 			expect(names).toContain(name);

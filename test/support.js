@@ -119,6 +119,17 @@ const sendParameters = parameterBuilder({
 	text: 'Hello!',
 });
 
+/** Send and Wait for Response parameters: an Approve button. */
+const sendAndWaitParameters = parameterBuilder({
+	resource: 'email',
+	operation: 'sendAndWait',
+	to: '={{ $json.email }}',
+	from: 'hello@example.com',
+	subject: 'Refund for order 1042?',
+	message: 'Refund 120 EUR to Jane?',
+	responseType: 'approval',
+});
+
 /** Add Profiles parameters for a new list. */
 const addProfilesParameters = parameterBuilder({
 	resource: 'list',
@@ -287,6 +298,7 @@ module.exports = {
 	runCredentialTest,
 	runNode,
 	savedWorkflow,
+	sendAndWaitParameters,
 	sendCampaignParameters,
 	sendParameters,
 	startProxy,

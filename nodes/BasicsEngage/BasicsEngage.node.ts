@@ -3,9 +3,12 @@ import type {
 	INodeExecutionData,
 	INodeType,
 	INodeTypeDescription,
+	IWebhookFunctions,
+	IWebhookResponseData,
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
+import { webhook, webhooks } from './actions/email/sendAndWait.operation';
 import { findRequests, properties } from './actions/operations';
 import { requestOptionsProperty } from './helpers/options';
 import { runOperation } from './transport';
@@ -25,6 +28,8 @@ export class BasicsEngage implements INodeType {
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [{ name: 'basicsEngageApi', required: true }],
+		// Send and Wait for Response's links; n8n also makes it an AI agent's review tool for that.
+		webhooks,
 		properties: [...properties, requestOptionsProperty],
 	};
 
@@ -38,5 +43,10 @@ export class BasicsEngage implements INodeType {
 		const resource = this.getNodeParameter('resource', 0) as string;
 		const operation = this.getNodeParameter('operation', 0) as string;
 		return await runOperation(this, findRequests(resource, operation));
+	}
+
+	/** An answer to Send and Wait for Response: n8n calls this, never `execute`, to resume. */
+	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+		return await webhook.call(this);
 	}
 }

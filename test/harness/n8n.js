@@ -17,7 +17,8 @@
  * Exported API (see the JSDoc on each function):
  *   loadPackage(packageDir)                     -> LoadedPackage
  *   runWorkflow({ nodeType, parameters, items, credentials, onError, ... })
- *                                               -> { success, errors, runData, error, logs, ... }
+ *                                               -> { success, errors, runData, error, logs, ...,
+ *                                                    waitTill, callWebhook, passWaitLimit }
  *   runWorkflowFile(exportedWorkflowJson, { credentials, pinData, startNode })
  *                                               -> { outputs, runData, error, logs, executedNodes, ... }
  *   testCredential({ credentialType, data })    -> { status: 'OK' | 'Error', message }
@@ -667,10 +668,158 @@ async function executeWorkflow({
 		}, 2);
 	try {
 		const run = await execution;
-		return { run, executedNodes, logs: logLines.slice(logStart) };
+		return { run, executedNodes, logs: logLines.slice(logStart), additionalData, executionId };
 	} finally {
 		clearInterval(watch);
 	}
+}
+
+// ---------------------------------------------------------------------------
+// Waiting executions: a node that called putExecutionToWait, resumed.
+// ---------------------------------------------------------------------------
+
+/** A browser's User-Agent, for the requests a person makes by opening a link. */
+const BROWSER_USER_AGENT =
+	'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36';
+
+/**
+ * @typedef {object} WaitingWebhookRequest  a request to a waiting execution's resume URL
+ * @property {string} url  the full URL, e.g. a link the node put in an email
+ * @property {'GET' | 'POST'} [method] default 'GET'
+ * @property {Record<string, string>} [headers] default: a browser's User-Agent only
+ * @property {Record<string, unknown>} [body] the parsed body, as n8n's body parser hands it over
+ */
+
+/**
+ * @typedef {object} WaitingWebhookAnswer
+ * @property {number} status
+ * @property {unknown} body             what the person's browser gets
+ * @property {boolean} resumed          whether the execution went on
+ */
+
+/**
+ * Resumes a waiting execution the ways the n8n server does, reimplemented in short: a request to
+ * its resume URL (packages/cli/src/webhooks/waiting-webhooks.ts and webhook-helpers.ts: the
+ * signature check, the node's restart webhook for the method, its `webhook` method; when that
+ * returns `workflowData`, the node is disabled with that data as its input and the execution
+ * goes on), or the wait limit passing (the WaitTracker: the execution goes on with the node
+ * disabled, its input passing through).
+ * @param {{ run: IRun, workflow: import('n8n-workflow').Workflow, additionalData: any,
+ *   mode: import('n8n-workflow').WorkflowExecuteMode, executionId: string }} waiting
+ * @param {(run: IRun) => any} describe what the caller makes of a run
+ */
+function createResumer(waiting, describe) {
+	let { run } = waiting;
+	const { workflow, additionalData, mode, executionId } = waiting;
+	const goOn = async () => {
+		const logStart = logLines.length;
+		const workflowExecute = new core.WorkflowExecute(additionalData, mode, run.data);
+		run = await workflowExecute.processRunExecutionData(workflow);
+		return { ...describe(run), logs: logLines.slice(logStart) };
+	};
+	return {
+		/** @param {WaitingWebhookRequest} request @returns {Promise<WaitingWebhookAnswer & { result?: any }>} */
+		async callWebhook({
+			url,
+			method = 'GET',
+			headers = { 'user-agent': BROWSER_USER_AGENT },
+			body,
+		}) {
+			const target = new URL(url);
+			const [, nodeId] = target.pathname.split(`/webhook-waiting/${executionId}/`);
+			if (!run.waitTill)
+				return { status: 409, body: 'The execution is not waiting', resumed: false };
+			const nodeName = /** @type {string} */ (run.data.resultData.lastNodeExecuted);
+			const node = /** @type {INode} */ (workflow.getNode(nodeName));
+			if (node.parameters.operation === 'sendAndWait' && !hasValidSignature(target)) {
+				return { status: 401, body: { error: 'Invalid token' }, resumed: false };
+			}
+			const nodeType = workflow.nodeTypes.getByNameAndVersion(node.type, node.typeVersion);
+			const webhookDescription = (nodeType.description.webhooks ?? []).find(
+				(candidate) =>
+					candidate.httpMethod === method &&
+					candidate.restartWebhook === true &&
+					workflow.expression.getSimpleParameterValue(node, candidate.path, mode, {}) === nodeId,
+			);
+			if (!webhookDescription || !nodeType.webhook) {
+				return {
+					status: 404,
+					body: 'No waiting webhook with this path and method',
+					resumed: false,
+				};
+			}
+			/** @type {{ statusCode: number, body: unknown }} */
+			const sent = { statusCode: 200, body: undefined };
+			const response = {
+				status: (/** @type {number} */ code) => ((sent.statusCode = code), response),
+				setHeader: () => response,
+				send: (/** @type {unknown} */ data) => ((sent.body = data), response),
+				end: (/** @type {unknown} */ data) => ((sent.body ??= data), response),
+			};
+			const context = new core.WebhookContext(
+				workflow,
+				node,
+				{
+					...additionalData,
+					httpRequest: {
+						method,
+						url: `${target.pathname}${target.search}`,
+						query: Object.fromEntries(target.searchParams),
+						headers,
+						params: {},
+						body: body ?? {},
+					},
+					httpResponse: response,
+				},
+				mode,
+				{
+					httpMethod: method,
+					node: node.name,
+					path: nodeId,
+					webhookDescription,
+					workflowId: workflow.id,
+					isTest: false,
+				},
+				[],
+				run.data,
+			);
+			const answer = await nodeType.webhook.call(context);
+			const page = answer.noWebhookResponse ? sent.body : answer.webhookResponse;
+			if (answer.workflowData === undefined) {
+				return { status: sent.statusCode, body: page, resumed: false };
+			}
+			run.data.waitTill = undefined;
+			const stackEntry = run.data.executionData.nodeExecutionStack[0];
+			stackEntry.node.disabled = true;
+			stackEntry.data.main = answer.workflowData;
+			stackEntry.metadata = { ...stackEntry.metadata, forwardAllOutputs: true };
+			run.data.resultData.runData[nodeName].pop();
+			return { status: sent.statusCode, body: page, resumed: true, result: await goOn() };
+		},
+		/** The wait limit passed. */
+		passWaitLimit: goOn,
+	};
+}
+
+/**
+ * The check n8n's waiting webhooks make of a signed resume URL: the HMAC of its path and query
+ * (without `signature`) under the instance's secret.
+ * @param {URL} url
+ */
+function hasValidSignature(url) {
+	const { generateUrlSignature, prepareUrlForSigning } = coreInternal(
+		'dist/utils/signature-helpers',
+	);
+	const unsigned = new URL(url);
+	const signature = unsigned.searchParams.get('signature');
+	unsigned.searchParams.delete('signature');
+	const { instanceSettings } = ensureServices();
+	// 1.x signs the host as well as the path and query; 2.x the path and query.
+	const expected = generateUrlSignature(
+		prepareUrlForSigning(unsigned),
+		instanceSettings.hmacSignatureSecret,
+	);
+	return signature === expected;
 }
 
 // ---------------------------------------------------------------------------
@@ -721,6 +870,11 @@ async function executeWorkflow({
  * @property {import('n8n-workflow').Workflow} workflow
  * @property {INode} node                    the tested node as placed in the workflow
  * @property {Array<Record<string, any>>} toolAnswers  with `toolCalls`: what each call returned or threw
+ * @property {Date | undefined} waitTill     set when the execution waits (putExecutionToWait)
+ * @property {(request: WaitingWebhookRequest) => Promise<WaitingWebhookAnswer & { result?: any }>} callWebhook
+ *   a request to the waiting execution's resume URL, as n8n's waiting webhooks take it; `result`
+ *   (this result's shape) when it resumed the execution
+ * @property {() => Promise<any>} passWaitLimit  the wait limit passed: the execution goes on
  */
 
 /**
@@ -849,35 +1003,43 @@ async function runWorkflow(options) {
 	});
 
 	const startNode = workflow.getNode(sourceNode.name) ?? undefined;
-	const { run, executedNodes, logs } = await executeWorkflow({
+	const mode = options.mode ?? 'manual';
+	const { run, executedNodes, logs, additionalData, executionId } = await executeWorkflow({
 		workflow,
 		workflowId,
 		nodes,
 		connections,
 		settings,
 		store,
-		mode: options.mode ?? 'manual',
+		mode,
 		startNode,
 		stopWhen: options.stopWhen,
 	});
 
-	const runData = run.data.resultData.runData;
-	const taskData = runData[testedNode.name]?.at(-1);
-	const outputs = taskData?.data?.main ?? [];
-	const agentOutput = runData[agentNode.name]?.at(-1)?.data?.main?.[0] ?? [];
-
+	/** @param {IRun} ran */
+	const describe = (ran) => {
+		const runData = ran.data.resultData.runData;
+		const taskData = runData[testedNode.name]?.at(-1);
+		const outputs = taskData?.data?.main ?? [];
+		const agentOutput = runData[agentNode.name]?.at(-1)?.data?.main?.[0] ?? [];
+		return {
+			toolAnswers: agentOutput.map((item) => item.json),
+			success: outputs[0] ?? [],
+			errors: outputs[1] ?? [],
+			runData,
+			error: ran.data.resultData.error,
+			nodeError: taskData?.error,
+			waitTill: ran.waitTill,
+			run: ran,
+			workflow,
+			node: /** @type {INode} */ (workflow.getNode(testedNode.name)),
+		};
+	};
 	return {
-		toolAnswers: agentOutput.map((item) => item.json),
-		success: outputs[0] ?? [],
-		errors: outputs[1] ?? [],
-		runData,
-		error: run.data.resultData.error,
-		nodeError: taskData?.error,
+		...describe(run),
 		logs,
 		executedNodes,
-		run,
-		workflow,
-		node: /** @type {INode} */ (workflow.getNode(testedNode.name)),
+		...createResumer({ run, workflow, additionalData, mode, executionId }, describe),
 	};
 }
 

@@ -18,6 +18,7 @@ const {
 	createCampaignParameters,
 	createListParameters,
 	runNode,
+	sendAndWaitParameters,
 	sendCampaignParameters,
 	sendParameters,
 	useSandbox,
@@ -56,6 +57,34 @@ test.each([
 		expect(Object.keys(schema.properties).sort()).toEqual(Object.keys(json).sort());
 		for (const [field, value] of Object.entries(json)) {
 			expect([field, jsonType(value)]).toEqual([field, schema.properties[field].type]);
+		}
+	},
+);
+
+test.each([
+	['approval', {}, { approved: true }],
+	['freeText', { method: 'POST', body: { text: 'Yes' } }, { text: 'Yes' }],
+])(
+	'email/sendAndWait: the shipped schema names the fields of a real output after an answer (%s), with their types',
+	async (responseType, request, data) => {
+		const schema = JSON.parse(
+			fs.readFileSync(path.join(SCHEMA_DIR, 'email', 'sendAndWait.json'), 'utf8'),
+		);
+		const waiting = await runNode(sandbox, {
+			parameters: sendAndWaitParameters({ responseType }),
+			items: contacts(1),
+		});
+		const url = /href="([^"]+)"/.exec(sandbox.requestsTo('/email/send')[0].body.html)?.[1];
+		const answer = await waiting.callWebhook({ url: url.replaceAll('&amp;', '&'), ...request });
+
+		const { json } = answer.result.success[0];
+		expect(json).toEqual({ data });
+		expect(Object.keys(json)).toEqual(Object.keys(schema.properties));
+		for (const [field, value] of Object.entries(json.data)) {
+			expect([field, jsonType(value)]).toEqual([
+				field,
+				schema.properties.data.properties[field].type,
+			]);
 		}
 	},
 );

@@ -150,15 +150,24 @@ function checkSenderAndTemplate(email, options) {
 }
 
 /**
- * What an accepted email's content was, for the log: 'template tmpl_welcome', 'HTML' or 'plain text'.
+ * What an accepted email's content was, for the log: 'template tmpl_welcome', 'HTML' (with its
+ * links) or 'plain text'.
  * @param {import('zod').infer<typeof sendEmailBodySchema>} email
  */
 const describeContent = (email) =>
 	email.templateId !== undefined
 		? `template ${email.templateId}`
 		: email.html !== undefined
-			? 'HTML'
+			? ['HTML', ...linksOf(email.html)].join(', link: ')
 			: 'plain text';
+
+/**
+ * The links of an HTML email, so that those of a Send and Wait for Response email (its answers)
+ * can be opened from the log.
+ * @param {string} html
+ */
+const linksOf = (html) =>
+	[...html.matchAll(/href="([^"]*)"/g)].map(([, href]) => href.replaceAll('&amp;', '&'));
 
 /**
  * @param {RecordedRequest} request

@@ -694,7 +694,11 @@ describe('cli', () => {
 		expect(sent.status).toBe(200);
 		expect((await cli.send(SEND, mail({ to: 'bob@customer.test' }))).status).toBe(200);
 		expect((await cli.send(SEND, mail({ text: undefined, html: '<p>Hi</p>' }))).status).toBe(200);
-		await logged(cli, 'POST /email/send 200', 3);
+		const buttons =
+			'<a href="http://localhost:5678/webhook-waiting/7/n1?approved=false&amp;signature=ab">Decline</a>' +
+			'<a href="http://localhost:5678/webhook-waiting/7/n1?approved=true&amp;signature=cd">Approve</a>';
+		expect((await cli.send(SEND, mail({ text: undefined, html: buttons }))).status).toBe(200);
+		await logged(cli, 'POST /email/send 200', 4);
 		const { messageId } = sent.body.data;
 		expect(cli.output()).toMatch(
 			new RegExp(
@@ -706,6 +710,10 @@ describe('cli', () => {
 		);
 		expect(cli.output()).toMatch(
 			/POST \/email\/send 200 \d+ms email msg_\S+ to jane@customer\.test, HTML\n/,
+		);
+		// Send and Wait for Response: its answers can be clicked from the log.
+		expect(cli.output()).toContain(
+			'to jane@customer.test, HTML, link: http://localhost:5678/webhook-waiting/7/n1?approved=false&signature=ab, link: http://localhost:5678/webhook-waiting/7/n1?approved=true&signature=cd\n',
 		);
 
 		const twelve = newList(Array.from({ length: 12 }, (_, index) => `p${index}@customer.test`));

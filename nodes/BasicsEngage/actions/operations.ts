@@ -5,6 +5,7 @@ import { invalidInput } from '../transport';
 import * as createCampaign from './campaign/create.operation';
 import * as sendCampaign from './campaign/send.operation';
 import * as sendEmail from './email/send.operation';
+import * as sendAndWait from './email/sendAndWait.operation';
 import * as addProfiles from './list/addProfiles.operation';
 import * as createList from './list/create.operation';
 
@@ -29,6 +30,15 @@ const OPERATIONS: Operation[] = [
 		action: 'Send an email',
 		description: 'Queue one transactional email per input item',
 		module: sendEmail,
+	},
+	{
+		resource: 'email',
+		value: sendAndWait.SEND_AND_WAIT,
+		name: 'Send and Wait for Response',
+		action: 'Send an email and wait for a response',
+		description:
+			'Send one email with approval buttons or a link to a form, and pause the workflow until the recipient answers',
+		module: sendAndWait,
 	},
 	{
 		resource: 'list',
@@ -93,10 +103,13 @@ export const properties: INodeProperties[] = [
 		default: 'email',
 	},
 	...Object.keys(RESOURCES).map((resource): INodeProperties => {
-		const options = OPERATIONS.filter((entry) => entry.resource === resource)
+		const entries = OPERATIONS.filter((entry) => entry.resource === resource);
+		const options = entries
 			.map(({ value, name, action, description }) => ({ value, name, action, description }))
 			.sort((a, b) => a.name.localeCompare(b.name));
-		const firstOperation = options[0].value;
+		// The resource's first operation in OPERATIONS, whatever the menu's order: n8n saves no
+		// parameter at its default, so a new operation must never become a saved node's.
+		const firstOperation = entries[0].value;
 		return {
 			displayName: 'Operation',
 			name: 'operation',

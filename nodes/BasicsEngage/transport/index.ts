@@ -48,6 +48,12 @@ export interface OperationRequests {
 	afterRequest?: (result: ApiResult, sent: IDataObject) => string | undefined;
 	/** Items answered without their request (Send Email's Skip Emails Already Sent). */
 	skip?: SkipHook;
+	/**
+	 * What follows a run whose every request succeeded (Send and Wait: the wait), and the output
+	 * instead of the answers. Runs before the run forgets its requests, so a Retry On Fail after
+	 * it throws sends nothing again.
+	 */
+	afterSuccess?: () => Promise<INodeExecutionData[]>;
 }
 
 export interface ItemBody {
@@ -110,7 +116,11 @@ export async function runOperation(
 				stopSignal: context.getExecutionCancelSignal?.(),
 			};
 			await sendAll(run, operation, planned, outcomes);
-			if (!outcomes.some(({ result }) => result instanceof Failure)) memory.forget();
+			if (!outcomes.some(({ result }) => result instanceof Failure)) {
+				const output = await operation.afterSuccess?.();
+				memory.forget();
+				if (output) return [output];
+			}
 		}
 	} catch (error) {
 		// A setting or a once-per-run parameter that cannot work, found before any request.

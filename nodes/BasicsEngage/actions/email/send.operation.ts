@@ -23,7 +23,7 @@ const concurrencyOption: INodeProperties = {
 };
 
 /** The documented success of /email/send: a queued message with its ID. */
-const queuedEmail: SuccessContract = {
+export const queuedEmail: SuccessContract = {
 	check: (data) =>
 		typeof data.messageId === 'string' && data.messageId.trim() !== ''
 			? undefined
@@ -31,14 +31,8 @@ const queuedEmail: SuccessContract = {
 	effect: 'the email may have been queued',
 };
 
-const properties: INodeProperties[] = [
-	{
-		displayName:
-			'One email per input item, to one recipient each. Every email counts toward the daily quota of your BasicsEngage plan.',
-		name: 'sendEmailNotice',
-		type: 'notice',
-		default: '',
-	},
+/** To, From and Subject: what every email of the node starts with (Send and Wait too). */
+export const addressProperties: INodeProperties[] = [
 	{
 		displayName: 'To',
 		name: 'to',
@@ -66,6 +60,17 @@ const properties: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. Welcome to Acme',
 	},
+];
+
+const properties: INodeProperties[] = [
+	{
+		displayName:
+			'One email per input item, to one recipient each. Every email counts toward the daily quota of your BasicsEngage plan.',
+		name: 'sendEmailNotice',
+		type: 'notice',
+		default: '',
+	},
+	...addressProperties,
 	{
 		displayName: 'Content',
 		name: 'content',
@@ -217,7 +222,7 @@ export const requests: DeclareRequests = function (options) {
 	};
 };
 
-function toSentEmail(answer: IDataObject): IDataObject {
+export function toSentEmail(answer: IDataObject): IDataObject {
 	const data = (answer.data ?? {}) as IDataObject;
 	const dailyEmailCount = Number(data.dailyEmailCount);
 	const dailyEmailLimit = Number(data.dailyEmailLimit);
@@ -235,11 +240,15 @@ function toSentEmail(answer: IDataObject): IDataObject {
 }
 
 function readEmailRequest(context: IExecuteFunctions, itemIndex: number): IDataObject {
+	return { ...readAddress(context, itemIndex), ...readContent(context, itemIndex) };
+}
+
+/** The item's To, From and Subject, checked (addressProperties). */
+export function readAddress(context: IExecuteFunctions, itemIndex: number): IDataObject {
 	return {
 		to: readEmailAddress(context.getNodeParameter('to', itemIndex), 'To'),
 		from: readEmailAddress(context.getNodeParameter('from', itemIndex), 'From'),
 		subject: readText(context.getNodeParameter('subject', itemIndex), 'Subject'),
-		...readContent(context, itemIndex),
 	};
 }
 

@@ -1,0 +1,327 @@
+import { updateDisplayOptions, WAIT_INDEFINITELY } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeProperties,
+	IWebhookDescription,
+	IWebhookFunctions,
+	IWebhookResponseData,
+} from 'n8n-workflow';
+
+import { optionsCollection, retryOptions } from '../../helpers/options';
+import { badSetting, isObject, readNumberOption, readText } from '../../helpers/read';
+import type { DeclareRequests } from '../../transport';
+import { invalidInput } from '../../transport';
+import { resumeUrl } from '../../transport/compat';
+import { addressProperties, queuedEmail, readAddress, toSentEmail } from './send.operation';
+
+/** n8n-workflow's SEND_AND_WAIT_OPERATION, which n8n looks for (waiting webhooks, AI review tools). */
+export const SEND_AND_WAIT = 'sendAndWait';
+
+/**
+ * The links of the email resume the execution here: n8n's waiting webhooks, at
+ * /webhook-waiting/<execution id>/<node id>. GET opens a link, POST sends the free-text form.
+ */
+export const webhooks: IWebhookDescription[] = ['GET', 'POST'].map((httpMethod) => ({
+	name: 'default',
+	httpMethod,
+	responseMode: 'onReceived',
+	responseData: '',
+	path: '={{ $nodeId }}',
+	restartWebhook: true,
+	isFullPath: true,
+}));
+
+const resumeAmount: INodeProperties = {
+	displayName: 'Amount',
+	name: 'resumeAmount',
+	type: 'number',
+	typeOptions: { minValue: 0, numberPrecision: 2 },
+	default: 45,
+	description: 'How long to wait for the answer',
+	displayOptions: { show: { limitType: ['afterTimeInterval'] } },
+};
+
+const MS_PER_UNIT = { minutes: 60_000, hours: 3_600_000, days: 86_400_000 };
+
+/** n8n's own Limit Wait Time option (names and values as its Send and Wait nodes have them). */
+const limitWaitTimeOption: INodeProperties = {
+	displayName: 'Limit Wait Time',
+	name: 'limitWaitTime',
+	type: 'fixedCollection',
+	description:
+		'Whether to stop waiting after a while. The workflow then goes on with the input items, without "data".',
+	default: { values: { limitType: 'afterTimeInterval', resumeAmount: 45, resumeUnit: 'minutes' } },
+	options: [
+		{
+			displayName: 'Values',
+			name: 'values',
+			values: [
+				{
+					displayName: 'Limit Type',
+					name: 'limitType',
+					type: 'options',
+					options: [
+						{
+							name: 'After Time Interval',
+							value: 'afterTimeInterval',
+							description: 'Waits for a certain amount of time',
+						},
+						{
+							name: 'At Specified Time',
+							value: 'atSpecifiedTime',
+							description: 'Waits until a date and time',
+						},
+					],
+					default: 'afterTimeInterval',
+				},
+				resumeAmount,
+				{
+					displayName: 'Unit',
+					name: 'resumeUnit',
+					type: 'options',
+					options: [
+						{ name: 'Minutes', value: 'minutes' },
+						{ name: 'Hours', value: 'hours' },
+						{ name: 'Days', value: 'days' },
+					],
+					default: 'minutes',
+					displayOptions: { show: { limitType: ['afterTimeInterval'] } },
+				},
+				{
+					displayName: 'Max Date and Time',
+					name: 'maxDateAndTime',
+					type: 'dateTime',
+					default: '',
+					description: 'When to stop waiting',
+					displayOptions: { show: { limitType: ['atSpecifiedTime'] } },
+				},
+			],
+		},
+	],
+};
+
+const properties: INodeProperties[] = [
+	{
+		displayName:
+			"Sends one email (with the first input item's values) and pauses the workflow until the recipient answers through its links. The links point to this n8n (its WEBHOOK_URL): the recipient must be able to open them.",
+		name: 'sendAndWaitNotice',
+		type: 'notice',
+		default: '',
+	},
+	...addressProperties,
+	{
+		displayName: 'Message',
+		name: 'message',
+		type: 'string',
+		typeOptions: { rows: 4 },
+		required: true,
+		default: '',
+		placeholder: 'e.g. Refund 120 EUR to order 1042?',
+		description: 'Plain text shown above the buttons (or the link to the form)',
+	},
+	{
+		displayName: 'Response Type',
+		name: 'responseType',
+		type: 'options',
+		noDataExpression: true,
+		options: [
+			{
+				name: 'Approval',
+				value: 'approval',
+				description: 'Buttons in the email: Approve, or Approve and Decline',
+			},
+			{
+				name: 'Free Text',
+				value: 'freeText',
+				description: 'A link to a page with a text box',
+			},
+		],
+		default: 'approval',
+	},
+	{
+		displayName: 'Approval Options',
+		name: 'approvalOptions',
+		type: 'fixedCollection',
+		placeholder: 'Add option',
+		default: {},
+		displayOptions: { show: { responseType: ['approval'] } },
+		options: [
+			{
+				displayName: 'Values',
+				name: 'values',
+				values: [
+					{
+						displayName: 'Type of Approval',
+						name: 'approvalType',
+						type: 'options',
+						options: [
+							{ name: 'Approve Only', value: 'single' },
+							{ name: 'Approve and Decline', value: 'double' },
+						],
+						default: 'single',
+					},
+					{
+						displayName: 'Approve Button Label',
+						name: 'approveLabel',
+						type: 'string',
+						default: 'Approve',
+					},
+					{
+						displayName: 'Decline Button Label',
+						name: 'disapproveLabel',
+						type: 'string',
+						default: 'Decline',
+						displayOptions: { show: { approvalType: ['double'] } },
+					},
+				],
+			},
+		],
+	},
+	optionsCollection([limitWaitTimeOption, ...retryOptions]),
+];
+
+export const description = updateDisplayOptions(
+	{ show: { resource: ['email'], operation: [SEND_AND_WAIT] } },
+	properties,
+);
+
+/**
+ * One email for the whole input, then the wait. The email is sent as Send Email sends one (never
+ * again once it may have reached BasicsEngage); on an answer n8n calls `webhook`, not this.
+ */
+export const requests: DeclareRequests = function (options) {
+	// n8n 2.x serves this operation to AI agents as the review tool ("HitlTool"), never as a tool.
+	if (this.getNode().type.endsWith('.basicsEngageTool')) {
+		throw invalidInput(
+			'Send and Wait for Response cannot run as an AI tool',
+			'In n8n 2.x, connect "BasicsEngage: Send and Wait for Response" as the human review of the tools that need approval.',
+		);
+	}
+	const waitTill = readWaitTill(options);
+	return {
+		path: '/email/send',
+		// The first item's email, for every item: the execution waits once.
+		body: () => ({ ...readAddress(this, 0), html: emailHtml(this) }),
+		batches: (entries) =>
+			entries.length === 0
+				? []
+				: [{ itemIndexes: entries.map(({ itemIndex }) => itemIndex), body: () => entries[0].body }],
+		contract: queuedEmail,
+		toJson: toSentEmail,
+		repeatable: false,
+		done: 'Queued',
+		afterSuccess: async () => {
+			await this.putExecutionToWait(waitTill);
+			return this.getInputData();
+		},
+	};
+};
+
+/** When n8n stops waiting and goes on with the input items. */
+function readWaitTill(options: IDataObject): Date {
+	const limit = (options.limitWaitTime as IDataObject | undefined)?.values;
+	if (!isObject(limit)) return WAIT_INDEFINITELY;
+	if (limit.limitType === 'atSpecifiedTime') {
+		const until = new Date(String(limit.maxDateAndTime ?? ''));
+		if (Number.isNaN(until.getTime())) {
+			throw badSetting(
+				'Max Date and Time is not a date',
+				'Set Options > Limit Wait Time > Max Date and Time to a date and time.',
+			);
+		}
+		return until;
+	}
+	const amount = readNumberOption(limit, resumeAmount);
+	const unit = MS_PER_UNIT[limit.resumeUnit as keyof typeof MS_PER_UNIT] ?? MS_PER_UNIT.minutes;
+	return new Date(Date.now() + amount * unit);
+}
+
+function escapeHtml(text: string): string {
+	const entities: Record<string, string> = {
+		'&': '&amp;',
+		'<': '&lt;',
+		'>': '&gt;',
+		'"': '&quot;',
+		"'": '&#39;',
+	};
+	return text.replace(/[&<>"']/g, (character) => entities[character]);
+}
+
+const BUTTON =
+	'display:inline-block;margin:4px 8px 4px 0;padding:10px 20px;border-radius:4px;text-decoration:none;font-weight:bold;';
+const PRIMARY = `${BUTTON}background:#1f6feb;color:#ffffff;`;
+const SECONDARY = `${BUTTON}background:#ffffff;color:#1f6feb;border:1px solid #1f6feb;`;
+
+/** The message as text, then a button per answer, each a signed link that resumes the execution. */
+function emailHtml(context: IExecuteFunctions): string {
+	const message = readText(context.getNodeParameter('message', 0), 'Message');
+	const button = (label: string, style: string, query: Record<string, string>) =>
+		`<a href="${escapeHtml(resumeUrl(context, query))}" target="_blank" style="${style}">${escapeHtml(label)}</a>`;
+	const buttons: string[] = [];
+	if (context.getNodeParameter('responseType', 0) === 'freeText') {
+		buttons.push(button('Respond', PRIMARY, {}));
+	} else {
+		const approval = context.getNodeParameter('approvalOptions.values', 0, {}) as IDataObject;
+		const label = (value: unknown, fallback: string) =>
+			typeof value === 'string' && value.trim() !== '' ? value : fallback;
+		if (approval.approvalType === 'double') {
+			buttons.push(
+				button(label(approval.disapproveLabel, 'Decline'), SECONDARY, { approved: 'false' }),
+			);
+		}
+		buttons.push(button(label(approval.approveLabel, 'Approve'), PRIMARY, { approved: 'true' }));
+	}
+	return (
+		'<!DOCTYPE html><html><body style="font-family:Arial,sans-serif;font-size:15px;color:#1f2328">' +
+		`<p style="white-space:pre-wrap">${escapeHtml(message)}</p><p>${buttons.join('')}</p></body></html>`
+	);
+}
+
+// Words that name automated clients in a User-Agent (link scanners, previewers, HTTP libraries),
+// after the isbot check of n8n's own Send and Wait nodes. No User-Agent at all is a program too.
+const AUTOMATED_CLIENT =
+	/bot|crawl|spider|slurp|scan|preview|headless|python|curl|wget|http-?client|okhttp|axios|node-fetch|undici|libwww|java\/|proofpoint|mimecast|barracuda|safelinks/i;
+
+function isAutomatedClient(userAgent: unknown): boolean {
+	return (
+		typeof userAgent !== 'string' || userAgent.trim() === '' || AUTOMATED_CLIENT.test(userAgent)
+	);
+}
+
+function page(title: string, body = ''): string {
+	return (
+		`<!DOCTYPE html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title></head>` +
+		`<body style="font-family:Arial,sans-serif;max-width:36em;margin:3em auto;padding:0 1em"><h1 style="font-size:1.3em">${escapeHtml(title)}</h1>${body}</body></html>`
+	);
+}
+
+function recorded(data: IDataObject): IWebhookResponseData {
+	return {
+		webhookResponse: page('Your response has been recorded', '<p>You can close this page.</p>'),
+		workflowData: [[{ json: { data } }]],
+	};
+}
+
+/**
+ * A link of the email was opened, or the free-text form sent. Only an answer resumes the
+ * execution (`workflowData`); anything else is answered with a page and the execution waits on.
+ */
+export async function webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+	const { method, headers, query } = this.getRequestObject();
+	// Mail security scanners open every link of an email: none may answer for the recipient.
+	if (isAutomatedClient(headers['user-agent'])) {
+		return { webhookResponse: page('Open this link in a web browser to respond') };
+	}
+	if (this.getNodeParameter('responseType', 'approval') === 'approval') {
+		return recorded({ approved: query.approved === 'true' });
+	}
+	const { text } = (method === 'POST' ? this.getBodyData() : {}) as IDataObject;
+	if (typeof text === 'string' && text.trim() !== '') return recorded({ text });
+	// No action: the form posts back to the link itself, signature and all.
+	const form =
+		`<p style="white-space:pre-wrap">${escapeHtml(String(this.getNodeParameter('message', '')))}</p>` +
+		'<form method="post"><textarea name="text" rows="6" required style="width:100%;box-sizing:border-box"></textarea>' +
+		'<p><button type="submit" style="padding:8px 20px">Submit</button></p></form>';
+	return { webhookResponse: page(String(this.getNodeParameter('subject', 'Your response')), form) };
+}

@@ -1,0 +1,330 @@
+// @ts-check
+'use strict';
+
+/**
+ * Email > Send and Wait for Response: one email through POST /email/send whose links are n8n's
+ * signed resume URLs, then the wait; the answer comes back through the node's `webhook` (the
+ * harness resumes the execution as n8n's waiting webhooks do: test/harness/n8n.js,
+ * createResumer).
+ */
+
+const {
+	API_KEY,
+	contacts,
+	expectNoSecret,
+	runNode,
+	sendAndWaitParameters,
+	useSandbox,
+} = require('../support');
+
+const sandbox = useSandbox();
+
+const JANE = { email: 'jane@customer.test' };
+const BOT_USER_AGENTS = [
+	'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)',
+	'Barracuda Sentinel (EE)',
+	'python-requests/2.31.0',
+];
+// n8n's WAIT_INDEFINITELY: a wait without limit.
+const FOREVER = new Date('3000-01-01T00:00:00.000Z');
+
+/** The email the sandbox received, its only one. */
+function sentEmail() {
+	const requests = sandbox.requestsTo('/email/send');
+	expect(requests).toHaveLength(1);
+	return /** @type {Record<string, string>} */ (requests[0].body);
+}
+
+/** The links of the email's html, as the recipient's mail program reads them. */
+function links(html = sentEmail().html) {
+	return [...html.matchAll(/<a href="([^"]+)"[^>]*>([^<]*)<\/a>/g)].map(([, href, label]) => ({
+		url: href.replaceAll('&amp;', '&'),
+		label,
+	}));
+}
+
+/** Runs Send and Wait with these parameters for Jane; it must be waiting. */
+async function waitingRun(/** @type {Record<string, unknown>} */ overrides = {}) {
+	const result = await runNode(sandbox, {
+		parameters: sendAndWaitParameters(overrides),
+		items: [JANE],
+	});
+	expect(result.error).toBeUndefined();
+	expect(result.waitTill).toBeDefined();
+	return result;
+}
+
+describe('the email and the wait', () => {
+	test('one email through POST /email/send, its html the escaped message and a signed Approve link; then the execution waits, without limit', async () => {
+		const result = await waitingRun({ message: 'Refund <b>120 €</b> & "close" the case?' });
+
+		const email = sentEmail();
+		expect(email).toMatchObject({
+			to: 'jane@customer.test',
+			from: 'hello@example.com',
+			subject: 'Refund for order 1042?',
+		});
+		expect(Object.keys(email).sort()).toEqual(['from', 'html', 'subject', 'to']);
+		expect(email.html).toContain(
+			'Refund &lt;b&gt;120 €&lt;/b&gt; &amp; &quot;close&quot; the case?',
+		);
+		expect(email.html).not.toContain('<b>');
+		const [approve, ...others] = links();
+		expect(others).toEqual([]);
+		expect(approve.label).toBe('Approve');
+		const url = new URL(approve.url);
+		expect(url.pathname).toMatch(new RegExp(`^/webhook-waiting/\\d+/${result.node.id}$`));
+		expect(url.searchParams.get('approved')).toBe('true');
+		expect(url.searchParams.get('signature')).toMatch(/^[0-9a-f]{64}$/);
+
+		expect(result.waitTill).toEqual(FOREVER);
+		expect(result.executedNodes).not.toContain('Success Sink');
+	});
+
+	test('an n8n without signed resume URLs (1.x before getSignedResumeUrl) gets its plain $execution.resumeUrl links', async () => {
+		// n8n-core's NodeExecutionContext, where the method lives on both engines.
+		const { core } = require('../harness/n8n').internals;
+		const owner = Object.getPrototypeOf(Object.getPrototypeOf(core.ExecuteContext.prototype));
+		const descriptor = Object.getOwnPropertyDescriptor(owner, 'getSignedResumeUrl');
+		expect(descriptor).toBeDefined();
+		delete owner.getSignedResumeUrl;
+		try {
+			const result = await waitingRun();
+			const url = new URL(links()[0].url);
+			expect(url.pathname).toMatch(new RegExp(`^/webhook-waiting/\\d+/${result.node.id}$`));
+			expect(url.searchParams.get('approved')).toBe('true');
+		} finally {
+			Object.defineProperty(
+				owner,
+				'getSignedResumeUrl',
+				/** @type {PropertyDescriptor} */ (descriptor),
+			);
+		}
+	});
+
+	test("one email for the whole input, with the first item's values: the execution waits once", async () => {
+		const result = await runNode(sandbox, {
+			parameters: sendAndWaitParameters(),
+			items: contacts(3),
+		});
+		expect(result.waitTill).toBeDefined();
+		expect(sentEmail().to).toBe('contact0@customer.test');
+	});
+
+	test('Limit Wait Time, after an interval: waitTill is that far ahead; when it passes, the input items go on without "data"', async () => {
+		const before = Date.now();
+		const result = await waitingRun({
+			options: {
+				limitWaitTime: {
+					values: { limitType: 'afterTimeInterval', resumeAmount: 2, resumeUnit: 'hours' },
+				},
+			},
+		});
+		const ahead = result.waitTill.getTime() - before;
+		expect(ahead).toBeGreaterThanOrEqual(2 * 3_600_000);
+		expect(ahead).toBeLessThan(2 * 3_600_000 + 60_000);
+
+		const resumed = await result.passWaitLimit();
+		expect(resumed.error).toBeUndefined();
+		expect(resumed.success.map((/** @type {any} */ item) => item.json)).toEqual([JANE]);
+		expect(sandbox.requestsTo('/email/send')).toHaveLength(1);
+	});
+
+	test('Limit Wait Time, at a specified time: waitTill is that time; a value that is no date fails before sending', async () => {
+		const at = '2031-05-04T10:00:00.000Z';
+		const limit = (/** @type {string} */ maxDateAndTime) => ({
+			options: { limitWaitTime: { values: { limitType: 'atSpecifiedTime', maxDateAndTime } } },
+		});
+		expect((await waitingRun(limit(at))).waitTill).toEqual(new Date(at));
+		sandbox.reset();
+
+		const result = await runNode(sandbox, {
+			parameters: sendAndWaitParameters(limit('next Tuesday')),
+			items: [JANE],
+		});
+		expect(result.error.message).toBe('Max Date and Time is not a date');
+		expect(result.waitTill).toBeUndefined();
+		expect(sandbox.requests).toHaveLength(0);
+	});
+});
+
+describe('the answer: n8n calls the webhook, never execute, so nothing is sent again', () => {
+	test('approval, Approve only: the link resumes with { data: { approved: true } } and a "recorded" page', async () => {
+		const result = await waitingRun();
+		const answer = await result.callWebhook({ url: links()[0].url });
+
+		expect(answer.resumed).toBe(true);
+		expect(answer.body).toContain('Your response has been recorded');
+		expect(answer.result.success.map((/** @type {any} */ item) => item.json)).toEqual([
+			{ data: { approved: true } },
+		]);
+		expect(sandbox.requestsTo('/email/send')).toHaveLength(1);
+		// Answered once: the link no longer resumes anything.
+		expect((await result.callWebhook({ url: links()[0].url })).resumed).toBe(false);
+	});
+
+	test.each([
+		['Decline', false],
+		['Approve', true],
+	])(
+		'approval, Approve and Decline: "%s" resumes with { data: { approved: %s } }',
+		async (label, approved) => {
+			const result = await waitingRun({
+				approvalOptions: {
+					values: { approvalType: 'double', approveLabel: 'Refund', disapproveLabel: 'Decline' },
+				},
+			});
+			const buttons = links();
+			expect(buttons.map((button) => button.label)).toEqual(['Decline', 'Refund']);
+			const button = buttons[label === 'Decline' ? 0 : 1];
+			expect(new URL(button.url).searchParams.get('approved')).toBe(String(approved));
+
+			const answer = await result.callWebhook({ url: button.url });
+			expect(answer.result.success[0].json).toEqual({ data: { approved } });
+			expect(sandbox.requestsTo('/email/send')).toHaveLength(1);
+		},
+	);
+
+	test('free text: the email links to a form (GET) that posts back to the same signed URL; the POST resumes with { data: { text } }', async () => {
+		const result = await waitingRun({ responseType: 'freeText', message: 'Why <not>?' });
+		const [respond, ...others] = links();
+		expect(others).toEqual([]);
+		expect(respond.label).toBe('Respond');
+		expect(new URL(respond.url).searchParams.get('signature')).toMatch(/^[0-9a-f]{64}$/);
+
+		const form = await result.callWebhook({ url: respond.url });
+		expect(form.resumed).toBe(false);
+		expect(form.body).toContain('Why &lt;not&gt;?');
+		// No action: the browser posts to the page's own URL, its query (and signature) included.
+		expect(form.body).toMatch(/<form method="post">/);
+		expect(form.body).toContain('<textarea name="text"');
+
+		const blank = await result.callWebhook({
+			url: respond.url,
+			method: 'POST',
+			body: { text: ' ' },
+		});
+		expect(blank.resumed).toBe(false);
+
+		const answer = await result.callWebhook({
+			url: respond.url,
+			method: 'POST',
+			body: { text: 'Customer already got a voucher' },
+		});
+		expect(answer.body).toContain('Your response has been recorded');
+		expect(answer.result.success[0].json).toEqual({
+			data: { text: 'Customer already got a voucher' },
+		});
+		expect(sandbox.requestsTo('/email/send')).toHaveLength(1);
+	});
+
+	test.each([...BOT_USER_AGENTS.map((agent) => [agent]), ['(no User-Agent)']])(
+		'a link scanner approves nothing: %s gets a page and the execution waits on',
+		async (agent) => {
+			const result = await waitingRun();
+			const headers = agent === '(no User-Agent)' ? {} : { 'user-agent': agent };
+			const scanned = await result.callWebhook({ url: links()[0].url, headers });
+			expect(scanned.resumed).toBe(false);
+			expect(scanned.body).not.toContain('recorded');
+
+			// The person's own click still counts.
+			const answer = await result.callWebhook({ url: links()[0].url });
+			expect(answer.result.success[0].json).toEqual({ data: { approved: true } });
+		},
+	);
+
+	test('a bot posting the free-text form answers nothing', async () => {
+		const result = await waitingRun({ responseType: 'freeText' });
+		const posted = await result.callWebhook({
+			url: links()[0].url,
+			method: 'POST',
+			headers: { 'user-agent': BOT_USER_AGENTS[0] },
+			body: { text: 'spam' },
+		});
+		expect(posted.resumed).toBe(false);
+	});
+
+	test("a link whose query was changed fails n8n's signature check: Approve cannot become Decline", async () => {
+		const result = await waitingRun();
+		const forged = new URL(links()[0].url);
+		forged.searchParams.set('approved', 'false');
+		const answer = await result.callWebhook({ url: forged.toString() });
+		expect(answer).toMatchObject({ status: 401, resumed: false });
+	});
+});
+
+describe('sending as Send Email does', () => {
+	test("Retry On Fail sends once: a 500 on the email fails the node, n8n's two retries send nothing, nothing waits", async () => {
+		sandbox.injectFaults([{ status: 500 }]);
+		const result = await runNode(sandbox, {
+			parameters: sendAndWaitParameters(),
+			items: [JANE],
+			retryOnFail: true,
+			maxTries: 3,
+			waitBetweenTries: 1,
+		});
+		expect(result.error.description).toMatch(/may have been queued/);
+		expect(sandbox.requestsTo('/email/send')).toHaveLength(1);
+		expect(result.waitTill).toBeUndefined();
+	});
+
+	test('a refused email (invalid To) is not sent and does not wait; Continue gives the usual error item', async () => {
+		const result = await runNode(sandbox, {
+			parameters: sendAndWaitParameters(),
+			items: [{ email: 'jane@' }],
+			onError: 'continueErrorOutput',
+		});
+		expect(result.errors[0].json.details.kind).toBe('invalid_input');
+		expect(sandbox.requests).toHaveLength(0);
+		expect(result.waitTill).toBeUndefined();
+	});
+
+	test('a used-up quota (429) is quota_exceeded and does not wait', async () => {
+		sandbox.injectFaults([{ status: 429 }]);
+		const result = await runNode(sandbox, {
+			parameters: sendAndWaitParameters(),
+			items: [JANE],
+			onError: 'continueRegularOutput',
+		});
+		expect(result.success[0].json.details.kind).toBe('quota_exceeded');
+		expect(result.waitTill).toBeUndefined();
+	});
+
+	test('Validate Only outputs the request it would send, sends nothing and does not wait', async () => {
+		const result = await runNode(sandbox, {
+			parameters: sendAndWaitParameters({ options: { validateOnly: true } }),
+			items: [JANE],
+		});
+		expect(result.success[0].json.request).toMatchObject({
+			method: 'POST',
+			path: '/email/send',
+			body: { to: 'jane@customer.test' },
+		});
+		expect(sandbox.requests).toHaveLength(0);
+		expect(result.waitTill).toBeUndefined();
+	});
+
+	test('as the plain BasicsEngage Tool of an agent it refuses, sending nothing: an agent cannot wait for an email', async () => {
+		const result = await runNode(sandbox, {
+			parameters: sendAndWaitParameters({ to: 'jane@customer.test' }),
+			toolCalls: [{}],
+		});
+		expect(result.toolAnswers[0].thrown ?? result.toolAnswers[0].answer).toMatch(
+			/cannot run as an AI tool/,
+		);
+		expect(sandbox.requests).toHaveLength(0);
+	});
+
+	test('the API key appears in no email, page, output or log', async () => {
+		const result = await waitingRun({ responseType: 'freeText' });
+		const form = await result.callWebhook({ url: links()[0].url });
+		const answer = await result.callWebhook({
+			url: links()[0].url,
+			method: 'POST',
+			body: { text: 'ok' },
+		});
+		expect(JSON.stringify([sentEmail(), form.body, answer.body])).not.toContain(API_KEY);
+		expectNoSecret(result, API_KEY);
+		expectNoSecret(answer.result, API_KEY);
+	});
+});
