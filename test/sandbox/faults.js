@@ -52,12 +52,24 @@ function seededRandom(seed) {
 }
 
 /**
- * @param {{ faultRate: () => number, randomFaults: () => Fault[], seed?: number }} settings
+ * @param {{ faultRate: () => number, randomFaults: () => Fault[], seed: () => number | undefined }} settings
+ *   read at each draw, so options changed after start (setOptions) apply; a new seed starts its
+ *   own sequence, so a test that sets one replays the same draws
  */
 function createFaultQueue(settings) {
 	/** @type {Fault[]} */
 	const queue = [];
-	const random = settings.seed === undefined ? Math.random : seededRandom(settings.seed);
+	/** @type {number | undefined} */
+	let seeded;
+	let draw = Math.random;
+	const random = () => {
+		const seed = settings.seed();
+		if (seed !== seeded) {
+			seeded = seed;
+			draw = seed === undefined ? Math.random : seededRandom(seed);
+		}
+		return draw();
+	};
 
 	return {
 		/** @param {Fault | Fault[]} faults */
@@ -83,8 +95,10 @@ function createFaultQueue(settings) {
 		get pending() {
 			return queue.length;
 		},
+		/** Drops the scripted faults; the next draw starts its seed's sequence again. */
 		clear() {
 			queue.length = 0;
+			seeded = Number.NaN;
 		},
 	};
 }

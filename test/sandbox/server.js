@@ -251,7 +251,7 @@ async function startSandbox(input = {}) {
 	const faults = createFaultQueue({
 		faultRate: () => options.faultRate,
 		randomFaults: () => options.randomFaults,
-		seed: options.faultSeed,
+		seed: () => options.faultSeed,
 	});
 
 	/** Sockets and timers are tracked so close() can end hanging requests at once. */
