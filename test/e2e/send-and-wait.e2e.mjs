@@ -70,6 +70,29 @@ function emailLinks() {
 
 const open = (url, userAgent = BROWSER) => fetch(url, { headers: { 'user-agent': userAgent } });
 
+/**
+ * The refund example as its own published workflow and form (path basicsengage-refund-<tag>),
+ * with its Send and Wait node changed by `change`; returns the workflow's id.
+ * @param {string} tag four hex digits @param {(ask: any) => void} change
+ */
+async function publishVariant(tag, change) {
+	const workflow = structuredClone(readExamples().find((e) => e.id === REFUND).workflow);
+	workflow.id = `beExampleRef${tag}`;
+	workflow.name = `${workflow.name} (${tag})`;
+	const form = workflow.nodes.find((n) => n.type === 'n8n-nodes-base.formTrigger');
+	form.webhookId = `${form.webhookId.slice(0, -4)}${tag}`;
+	form.parameters.options = { ...form.parameters.options, path: `basicsengage-refund-${tag}` };
+	const ask = workflow.nodes.find((n) => n.name === ASK);
+	ask.webhookId = `${ask.webhookId.slice(0, -4)}${tag}`;
+	change(ask);
+	const file = path.join(env.tmp, `${workflow.id}.json`);
+	await fsp.writeFile(file, JSON.stringify(workflow));
+	expect((await env.n8n.runCli(['import:workflow', `--input=${file}`])).code).toBe(0);
+	await activateWorkflow(env.rest, workflow.id);
+	await waitForForm(`${env.n8n.url}/form/basicsengage-refund-${tag}`);
+	return workflow.id;
+}
+
 test('one email with signed Refund and Decline links; a scanner and a changed link answer nothing; the Refund click resumes with approved: true', async () => {
 	const { id, before } = await requestRefund();
 	expect(requestsTo('/email/send').map((r) => r.body.subject)).toEqual([
@@ -129,25 +152,11 @@ test('n8n 2.x derives the human-review tool (basicsEngageHitlTool) from the node
 });
 
 test('free text: the Respond link opens a form page; the form, posted as a browser posts it, resumes with the text', async () => {
-	// The refund example with a free-text answer, as its own published workflow and form.
-	const FREE_TEXT = 'beExampleRefundT';
-	const workflow = structuredClone(readExamples().find((e) => e.id === REFUND).workflow);
-	workflow.id = FREE_TEXT;
-	workflow.name = `${workflow.name} (free text)`;
-	const form = workflow.nodes.find((n) => n.type === 'n8n-nodes-base.formTrigger');
-	form.webhookId = `${form.webhookId.slice(0, -4)}f7f7`;
-	form.parameters.options = { ...form.parameters.options, path: 'basicsengage-refund-text' };
-	const ask = workflow.nodes.find((n) => n.name === ASK);
-	ask.webhookId = `${ask.webhookId.slice(0, -4)}f7f7`;
-	ask.parameters.responseType = 'freeText';
-	delete ask.parameters.approvalOptions;
-	const file = path.join(env.tmp, `${FREE_TEXT}.json`);
-	await fsp.writeFile(file, JSON.stringify(workflow));
-	expect((await env.n8n.runCli(['import:workflow', `--input=${file}`])).code).toBe(0);
-	await activateWorkflow(env.rest, FREE_TEXT);
-	await waitForForm(`${env.n8n.url}/form/basicsengage-refund-text`);
-
-	const { before } = await requestRefund(FREE_TEXT, 'basicsengage-refund-text');
+	const FREE_TEXT = await publishVariant('f7f7', (ask) => {
+		ask.parameters.responseType = 'freeText';
+		delete ask.parameters.approvalOptions;
+	});
+	const { before } = await requestRefund(FREE_TEXT, 'basicsengage-refund-f7f7');
 	const { Respond } = emailLinks();
 	const page = await open(Respond);
 	expect(page.status).toBe(200);
@@ -167,3 +176,26 @@ test('free text: the Respond link opens a form page; the form, posted as a brows
 	expect(nodeOutput(execution, ASK)).toEqual([{ data: { text: 'Only half: the box was opened' } }]);
 	expect(requestsTo('/email/send')).toHaveLength(1);
 });
+
+test('a wait limit that passes resumes the node without data: the "no answer" branch runs and nothing is sent again', async () => {
+	// 3 seconds; n8n's wait tracker looks for due executions about once a minute.
+	const LIMITED = await publishVariant('d1d1', (ask) => {
+		ask.parameters.options = {
+			limitWaitTime: {
+				values: { limitType: 'afterTimeInterval', resumeAmount: 0.05, resumeUnit: 'minutes' },
+			},
+		};
+	});
+	const { before } = await requestRefund(LIMITED, 'basicsengage-refund-d1d1');
+	const execution = await waitForExecution(env.rest, LIMITED, {
+		afterId: before,
+		n8nDir: env.n8nDir,
+		timeoutMs: 100_000,
+	});
+	expect(execution.status).toBe('success');
+	expect(nodeOutput(execution, ASK)[0]).not.toHaveProperty('data');
+	expect(nodeOutput(execution, 'Declined or no answer')).toEqual([
+		{ nextStep: 'No answer within 2 days: tell jane@customer.test' },
+	]);
+	expect(requestsTo('/email/send')).toHaveLength(1);
+}, 150_000);
