@@ -254,6 +254,10 @@ async function startSandbox(input = {}) {
 		seed: () => options.faultSeed,
 	});
 
+	/** How many times reset() ran: a request belongs to the sandbox of its arrival. */
+	let generation = 0;
+	/** @type {WeakMap<import('node:net').Socket, number>} the generation a connection came in */
+	const connectedIn = new WeakMap();
 	/** Sockets and timers are tracked so close() can end hanging requests at once. */
 	const sockets = new Set();
 	/** @type {Set<NodeJS.Timeout>} */
@@ -347,7 +351,18 @@ async function startSandbox(input = {}) {
 	/** @param {http.IncomingMessage} req @param {http.ServerResponse} res */
 	async function handleRequest(req, res) {
 		const startedAt = Date.now();
+		// A connection's first request dates from the connection: its bytes can wait unread
+		// while the process is busy. Later requests on a kept-alive connection date from themselves.
+		const arrivedIn = connectedIn.get(req.socket) ?? generation;
+		connectedIn.delete(req.socket);
 		const rawBody = await readBody(req);
+		// A request that arrived before reset() belongs to the sandbox it was sent to: one whose
+		// client gave up (a timeout) can be read only after its test ended, and must not count as
+		// a request of the next test, nor change its state.
+		if (arrivedIn !== generation) {
+			req.socket.destroy();
+			return;
+		}
 		const pathname = new URL(req.url ?? '/', 'http://sandbox').pathname;
 		const request = recordRequest(req, rawBody, pathname);
 		const { status, summary } = await respond(
@@ -375,6 +390,7 @@ async function startSandbox(input = {}) {
 		);
 	});
 	server.on('connection', (socket) => {
+		connectedIn.set(socket, generation);
 		sockets.add(socket);
 		socket.on('close', () => sockets.delete(socket));
 	});
@@ -402,6 +418,7 @@ async function startSandbox(input = {}) {
 			return options;
 		},
 		reset() {
+			generation += 1;
 			requests.length = 0;
 			faults.clear();
 			options = sandboxOptionsSchema.parse(initialOptions);
