@@ -1,4 +1,5 @@
 import type { INodeProperties } from 'n8n-workflow';
+import { SEND_AND_WAIT_OPERATION } from 'n8n-workflow';
 
 import type { DeclareRequests } from '../transport';
 import { invalidInput } from '../transport';
@@ -33,7 +34,7 @@ const OPERATIONS: Operation[] = [
 	},
 	{
 		resource: 'email',
-		value: sendAndWait.SEND_AND_WAIT,
+		value: SEND_AND_WAIT_OPERATION,
 		name: 'Send and Wait for Response',
 		action: 'Send an email and wait for a response',
 		description:

@@ -1,9 +1,4 @@
-import type {
-	IExecuteFunctions,
-	INodeExecutionData,
-	NodeApiError,
-	NodeOperationError,
-} from 'n8n-workflow';
+import type { INodeExecutionData, NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 /**
  * Where n8n 1.x and 2.x differ in what a node sees or hands back, shaped to work on both (never
@@ -53,24 +48,4 @@ export function socketErrorCode(error: unknown): string | undefined {
 		if (code) return code;
 	}
 	return undefined;
-}
-
-/**
- * A link that resumes this waiting execution at this node, with `query` in it. n8n 2.x and the
- * late 1.x (1.122, 1.123) sign it with a token n8n checks before calling the node's webhook;
- * 1.x checks only when the node asks. An older n8n lacks signing: there the link is n8n's plain
- * resume URL (`$execution.resumeUrl`), which works for anyone who has it.
- */
-export function resumeUrl(context: IExecuteFunctions, query: Record<string, string>): string {
-	const signing = context as Partial<Pick<IExecuteFunctions, 'getSignedResumeUrl'>> & {
-		setSignatureValidationRequired?: () => void;
-	};
-	if (typeof signing.getSignedResumeUrl === 'function') {
-		signing.setSignatureValidationRequired?.();
-		return signing.getSignedResumeUrl(query);
-	}
-	const url = new URL(context.evaluateExpression('{{ $execution.resumeUrl }}', 0) as string);
-	url.pathname += `/${encodeURIComponent(context.getNode().id)}`;
-	for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
-	return url.toString();
 }

@@ -1,4 +1,4 @@
-import { updateDisplayOptions, WAIT_INDEFINITELY } from 'n8n-workflow';
+import { SEND_AND_WAIT_OPERATION, updateDisplayOptions, WAIT_INDEFINITELY } from 'n8n-workflow';
 import type {
 	IDataObject,
 	IExecuteFunctions,
@@ -12,11 +12,7 @@ import { optionsCollection, retryOptions } from '../../helpers/options';
 import { badSetting, isObject, readNumberOption, readText } from '../../helpers/read';
 import type { DeclareRequests } from '../../transport';
 import { invalidInput } from '../../transport';
-import { resumeUrl } from '../../transport/compat';
 import { addressProperties, queuedEmail, readAddress, toSentEmail } from './send.operation';
-
-/** n8n-workflow's SEND_AND_WAIT_OPERATION, which n8n looks for (waiting webhooks, AI review tools). */
-export const SEND_AND_WAIT = 'sendAndWait';
 
 /**
  * The links of the email resume the execution here: n8n's waiting webhooks, at
@@ -182,7 +178,7 @@ const properties: INodeProperties[] = [
 ];
 
 export const description = updateDisplayOptions(
-	{ show: { resource: ['email'], operation: [SEND_AND_WAIT] } },
+	{ show: { resource: ['email'], operation: [SEND_AND_WAIT_OPERATION] } },
 	properties,
 );
 
@@ -252,6 +248,26 @@ const BUTTON =
 	'display:inline-block;margin:4px 8px 4px 0;padding:10px 20px;border-radius:4px;text-decoration:none;font-weight:bold;';
 const PRIMARY = `${BUTTON}background:#1f6feb;color:#ffffff;`;
 const SECONDARY = `${BUTTON}background:#ffffff;color:#1f6feb;border:1px solid #1f6feb;`;
+
+/**
+ * A link that resumes this waiting execution at this node, with `query` in it. n8n 2.x and the
+ * late 1.x (1.122, 1.123) sign it with a token n8n checks before calling the node's webhook;
+ * 1.x checks only when the node asks. An older n8n lacks signing: there the link is n8n's plain
+ * resume URL (`$execution.resumeUrl`), which works for anyone who has it.
+ */
+function resumeUrl(context: IExecuteFunctions, query: Record<string, string>): string {
+	const signing = context as Partial<Pick<IExecuteFunctions, 'getSignedResumeUrl'>> & {
+		setSignatureValidationRequired?: () => void;
+	};
+	if (typeof signing.getSignedResumeUrl === 'function') {
+		signing.setSignatureValidationRequired?.();
+		return signing.getSignedResumeUrl(query);
+	}
+	const url = new URL(context.evaluateExpression('{{ $execution.resumeUrl }}', 0) as string);
+	url.pathname += `/${encodeURIComponent(context.getNode().id)}`;
+	for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
+	return url.toString();
+}
 
 /** The message as text, then a button per answer, each a signed link that resumes the execution. */
 function emailHtml(context: IExecuteFunctions): string {
