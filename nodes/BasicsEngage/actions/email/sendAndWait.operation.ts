@@ -195,10 +195,12 @@ export const requests: DeclareRequests = function (options) {
 		);
 	}
 	const waitTill = readWaitTill(options);
+	// The first item's email, for every item: the execution waits once. Read (and its links
+	// signed) once; a reading that fails fails every item alike.
+	let email: IDataObject | undefined;
 	return {
 		path: '/email/send',
-		// The first item's email, for every item: the execution waits once.
-		body: () => ({ ...readAddress(this, 0), html: emailHtml(this) }),
+		body: () => (email ??= { ...readAddress(this, 0), html: emailHtml(this) }),
 		batches: (entries) =>
 			entries.length === 0
 				? []
