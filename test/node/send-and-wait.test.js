@@ -109,6 +109,10 @@ describe('the email and the wait', () => {
 		});
 		expect(result.waitTill).toBeDefined();
 		expect(sentEmail().to).toBe('contact0@customer.test');
+		// While it waits, its output is its input, each item paired to itself.
+		expect(result.success.map((item) => item.pairedItem)).toEqual(
+			[0, 1, 2].map((item) => ({ item })),
+		);
 	});
 
 	test('Limit Wait Time, after an interval: waitTill is that far ahead; when it passes, the input items go on without "data"', async () => {

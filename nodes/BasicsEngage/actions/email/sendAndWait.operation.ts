@@ -211,7 +211,7 @@ export const requests: DeclareRequests = function (options) {
 		done: 'Queued',
 		afterSuccess: async () => {
 			await this.putExecutionToWait(waitTill);
-			return this.getInputData();
+			return this.getInputData().map((item, index) => ({ ...item, pairedItem: { item: index } }));
 		},
 	};
 };
