@@ -130,6 +130,17 @@ const sendAndWaitParameters = parameterBuilder({
 	responseType: 'approval',
 });
 
+/**
+ * The links of an HTML email, as a mail program reads them: `{ label, url }` per `<a>`.
+ * @param {string} html
+ */
+function emailLinks(html) {
+	return [...html.matchAll(/<a href="([^"]+)"[^>]*>([^<]*)<\/a>/g)].map(([, href, label]) => ({
+		url: href.replaceAll('&amp;', '&'),
+		label,
+	}));
+}
+
 /** Add Profiles parameters for a new list. */
 const addProfilesParameters = parameterBuilder({
 	resource: 'list',
@@ -285,6 +296,7 @@ module.exports = {
 	addProfilesParameters,
 	closedBaseUrl,
 	contacts,
+	emailLinks,
 	createCampaignParameters,
 	createListParameters,
 	delay,

@@ -17,6 +17,7 @@ const {
 	contacts,
 	createCampaignParameters,
 	createListParameters,
+	emailLinks,
 	runNode,
 	sendAndWaitParameters,
 	sendCampaignParameters,
@@ -74,8 +75,8 @@ test.each([
 			parameters: sendAndWaitParameters({ responseType }),
 			items: contacts(1),
 		});
-		const url = /href="([^"]+)"/.exec(sandbox.requestsTo('/email/send')[0].body.html)?.[1];
-		const answer = await waiting.callWebhook({ url: url.replaceAll('&amp;', '&'), ...request });
+		const [{ url }] = emailLinks(sandbox.requestsTo('/email/send')[0].body.html);
+		const answer = await waiting.callWebhook({ url, ...request });
 
 		const { json } = answer.result.success[0];
 		expect(json).toEqual({ data });

@@ -11,6 +11,7 @@
 const {
 	API_KEY,
 	contacts,
+	emailLinks,
 	expectNoSecret,
 	runNode,
 	sendAndWaitParameters,
@@ -36,12 +37,7 @@ function sentEmail() {
 }
 
 /** The links of the email's html, as the recipient's mail program reads them. */
-function links(html = sentEmail().html) {
-	return [...html.matchAll(/<a href="([^"]+)"[^>]*>([^<]*)<\/a>/g)].map(([, href, label]) => ({
-		url: href.replaceAll('&amp;', '&'),
-		label,
-	}));
-}
+const links = (html = sentEmail().html) => emailLinks(html);
 
 /** Runs Send and Wait with these parameters for Jane; it must be waiting. */
 async function waitingRun(/** @type {Record<string, unknown>} */ overrides = {}) {
