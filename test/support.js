@@ -20,7 +20,7 @@ const { randomUUID } = require('node:crypto');
 const http = require('node:http');
 const net = require('node:net');
 const path = require('node:path');
-const { runWorkflow, loadPackage, testCredential } = require('./harness/n8n');
+const { deduplicationStore, runWorkflow, loadPackage, testCredential } = require('./harness/n8n');
 const { startSandbox } = require('./sandbox/server');
 
 const PACKAGE_DIR = path.resolve(__dirname, '..');
@@ -299,6 +299,7 @@ module.exports = {
 	emailLinks,
 	createCampaignParameters,
 	createListParameters,
+	deduplicationStore,
 	delay,
 	expectEachInputExactlyOnce,
 	expectNoSecret,

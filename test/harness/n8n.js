@@ -211,11 +211,32 @@ function ensureServices() {
 }
 
 /**
- * What the n8n server's database-backed deduplicator does in "entries" mode: per workflow and
- * scope ('node' scope: per node id) a list of values; `checkProcessedAndRecord` splits the
+ * Calls to n8n's deduplication store can fail on a real server (SQLite: "SQLITE_BUSY: database
+ * is locked"), and a failed call writes nothing. A test makes the next calls fail with
+ * `deduplicationStore.failCalls(1, 3)` (the 1st and 3rd from now, any method) and reads how
+ * many calls a run made from `calls`.
+ */
+const deduplicationStore = {
+	calls: 0,
+	/** @type {Set<number>} */
+	failing: new Set(),
+	/** @param {...number} nth the calls to fail, counted from now, from 1 */
+	failCalls(...nth) {
+		this.failing = new Set(nth.map((n) => this.calls + n));
+	},
+	beforeCall() {
+		this.calls++;
+		if (this.failing.delete(this.calls)) throw new Error('SQLITE_BUSY: database is locked');
+	},
+};
+
+/**
+ * What the n8n server's database-backed deduplicator does in "entries" mode
+ * (packages/cli/src/deduplication/deduplication-helper.ts): per workflow and scope ('node'
+ * scope: per node id) one row holding a list of values; `checkProcessedAndRecord` splits the
  * given values into those already recorded and new ones (recording the new ones, even when the
  * same value appears twice in one call, as the server does), keeping at most `maxEntries`
- * newest; `removeProcessed` deletes values.
+ * newest; `removeProcessed` deletes values. Each call reads the row and writes it back.
  */
 function createMemoryDeduplicator() {
 	/** @type {Map<string, string[]>} */
@@ -227,6 +248,7 @@ function createMemoryDeduplicator() {
 		/** @param {string[]} items @param {string} scope @param {any} context @param {{ mode: string, maxEntries?: number }} options */
 		async checkProcessedAndRecord(items, scope, context, options) {
 			if (options.mode !== 'entries') throw new Error('harness deduplicator: entries mode only');
+			deduplicationStore.beforeCall();
 			const key = keyOf(scope, context);
 			const recorded = [...(store.get(key) ?? [])];
 			// The server reads the row, then writes it back: calls that overlap lose writes there too.
@@ -247,6 +269,7 @@ function createMemoryDeduplicator() {
 		},
 		/** @param {string[]} items @param {string} scope @param {any} context */
 		async removeProcessed(items, scope, context) {
+			deduplicationStore.beforeCall();
 			const recorded = [...(store.get(keyOf(scope, context)) ?? [])];
 			await new Promise((resolve) => setImmediate(resolve));
 			for (const item of items) {
@@ -257,10 +280,12 @@ function createMemoryDeduplicator() {
 		},
 		/** @param {string} scope @param {any} context */
 		async clearAllProcessedItems(scope, context) {
+			deduplicationStore.beforeCall();
 			store.delete(keyOf(scope, context));
 		},
 		/** @param {string} scope @param {any} context */
 		async getProcessedDataCount(scope, context) {
+			deduplicationStore.beforeCall();
 			return (store.get(keyOf(scope, context)) ?? []).length;
 		},
 	};
@@ -1558,6 +1583,7 @@ module.exports = {
 	getLogs,
 	clearLogs,
 	shutdown,
+	deduplicationStore,
 	/** exposed for advanced tests */
 	internals: {
 		coreRequire,

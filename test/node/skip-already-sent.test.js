@@ -11,6 +11,7 @@
 const { randomUUID } = require('node:crypto');
 const {
 	contacts,
+	deduplicationStore,
 	expectEachInputExactlyOnce,
 	runNode,
 	savedWorkflow,
@@ -311,4 +312,107 @@ test('as an AI tool, a repeated call of another execution is skipped', async () 
 		{ skipped: true, reason: expect.stringMatching(/sent before/) },
 	]);
 	expect(sandbox.requests).toHaveLength(1);
+});
+
+test('issue 28: History Size N remembers the last N emails sent, however many runs look them up', async () => {
+	const workflow = savedWorkflow();
+	const parameters = skipping({ historySize: 5 });
+	const run = async (/** @type {any[]} */ items) => {
+		const before = sandbox.requests.length;
+		await runNode(sandbox, { ...workflow, parameters, items });
+		return sandbox.requests.slice(before).map((request) => request.body.to);
+	};
+	expect(await run(contacts(3))).toHaveLength(3);
+	// Each run asks the store about the same three emails; none may push another out.
+	for (let day = 2; day <= 4; day++) expect(await run(contacts(3))).toEqual([]);
+	expect(await run(contacts(3, 3))).toHaveLength(3);
+	// Six sent, five remembered: the oldest, contact 0, is forgotten, and only it.
+	expect(await run(contacts(6))).toEqual(['contact0@customer.test']);
+});
+
+test('issue 28: a failed store call never marks an email as sent: whichever call fails, a later run sends what was not sent, and nothing twice', async () => {
+	for (let failing = 1; failing <= 4; failing++) {
+		sandbox.reset();
+		const workflow = savedWorkflow();
+		deduplicationStore.failCalls(failing);
+		const first = await runNode(sandbox, {
+			...workflow,
+			parameters: skipping(),
+			items: contacts(3),
+			onError: 'continueRegularOutput',
+		});
+		expectEachInputExactlyOnce(first, 3);
+		for (const item of first.success.filter((output) => output.json.error)) {
+			expect(item.json.error).toMatch(/could not reach n8n’s deduplication store/);
+			expect(item.json.details.description).toMatch(/database is locked/);
+		}
+		deduplicationStore.failCalls();
+		await runNode(sandbox, {
+			...workflow,
+			parameters: skipping(),
+			items: contacts(3),
+			onError: 'continueRegularOutput',
+		});
+		expect(recipients().sort()).toEqual(contacts(3).map((contact) => contact.email));
+	}
+});
+
+test('issue 28: the Key is read per item: an expression that fails for item 0 (an empty date) fails item 0 only', async () => {
+	const result = await runNode(sandbox, {
+		...savedWorkflow(),
+		parameters: skipping({ key: '={{ $json.orderDate.toDateTime().toISO() }}' }),
+		items: [
+			{ email: 'a@customer.test', orderDate: '' },
+			{ email: 'b@customer.test', orderDate: '2026-11-20' },
+		],
+		onError: 'continueErrorOutput',
+	});
+	expect(result.errors.map((item) => item.pairedItem)).toEqual([{ item: 0 }]);
+	expect(result.errors[0].json).toMatchObject({
+		error: 'cannot convert to Luxon DateTime',
+		details: { kind: 'invalid_input' },
+	});
+	expect(result.success.map((item) => item.pairedItem)).toEqual([{ item: 1 }]);
+	expect(recipients()).toEqual(['b@customer.test']);
+});
+
+test('issue 28: under Stop Workflow an "outcome unknown" email stops the run, and the error says what was queued', async () => {
+	const workflow = savedWorkflow();
+	sandbox.injectFaults([{ action: 'drop' }]);
+	await runNode(sandbox, {
+		...workflow,
+		parameters: skipping({}, { retries: 0 }),
+		items: contacts(1),
+		onError: 'continueErrorOutput',
+	});
+	const before = sandbox.requests.length;
+	const result = await runNode(sandbox, {
+		...workflow,
+		parameters: skipping({}, { concurrency: 1 }),
+		items: [...contacts(1, 1), ...contacts(1), ...contacts(1, 2)],
+	});
+	expect(result.error?.message).toMatch(/no clear answer/);
+	expect(result.error?.description).toContain('Queued in this run (item indexes): 0.');
+	expect(sandbox.requests.slice(before).map((request) => request.body.to)).toEqual([
+		'contact1@customer.test',
+	]);
+});
+
+test('issue 28: a dry run shows an email the real run would skip as skipped, and records nothing', async () => {
+	const workflow = savedWorkflow();
+	const dryRun = await runNode(sandbox, {
+		...workflow,
+		parameters: skipping({}, { validateOnly: true }),
+		items: [...contacts(1), ...contacts(1)],
+	});
+	expect(dryRun.success[0].json).toMatchObject({ validateOnly: true, request: expect.any(Object) });
+	expect(dryRun.success[1].json).toEqual({
+		validateOnly: true,
+		skipped: true,
+		reason: expect.stringMatching(/item 0 of this run has the same key/),
+	});
+	expect(dryRun.success.map((item) => item.pairedItem)).toEqual([{ item: 0 }, { item: 1 }]);
+	expect(sandbox.requests).toEqual([]);
+	const real = await runNode(sandbox, { ...workflow, parameters: skipping(), items: contacts(1) });
+	expect(real.success[0].json.messageId).toEqual(expect.any(String));
 });

@@ -188,3 +188,75 @@ test('the Retry On Fail memory ignores a dry run: nothing is kept in the node co
 		'basicsEngageDone',
 	);
 });
+
+describe('issue 28: Validate Only set by an expression (a form, webhook or sheet switch)', () => {
+	const operations = /** @type {const} */ ([
+		['Send Email', sendParameters],
+		['Send Campaign', sendCampaignParameters],
+		['Add Profiles', addProfilesParameters],
+	]);
+	const byExpression = { validateOnly: '={{ $json.dryRun }}' };
+	const item = (/** @type {unknown} */ dryRun) => ({
+		...contacts(1)[0],
+		campaignId: '66f1c0ffee0123456789abcd',
+		dryRun,
+	});
+
+	test.each(
+		operations.flatMap(([name, parameters]) =>
+			[true, 'true', ' TRUE ', 1, '1'].map((value) => [name, value, parameters]),
+		),
+	)('%s: %j reads as true: a dry run, nothing sent', async (_name, value, parameters) => {
+		const result = await runNode(sandbox, {
+			parameters: parameters({ options: byExpression }),
+			items: [item(value)],
+		});
+		expect(sandbox.requests).toEqual([]);
+		expect(result.success[0].json.validateOnly).toBe(true);
+	});
+
+	test.each(
+		operations.flatMap(([name, parameters]) =>
+			['yes', 'maybe', '', null, 2].map((value) => [name, value, parameters]),
+		),
+	)(
+		'%s: %j is neither clearly true nor false: the item fails, nothing is sent',
+		async (_name, value, parameters) => {
+			const result = await runNode(sandbox, {
+				parameters: parameters({ options: byExpression }),
+				items: [item(value)],
+				onError: 'continueErrorOutput',
+			});
+			expect(sandbox.requests).toEqual([]);
+			expect(result.errors).toHaveLength(1);
+			expect(result.errors[0].json).toMatchObject({
+				error: expect.stringMatching(/^Validate Only must be true or false/),
+				details: { kind: 'invalid_input' },
+			});
+		},
+	);
+
+	test.each([false, 'false', 0, '0'])('%j reads as false: sent for real', async (value) => {
+		const result = await runNode(sandbox, {
+			parameters: sendParameters({ options: byExpression }),
+			items: [item(value)],
+		});
+		expect(result.success[0].json.messageId).toEqual(expect.any(String));
+		expect(sandbox.requests).toHaveLength(1);
+	});
+
+	test('when in doubt, never send: one item asking for a dry run makes the whole run one', async () => {
+		const result = await runNode(sandbox, {
+			parameters: sendParameters({ options: byExpression }),
+			items: [item(false), item('maybe'), item(false)],
+			onError: 'continueRegularOutput',
+		});
+		expect(sandbox.requests).toEqual([]);
+		expect(result.success.map((output) => output.json.validateOnly ?? output.json.error)).toEqual([
+			true,
+			expect.stringMatching(/Validate Only must be true or false/),
+			true,
+		]);
+		expectEachInputExactlyOnce(result, 3);
+	});
+});

@@ -1,3 +1,4 @@
+import { tryToParseBoolean } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import { asInputFailure, invalidInput } from '../transport/failure';
@@ -121,13 +122,49 @@ export function badSetting(message: string, description: string): Failure {
 	return invalidInput(message, `${description} Nothing was sent.`);
 }
 
-/** A collection parameter read once per run; an expression that fails there fails every item. */
+/** Options whose expressions are read per item by their own readers, so this leaves them as set. */
+const PER_ITEM_OPTIONS = new Set(['skipAlreadySent', 'validateOnly']);
+
+/**
+ * A collection parameter read once per run, each option on its own: an expression that fails
+ * there fails every item. Per-item options come back unresolved: one that fails for item 0 must
+ * not fail the others.
+ */
 export function readOptions(context: IExecuteFunctions, name: string): IDataObject {
-	try {
-		return context.getNodeParameter(name, 0, {}) as IDataObject;
-	} catch (error) {
-		throw badSetting(`An option could not be read`, `n8n said: ${(error as Error).message}.`);
+	const set = context.getNodeParameter(name, 0, {}, { rawExpressions: true }) as IDataObject;
+	const options: IDataObject = {};
+	for (const [option, raw] of Object.entries(set)) {
+		try {
+			options[option] = PER_ITEM_OPTIONS.has(option)
+				? raw
+				: context.getNodeParameter(`${name}.${option}`, 0);
+		} catch (error) {
+			throw badSetting(`An option could not be read`, `n8n said: ${(error as Error).message}.`);
+		}
 	}
+	return options;
+}
+
+/**
+ * Validate Only for one item. An expression (a form's or sheet's switch) may hand over "true",
+ * 1 or "TRUE": n8n's own reading of a boolean decides, and anything else fails the item, since a
+ * dry run taken for a real one would send.
+ */
+export function readValidateOnly(context: IExecuteFunctions, itemIndex: number): boolean {
+	const value = context.getNodeParameter('options.validateOnly', itemIndex, false) as unknown;
+	const text = typeof value === 'string' ? value.trim() : value;
+	// n8n's reader takes null or [] for false: here they are as unclear as "maybe".
+	if (typeof text === 'boolean' || typeof text === 'number' || (typeof text === 'string' && text)) {
+		try {
+			return tryToParseBoolean(text);
+		} catch {
+			// Unclear: refused below.
+		}
+	}
+	throw invalidInput(
+		`Validate Only must be true or false, not ${isEmpty(value) ? 'empty' : JSON.stringify(value)}`,
+		'Make its expression return true, false, 1 or 0, e.g. {{ $json.dryRun ?? false }}. Nothing was sent.',
+	);
 }
 
 /**

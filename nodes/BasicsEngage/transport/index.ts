@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import { readOptions } from '../helpers/read';
+import { readOptions, readValidateOnly } from '../helpers/read';
 import type { ApiResult, SuccessContract } from './classify';
 import { markForErrorOutput } from './compat';
 import { sendConcurrently } from './concurrency';
@@ -63,8 +63,11 @@ export interface ItemBody {
 
 /** Answers some items without their requests; for items sent in one request each. */
 export interface SkipHook {
-	/** Before any request, given the items no earlier try of this run sent: those not to send. */
-	select: (itemIndexes: number[]) => Promise<Map<number, ApiResult>>;
+	/**
+	 * Before any request (and in a dry run), given the items to send in their order: those
+	 * answered without asking any store. The others meet `beforeSend`.
+	 */
+	plan: (itemIndexes: number[]) => Map<number, ApiResult>;
 	/** Just before the item's request: an answer instead of sending it, or undefined to send. */
 	beforeSend: (itemIndex: number) => Promise<ApiResult | undefined>;
 	/** What the request came to; undefined when it never left. */
@@ -94,15 +97,18 @@ export async function runOperation(
 	try {
 		const settings = await readSettings(context);
 		const options = readOptions(context, 'options');
-		const operation = declare.call(context, options);
+		const dryRun = readDryRun(context, options, outcomes);
+		const operation = declare.call(context, { ...options, validateOnly: dryRun });
 		const planned = readItems(context, operation, outcomes);
-		if (options.validateOnly === true) {
-			// A dry run: every check above, no request, and nothing recorded anywhere.
+		if (dryRun) {
+			// Every check above, no request, nothing recorded; items the run would skip, skipped.
+			const answered = operation.skip?.plan(planned.map(({ itemIndexes }) => itemIndexes[0]));
 			for (const { itemIndexes, body } of planned) {
 				const request = { method: 'POST', path: operation.path, body: body() };
+				const skipped = answered?.get(itemIndexes[0]) as IDataObject | undefined;
 				outcomes.push({
 					itemIndexes,
-					result: { validateOnly: true, request },
+					result: { validateOnly: true, ...(skipped ?? { request }) },
 					batch: !!operation.batches,
 				});
 			}
@@ -177,6 +183,31 @@ function applyOnError(context: IExecuteFunctions, outcomes: Outcome[]): INodeExe
 	});
 }
 
+/**
+ * Validate Only, read for each item when it is an expression. When in doubt, never send: one
+ * item that asks for a dry run makes the run one, and a value that reads as neither true nor
+ * false fails its item and makes the run a dry run too.
+ */
+function readDryRun(
+	context: IExecuteFunctions,
+	options: IDataObject,
+	outcomes: Outcome[],
+): boolean {
+	const isExpression =
+		typeof options.validateOnly === 'string' && options.validateOnly.startsWith('=');
+	const itemIndexes = isExpression ? context.getInputData().map((_, itemIndex) => itemIndex) : [0];
+	let dryRun = false;
+	for (const itemIndex of itemIndexes) {
+		try {
+			dryRun = readValidateOnly(context, itemIndex) || dryRun;
+		} catch (error) {
+			outcomes.push({ itemIndexes: [itemIndex], result: asInputFailure(error) });
+			dryRun = true;
+		}
+	}
+	return dryRun;
+}
+
 /** A planned request: the items it answers for, and its body, built when it is sent. */
 interface Planned {
 	itemIndexes: number[];
@@ -193,7 +224,9 @@ function readItems(
 	outcomes: Outcome[],
 ): Planned[] {
 	const entries: ItemBody[] = [];
+	const failed = new Set(outcomes.flatMap(({ itemIndexes }) => itemIndexes));
 	context.getInputData().forEach((_, itemIndex) => {
+		if (failed.has(itemIndex)) return;
 		try {
 			entries.push({ itemIndex, body: operation.body(itemIndex) });
 		} catch (error) {
@@ -220,13 +253,12 @@ async function sendAll(
 	const { skip, explain, afterRequest } = operation;
 	if (skip) {
 		const fresh = planned.filter((request) => !memory.recall(request.itemIndexes, request.body()));
-		const answered = await skip.select(fresh.map(({ itemIndexes }) => itemIndexes[0]));
+		const answered = skip.plan(fresh.map(({ itemIndexes }) => itemIndexes[0]));
 		for (const [itemIndex, result] of answered) settle([itemIndex], result);
 		planned = planned.filter(({ itemIndexes }) => !answered.has(itemIndexes[0]));
 	}
 
 	const stop = new RunStop(stopSignal);
-	const answeredInstead = new Set<number>();
 	const sent = await sendConcurrently(settings, planned.length, {
 		concurrency: operation.concurrency ?? 1,
 		stop,
@@ -235,9 +267,11 @@ async function sendAll(
 			const { itemIndexes, body: build } = planned[requestIndex];
 			const instead = await skip?.beforeSend(itemIndexes[0]);
 			if (instead) {
-				settle(itemIndexes, instead);
-				answeredInstead.add(requestIndex);
-				return undefined;
+				// Under Stop Workflow the run stops at the first failure, whatever found it.
+				if (instead instanceof Failure && stopsTheRun(context, instead)) {
+					stop.stopFor(instead, 'an earlier item of this run failed');
+				}
+				return { result: instead, answeredInstead: true };
 			}
 			// A Stop while the item was being marked: it never leaves.
 			if (stop.stopped) {
@@ -269,25 +303,29 @@ async function sendAll(
 	});
 	await skip?.flush();
 
-	const results = sent.map((request) => request?.result);
-	// Under Stop Workflow the run ends at the first failed request, which says what the others did.
+	// What each request came to; an item answered instead of sent (skipped) was no request.
+	const results = sent.map((request) =>
+		request?.answeredInstead && !(request.result instanceof Failure) ? undefined : request?.result,
+	);
+	// Under Stop Workflow the run ends at the first failed item, which says what the others did.
 	const stoppedAt = context.continueOnFail()
 		? -1
 		: results.findIndex((result) => result instanceof Failure);
 	sent.forEach((request, requestIndex) => {
 		const { itemIndexes } = planned[requestIndex];
-		if (answeredInstead.has(requestIndex)) return;
 		if (request === undefined) {
 			settle(itemIndexes, stop.notSent());
-		} else if (!(request.result instanceof Failure)) {
-			const json = operation.toJson(request.result, request.body, itemIndexes);
-			settle(itemIndexes, keepServerValues(json, settings.secrets), !!operation.batches);
-		} else {
+		} else if (request.result instanceof Failure) {
 			const failure =
 				requestIndex === stoppedAt
 					? withRunNotes(results, stoppedAt, planned, operation.done)
 					: request.result;
 			settle(itemIndexes, failure);
+		} else if (request.answeredInstead) {
+			settle(itemIndexes, request.result);
+		} else {
+			const json = operation.toJson(request.result, request.body as IDataObject, itemIndexes);
+			settle(itemIndexes, keepServerValues(json, settings.secrets), !!operation.batches);
 		}
 	});
 }

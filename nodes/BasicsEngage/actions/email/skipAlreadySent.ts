@@ -6,7 +6,7 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
-import { readNumberOption } from '../../helpers/read';
+import { readForRun, readNumberOption } from '../../helpers/read';
 import type { ApiResult, SkipHook } from '../../transport';
 import { Failure, invalidInput } from '../../transport';
 
@@ -70,21 +70,24 @@ export const skipAlreadySentOption: INodeProperties = {
 };
 
 /*
- * Two records per email key in the store, so that a later run can tell "sent" from "unknown":
- * - `sent|<key>`: BasicsEngage accepted the email (recorded after its answer);
- * - `sending|<key>`: a request is or was under way (recorded just before it leaves). Removed
- *   once the answer is known, so it outlives the run only when nobody knows whether the email
- *   was queued (a lost answer, a timeout, a crash).
- * n8n's store reads and rewrites one database row per call, so calls from this run go one at a
- * time, and those arriving together are merged into one call.
+ * n8n's store answers "was it there?" only by recording it, so asking is claiming: an email's two
+ * entries are claimed in one call just before it is sent. `sent|<key>` stays; `sending|<key>` is
+ * removed once BasicsEngage accepted the email, so it outlives the run only when nobody knows
+ * whether the email was queued. Both go when it provably never reached BasicsEngage. Whatever
+ * fails, what is left reads "outcome unknown", never "sent": a failed store call can cost a send
+ * now, never a send for ever, and never a second one.
  */
 const SENT = 'sent|';
 const SENDING = 'sending|';
 
+// Emails claimed per call: each call rewrites the whole history; a crash leaves those claimed
+// and not yet sent "unknown".
+const CLAIM_BATCH = 100;
+
 /** Server errors that say nothing was queued: the API's own 500 says "retry later". */
 const REFUSING_SERVER_ERRORS = new Set(['500', '502', '503']);
 
-/** Whether BasicsEngage provably did not queue the email. */
+/** Whether BasicsEngage provably did not queue the email (undefined: it never left). */
 function notQueued(result: ApiResult | undefined): boolean {
 	if (result === undefined) return true;
 	if (!(result instanceof Failure)) return false;
@@ -92,37 +95,33 @@ function notQueued(result: ApiResult | undefined): boolean {
 }
 
 /**
- * The option's hook into the run, or undefined when it is off. Before the first request, the
- * emails accepted before are skipped and those whose earlier outcome is unknown are failed (or
- * sent again, when Retry Send On Server Error allows it). Each email is marked "sending" just
- * before its request and "sent" once accepted; a run that is stopped leaves no mark on emails
- * it never sent.
+ * The option's hook into the run, or undefined when it is off. `sendUnknown` (Retry Send On
+ * Server Error) sends an email whose earlier outcome is unknown instead of failing it.
  */
 export function skipAlreadySent(
 	context: IExecuteFunctions,
 	options: IDataObject,
 	sendUnknown: boolean,
 ): (SkipHook & { readKey: (itemIndex: number, email: IDataObject) => void }) | undefined {
-	const settings = (options.skipAlreadySent as { settings?: IDataObject } | undefined)?.settings;
-	if (!settings) return undefined;
-	const store = new SerialStore(context, {
-		scope: settings.scope === 'workflow' ? 'workflow' : 'node',
-		options: { mode: 'entries', maxEntries: readNumberOption(settings, historySizeValue) },
+	// Left unread by readOptions: its Key is read per item.
+	if (!(options.skipAlreadySent as IDataObject | undefined)?.settings) return undefined;
+	const setting = (name: string, itemIndex = 0) =>
+		context.getNodeParameter(`options.skipAlreadySent.settings.${name}`, itemIndex, '');
+	const store = readForRun(() => {
+		const historySize = readNumberOption({ historySize: setting('historySize') }, historySizeValue);
+		return new Store(context, setting('scope') === 'workflow' ? 'workflow' : 'node', historySize);
 	});
 	const keys = new Map<number, string>();
-	/** Items not handled by an earlier try of this run (those are answered from the run's memory). */
-	const fresh = new Set<number>();
-	/** Items whose `sending` mark is this run's (or an earlier run's, sent again on purpose). */
-	const marked = new Set<number>();
-	/** What afterSend stores; the run waits for it before it answers. */
-	const settling: Array<Promise<void>> = [];
+	/** Each planned item's batch, claimed in one store call when its first item is sent. */
+	const batchOf = new Map<
+		number,
+		{ items: number[]; answers?: Promise<Array<ApiResult | undefined>> }
+	>();
+	/** Items whose entries are this run's to settle once their request is done. */
+	const ours = new Set<number>();
 	return {
 		readKey(itemIndex, email) {
-			const custom = context.getNodeParameter(
-				'options.skipAlreadySent.settings.key',
-				itemIndex,
-				'',
-			);
+			const custom = setting('key', itemIndex);
 			const key =
 				typeof custom === 'string' || typeof custom === 'number' ? String(custom).trim() : '';
 			// Else everything that is sent: a second order confirmation with a new number is another email.
@@ -133,63 +132,69 @@ export function skipAlreadySent(
 					: `email:${JSON.stringify({ ...email, to: String(email.to).toLowerCase() })}`,
 			);
 		},
-		async select(itemIndexes) {
-			for (const itemIndex of itemIndexes) fresh.add(itemIndex);
-			const distinct = [...new Set([...fresh].map((itemIndex) => keys.get(itemIndex) as string))];
-			const known = await store.peek([
-				...distinct.map((key) => SENT + key),
-				...distinct.map((key) => SENDING + key),
-			]);
+		plan(itemIndexes) {
 			const firstWithKey = new Map<string, number>();
 			const answered = new Map<number, ApiResult>();
-			for (const itemIndex of fresh) {
+			const toClaim = itemIndexes.filter((itemIndex) => {
 				const key = keys.get(itemIndex) as string;
 				const first = firstWithKey.get(key);
-				if (first !== undefined) {
-					answered.set(itemIndex, skipped(`item ${first} of this run has the same key`));
-				} else if (known.has(SENT + key)) {
-					answered.set(itemIndex, skipped('an email with the same key was sent before'));
-				} else if (known.has(SENDING + key) && !sendUnknown) {
-					answered.set(itemIndex, unknownEarlierOutcome());
-				} else if (known.has(SENDING + key)) {
-					marked.add(itemIndex);
+				if (first === undefined) {
+					firstWithKey.set(key, itemIndex);
+					return true;
 				}
-				firstWithKey.set(key, first ?? itemIndex);
+				answered.set(itemIndex, skipped(`item ${first} of this run has the same key`));
+				return false;
+			});
+			for (let start = 0; start < toClaim.length; start += CLAIM_BATCH) {
+				const batch = { items: toClaim.slice(start, start + CLAIM_BATCH) };
+				for (const itemIndex of batch.items) batchOf.set(itemIndex, batch);
 			}
 			return answered;
 		},
 		async beforeSend(itemIndex) {
-			if (!fresh.has(itemIndex) || marked.has(itemIndex)) return undefined;
-			let isNew;
-			try {
-				isNew = await store.record(SENDING + (keys.get(itemIndex) as string));
-			} catch (error) {
-				return storeFailure(error as Error);
-			}
-			if (!isNew) return skipped('another execution is sending an email with the same key');
-			marked.add(itemIndex);
-			return undefined;
+			const batch = batchOf.get(itemIndex);
+			// Not planned: an earlier try of this run sent it, and the run's memory answers.
+			if (!batch) return undefined;
+			batch.answers ??= claim(batch.items);
+			return (await batch.answers)[batch.items.indexOf(itemIndex)];
 		},
 		afterSend(itemIndex, result) {
-			if (!marked.has(itemIndex)) return;
+			if (!ours.delete(itemIndex)) return;
 			const key = keys.get(itemIndex) as string;
-			if (result !== undefined && !(result instanceof Failure)) {
-				// `sending` goes only once `sent` is stored: a failed write leaves the email
-				// "unknown" for a later run, never unmarked and sent again.
-				settling.push(
-					store.record(SENT + key).then(
-						async () => await store.remove(SENDING + key),
-						() => undefined,
-					),
-				);
-			} else if (notQueued(result)) {
-				settling.push(store.remove(SENDING + key));
-			}
+			if (notQueued(result)) store.release(SENT + key, SENDING + key);
+			else if (!(result instanceof Failure)) store.release(SENDING + key);
+			else store.keep();
 		},
 		async flush() {
-			await Promise.all(settling);
+			// Claimed ahead, never sent (the run stopped): left as they were.
+			for (const itemIndex of ours) this.afterSend(itemIndex, undefined);
+			await store.settle();
 		},
 	};
+
+	/** The answer for each item of the batch: undefined to send it. */
+	async function claim(batch: number[]): Promise<Array<ApiResult | undefined>> {
+		const batchKeys = batch.map((itemIndex) => keys.get(itemIndex) as string);
+		let known: Set<string>;
+		try {
+			known = await store.claim(batchKeys.flatMap((key) => [SENT + key, SENDING + key]));
+		} catch (error) {
+			return batch.map(() => storeFailure(error as Error));
+		}
+		return batch.map((itemIndex, index) => {
+			const key = batchKeys[index];
+			if (!known.has(SENDING + key) && known.has(SENT + key)) {
+				store.release(SENDING + key);
+				return skipped('an email with the same key was sent before');
+			}
+			if (known.has(SENDING + key) && !sendUnknown) {
+				store.keep();
+				return unknownEarlierOutcome();
+			}
+			ours.add(itemIndex);
+			return undefined;
+		});
+	}
 }
 
 function skipped(why: string): ApiResult {
@@ -208,80 +213,70 @@ function unknownEarlierOutcome(): Failure {
 
 function storeFailure(error: Error): Failure {
 	return invalidInput(
-		'Not sent: Skip Emails Already Sent could not write to n8n’s deduplication store',
-		`n8n said: ${error.message}.`,
+		'Not sent: Skip Emails Already Sent could not reach n8n’s deduplication store',
+		`Nothing was recorded for this email, so a later run sends it. n8n said: ${error.message}.`,
 	);
 }
 
 /**
- * n8n's deduplication store, one call at a time for this run. Records and removals that arrive
- * while a call is under way are merged into the next call of their kind.
+ * n8n's deduplication store for this run's entries: one call at a time (each rewrites the row
+ * the others read), removals gathered into the next call.
  */
-class SerialStore {
+class Store {
 	private tail: Promise<unknown> = Promise.resolve();
 
-	private readonly open = new Map<
-		'record' | 'remove',
-		{ keys: string[]; done: Promise<Set<string>> }
-	>();
+	/** The entries to remove, one list per email. */
+	private released: string[][] = [];
+
+	/** `sending|` entries this run claimed and has neither removed nor kept. */
+	private temporary = 0;
 
 	constructor(
 		private readonly context: IExecuteFunctions,
-		private readonly sentKeys: { scope: DeduplicationScope; options: ICheckProcessedOptions },
+		private readonly scope: DeduplicationScope,
+		private readonly historySize: number,
 	) {}
 
-	/** Which keys are in the store, leaving it as it was. */
-	async peek(keys: string[]): Promise<Set<string>> {
-		if (keys.length === 0) return new Set();
-		const { scope, options } = this.sentKeys;
-		const helpers = this.context.helpers;
-		return await this.call(async () => {
-			const answer = await helpers.checkProcessedAndRecord(keys, scope, options);
-			// The store has no read-only check: what this call recorded is taken back at once.
-			if (answer.new.length > 0) await helpers.removeProcessed(answer.new, scope, options);
-			return new Set(answer.processed.map(String));
-		}).catch((error: Error) => {
-			throw invalidInput(
-				'Skip Emails Already Sent could not read n8n’s deduplication store',
-				`Nothing was sent. n8n said: ${error.message}.`,
-			);
-		});
+	/** Records an email's two entries each; answers the entries that were there before. */
+	async claim(entries: string[]): Promise<Set<string>> {
+		await this.settle();
+		const emails = entries.length / 2;
+		this.temporary += emails;
+		// History Size counts emails: `sending|` entries to be removed must not push any out.
+		const options: ICheckProcessedOptions = {
+			mode: 'entries',
+			maxEntries: this.historySize + this.temporary,
+		};
+		const { helpers } = this.context;
+		const answer = this.serially(
+			async () => await helpers.checkProcessedAndRecord(entries, this.scope, options),
+		);
+		answer.catch(() => (this.temporary -= emails));
+		return new Set((await answer).processed.map(String));
 	}
 
-	/** Records the key; true when it was not there before. */
-	async record(key: string): Promise<boolean> {
-		return !(await this.merged('record', key)).has(key);
+	/** Removes an email's entries with the next call; if that fails, the email reads "unknown". */
+	release(...entries: string[]): void {
+		this.released.push(entries);
 	}
 
-	/** A failed removal only leaves the email "unknown" for a later run, which is safe. */
-	async remove(key: string): Promise<void> {
-		await this.merged('remove', key).catch(() => undefined);
+	/** An email's `sending|` entry stays (its outcome is unknown) or was never this run's. */
+	keep(): void {
+		this.temporary--;
 	}
 
-	private merged(kind: 'record' | 'remove', key: string): Promise<Set<string>> {
-		let batch = this.open.get(kind);
-		if (!batch) {
-			const keys: string[] = [];
-			const { scope, options } = this.sentKeys;
-			const helpers = this.context.helpers;
-			const done = this.call(async () => {
-				this.open.delete(kind);
-				if (kind === 'remove') {
-					await helpers.removeProcessed(keys, scope, options);
-					return new Set<string>();
-				}
-				const answer = await helpers.checkProcessedAndRecord(keys, scope, options);
-				return new Set(answer.processed.map(String));
-			});
-			batch = { keys, done };
-			this.open.set(kind, batch);
-		}
-		batch.keys.push(key);
-		return batch.done;
+	async settle(): Promise<void> {
+		const released = this.released.splice(0);
+		if (released.length === 0) return;
+		const { helpers } = this.context;
+		await this.serially(
+			async () => await helpers.removeProcessed(released.flat(), this.scope, { mode: 'entries' }),
+		).catch(() => undefined);
+		this.temporary -= released.length;
 	}
 
-	private call<T>(write: () => Promise<T>): Promise<T> {
-		const done = this.tail.then(write, write);
+	private serially<T>(call: () => Promise<T>): Promise<T> {
+		const done = this.tail.then(call, call);
 		this.tail = done.catch(() => undefined);
 		return done;
 	}
