@@ -30,8 +30,8 @@ import { findPostgres } from '../dev/queue-services.mjs';
 
 const SIGNUP = 'beExampleSignup1';
 
-/** Why the queue part cannot run here (nothing is installed by the bench), or undefined. */
-export function queueSkipReason() {
+/** Why no real n8n can be started here (nothing is installed by the bench), or undefined. */
+export function n8nSkipReason() {
 	const runtime = selectRuntime('v2');
 	const { dependencies } = JSON.parse(
 		fs.readFileSync(path.join(runtime.dir, 'package.json'), 'utf8'),
@@ -39,9 +39,14 @@ export function queueSkipReason() {
 	const n8nDir = path.join(cacheRoot(), `n8n-${dependencies.n8n}`);
 	if (!fs.existsSync(path.join(n8nDir, 'node_modules', 'n8n', 'package.json')))
 		return 'n8n is not provisioned: run `npm run test:queue` (or `node dev/provision.mjs`) once';
+	return undefined;
+}
+
+/** Why the queue part cannot run here, or undefined. */
+export function queueSkipReason() {
 	if (!fs.existsSync('/usr/bin/redis-server') || !findPostgres())
 		return 'redis-server or postgresql is missing: run `npm run test:queue` once (installs them with apt-get)';
-	return undefined;
+	return n8nSkipReason();
 }
 
 /** One burst against one setup: timed until the sandbox has every email and list add. */

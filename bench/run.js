@@ -7,7 +7,7 @@
  * and n8n's HTTP Request node, and the sign-up form's emails per second through a real n8n in
  * one process and in queue mode with two workers, in one run on this machine. See bench/README.md.
  *
- *   node bench/run.js [--runs 3] [--quick] [--only add,auto,send,memory,queue] [--http-items 5000]
+ *   node bench/run.js [--runs 3] [--quick] [--only add,auto,send,memory,queue,skip] [--http-items 5000]
  *                     [--cpu-prof] [--out bench/results.json] [--package-dir <dir>]
  *                     [--candidate <dir>]
  *
@@ -37,6 +37,8 @@ const FULL = {
 	warmupItems: 200,
 	/** Sign-up form bursts through a real n8n (bench/queue.mjs). */
 	queue: { submissions: 300, concurrency: 16, warmup: 30 },
+	/** Send Email with Skip Emails Already Sent through a real n8n and its store (bench/skip.mjs). */
+	skip: { sizes: [10_000, 20_000] },
 };
 
 /** A smoke run of the whole pipeline in about a minute; its figures mean little. */
@@ -48,6 +50,7 @@ const QUICK = {
 	httpItems: 500,
 	warmupItems: 50,
 	queue: { submissions: 40, concurrency: 8, warmup: 10 },
+	skip: { sizes: [500, 1_000] },
 };
 
 const GOALS = {
@@ -914,7 +917,7 @@ async function main() {
 		options: {
 			runs: { type: 'string', default: '3' },
 			quick: { type: 'boolean', default: false },
-			only: { type: 'string', default: 'add,auto,send,memory,queue' },
+			only: { type: 'string', default: 'add,auto,send,memory,queue,skip' },
 			'http-items': { type: 'string' },
 			'cpu-prof': { type: 'boolean', default: false },
 			out: { type: 'string', default: path.join(BENCH, 'results.json') },
@@ -1003,6 +1006,20 @@ async function main() {
 			}
 		}
 
+		/** @type {any} */
+		let skip;
+		if (only.has('skip')) {
+			const skipBench = await import(path.join(BENCH, 'skip.mjs'));
+			const reason = skipBench.skipReason();
+			if (reason) {
+				log(`warning: ${reason}; the Skip Emails Already Sent rows are skipped`);
+				skip = { skipped: reason };
+			} else {
+				skip = await skipBench.measureSkip({ runs, ...config.skip, packageDir, log });
+				skip.text = skipBench.formatSkipTable(skip.table);
+			}
+		}
+
 		const summaries = summarize(measurements);
 		const rows = tableRows(config, only, summaries);
 		const memory = {
@@ -1018,6 +1035,7 @@ async function main() {
 					detail: m.check,
 				});
 		}
+		goals.push(...(skip?.goals ?? []));
 		const loadEnd = os.loadavg();
 
 		console.log(`\nnpm run bench — ${startedAt.toISOString()}, ${runs} rounds, medians`);
@@ -1049,6 +1067,15 @@ async function main() {
 		} else if (queue?.skipped) {
 			console.log(`\nQueue mode: not measured (${queue.skipped})`);
 		}
+		if (skip?.text) {
+			console.log(
+				"\nSkip Emails Already Sent in a real n8n (bench/skip.mjs; SQLite, n8n's own store, History Size 20,000): " +
+					'one execution of Send Email over N emails, medians, ratio to the option off:',
+			);
+			console.log(skip.text);
+		} else if (skip?.skipped) {
+			console.log(`\nSkip Emails Already Sent: not measured (${skip.skipped})`);
+		}
 		console.log('\nGoals:');
 		for (const goal of goals)
 			console.log(`  ${goal.status.padEnd(4)}  ${goal.goal}: ${goal.detail}`);
@@ -1072,6 +1099,7 @@ async function main() {
 			table: rows,
 			memory,
 			queue,
+			skip,
 			goals,
 			summaries: [...summaries.values()],
 			measurements,
