@@ -16,7 +16,8 @@ import { addressProperties, queuedEmail, readAddress, toSentEmail } from './send
 
 /**
  * The links of the email resume the execution here: n8n's waiting webhooks, at
- * /webhook-waiting/<execution id>/<node id>. GET opens a link, POST sends the free-text form.
+ * /webhook-waiting/<execution id>/<node id>. GET opens a link (its page answers nothing); POST
+ * is that page's button or the free-text form: the answer.
  */
 export const webhooks: IWebhookDescription[] = ['GET', 'POST'].map((httpMethod) => ({
 	name: 'default',
@@ -307,8 +308,8 @@ function page(title: string, body = ''): string {
 }
 
 /** A form without action: the browser posts it to the page's own URL, signature and all. */
-function postForm(fields: string, buttonLabel: string): string {
-	return `<form method="post">${fields}<p><button type="submit" style="${PRIMARY}border:0;font-size:1em;cursor:pointer">${escapeHtml(buttonLabel)}</button></p></form>`;
+function postForm(fields: string, label: string): string {
+	return `<form method="post">${fields}<p><button type="submit" style="${PRIMARY}border:0;font-size:1em;cursor:pointer">${escapeHtml(label)}</button></p></form>`;
 }
 
 function recorded(data: IDataObject): IWebhookResponseData {
