@@ -1,20 +1,25 @@
 // Send and Wait for Response in a real n8n (2.41.1; 1.123.81 under `npm run test:e2e:v1`): the
 // refund example (examples/approve-refund.json) started by a real form submission; the links of
-// the email the sandbox received are opened as a link scanner and as a person's browser would,
-// through n8n's own waiting webhooks and signature check.
+// the email the sandbox received are opened as a link scanner does (GET and HEAD, with any
+// User-Agent) and by a person in Chromium (open, then press the page's button), through n8n's
+// own waiting webhooks and signature check.
+import { randomUUID } from 'node:crypto';
 import fsp from 'node:fs/promises';
+import http from 'node:http';
 import path from 'node:path';
 
 import {
 	activateWorkflow,
+	getExecution,
 	listExecutions,
 	nodeOutput,
 	readExamples,
+	SANDBOX_CREDENTIAL,
 	submitForm,
 	waitForExecution,
 	waitForForm,
 } from '../../dev/n8n-setup.mjs';
-import { startTestEnvironment } from './helpers.mjs';
+import { launchBrowser, startTestEnvironment } from './helpers.mjs';
 
 const NODE_TYPE = 'n8n-nodes-basicsengage.basicsEngage';
 const REFUND = 'beExampleRefund1';
@@ -22,14 +27,18 @@ const ASK = 'Ask finance to approve';
 const BROWSER =
 	'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36';
 const SCANNER = 'Mozilla/5.0 (compatible; Barracuda Sentinel; +https://www.barracuda.com)';
+const RECORDED = 'Your response has been recorded';
 
 let env;
+let browser;
 
 beforeAll(async () => {
 	env = await startTestEnvironment();
+	browser = await launchBrowser();
 }, 300_000);
 
 afterAll(async () => {
+	await browser?.close();
 	await env?.stop();
 }, 60_000);
 
@@ -68,7 +77,48 @@ function emailLinks() {
 	);
 }
 
-const open = (url, userAgent = BROWSER) => fetch(url, { headers: { 'user-agent': userAgent } });
+const open = (url, userAgent = BROWSER, method = 'GET') =>
+	fetch(url, { method, headers: { 'user-agent': userAgent } });
+
+/**
+ * What a mail gateway or link scanner does: opens every link, GET and HEAD, as itself and posing
+ * as a browser, and presses nothing. Each answer must be a page, never an error.
+ */
+async function scanLinks(urls) {
+	for (const url of urls) {
+		for (const userAgent of [SCANNER, BROWSER]) {
+			for (const method of ['HEAD', 'GET']) {
+				const res = await open(url, userAgent, method);
+				expect([method, res.status]).toEqual([method, 200]);
+				expect(await res.text()).not.toContain(RECORDED);
+			}
+		}
+	}
+}
+
+/**
+ * What a person does: opens the link in a browser, reads the page, presses its one button.
+ * Returns the page the press leads to.
+ */
+async function openAndPress(url, label) {
+	const page = await browser.context.newPage();
+	try {
+		await page.goto(url);
+		const button = page.locator('button');
+		expect(await button.count()).toBe(1);
+		expect((await button.textContent()).trim()).toBe(label);
+		const [posted] = await Promise.all([
+			page.waitForResponse((res) => res.request().method() === 'POST'),
+			button.click(),
+		]);
+		await page.waitForLoadState();
+		return { status: posted.status(), text: await page.textContent('body') };
+	} finally {
+		await page.close();
+	}
+}
+
+const RESPONDED = { respondedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/) };
 
 /**
  * The refund example as its own published workflow and form (path basicsengage-refund-<tag>),
@@ -93,7 +143,7 @@ async function publishVariant(tag, change) {
 	return workflow.id;
 }
 
-test('one email with signed Refund and Decline links; a scanner and a changed link answer nothing; the Refund click resumes with approved: true', async () => {
+test('one email with signed Refund and Decline links; a scanner opening them (GET, HEAD, any User-Agent) and a changed link answer nothing; a person opens Refund and presses its button: the run resumes once with approved: true', async () => {
 	const { id, before } = await requestRefund();
 	expect(requestsTo('/email/send').map((r) => r.body.subject)).toEqual([
 		'Refund 120 EUR for order 1042?',
@@ -105,38 +155,48 @@ test('one email with signed Refund and Decline links; a scanner and a changed li
 	expect(refund.searchParams.get('signature')).toMatch(/\S/);
 
 	// A link scanner opens every link: nothing is answered.
-	const scanned = await open(links.Decline, SCANNER);
-	expect(scanned.status).toBe(200);
-	// Decline turned into Refund by hand: n8n's signature check refuses it.
+	await scanLinks(Object.values(links));
+	const page = await (await open(links.Refund)).text();
+	expect(page).toContain('Refund 120 EUR for order 1042?');
+	expect(page).toContain('<form method="post">');
+	// Decline turned into Refund by hand: n8n's signature check refuses it, opened or pressed.
 	const forged = new URL(links.Decline);
 	forged.searchParams.set('approved', 'true');
 	expect((await open(forged.toString())).status).toBe(401);
+	expect((await open(forged.toString(), BROWSER, 'POST')).status).toBe(401);
 	expect((await listExecutions(env.rest, REFUND)).find((e) => e.id === id).status).toBe('waiting');
 
-	const clicked = await open(links.Refund);
-	expect(clicked.status).toBe(200);
-	expect(await clicked.text()).toContain('Your response has been recorded');
+	const pressed = await openAndPress(links.Refund, 'Refund');
+	expect(pressed).toMatchObject({ status: 200, text: expect.stringContaining(RECORDED) });
 	const execution = await waitForExecution(env.rest, REFUND, {
 		afterId: before,
 		n8nDir: env.n8nDir,
 	});
 	expect(execution.status).toBe('success');
-	expect(nodeOutput(execution, ASK)).toEqual([{ data: { approved: true } }]);
+	expect(nodeOutput(execution, ASK)).toEqual([{ data: { approved: true, ...RESPONDED } }]);
 	expect(nodeOutput(execution, 'Refund approved')).toEqual([
 		{ nextStep: 'Refund order 1042: put your payment step here' },
 	]);
+	// Once: a second press, or the other button, resumes nothing more.
+	for (const url of [links.Refund, links.Decline]) {
+		expect(await (await open(url, BROWSER, 'POST')).text()).not.toContain(RECORDED);
+	}
+	expect(
+		(await listExecutions(env.rest, REFUND)).filter((e) => Number(e.id) > Number(before)),
+	).toHaveLength(1);
+	expect((await getExecution(env.rest, id, { n8nDir: env.n8nDir })).runData[ASK]).toHaveLength(1);
 	// The resume ran the webhook, not the send.
 	expect(requestsTo('/email/send')).toHaveLength(1);
 });
 
-test('the Decline click resumes with approved: false', async () => {
+test('the Decline press resumes with approved: false', async () => {
 	const { before } = await requestRefund();
-	expect(await (await open(emailLinks().Decline)).text()).toContain('recorded');
+	expect((await openAndPress(emailLinks().Decline, 'Decline')).text).toContain(RECORDED);
 	const execution = await waitForExecution(env.rest, REFUND, {
 		afterId: before,
 		n8nDir: env.n8nDir,
 	});
-	expect(nodeOutput(execution, ASK)).toEqual([{ data: { approved: false } }]);
+	expect(nodeOutput(execution, ASK)).toEqual([{ data: { approved: false, ...RESPONDED } }]);
 	expect(nodeOutput(execution, 'Declined or no answer')).toEqual([
 		{ nextStep: 'Declined: tell jane@customer.test' },
 	]);
@@ -151,6 +211,197 @@ test('n8n 2.x derives the human-review tool (basicsEngageHitlTool) from the node
 	expect(names.includes(`${NODE_TYPE}HitlTool`)).toBe(!v1);
 });
 
+/**
+ * A chat model on loopback speaking OpenAI's chat completions API: it calls the first tool it is
+ * offered (arguments that fit its schema), and once a tool has answered, it says "Done.".
+ */
+async function startFakeModel() {
+	const fill = (schema) => {
+		if (schema?.type === 'object') {
+			const properties = Object.entries(schema.properties ?? {});
+			return Object.fromEntries(properties.map(([name, value]) => [name, fill(value)]));
+		}
+		return { number: 1, integer: 1, boolean: true }[schema?.type] ?? 'yes';
+	};
+	const calls = [];
+	const server = http.createServer(async (req, res) => {
+		let raw = '';
+		for await (const chunk of req) raw += chunk;
+		const body = JSON.parse(raw || '{}');
+		calls.push(body);
+		const tool = body.tools?.[0]?.function;
+		const message =
+			body.messages?.at(-1)?.role === 'tool' || !tool
+				? { role: 'assistant', content: 'Done.' }
+				: {
+						role: 'assistant',
+						content: null,
+						tool_calls: [
+							{
+								id: `call_${calls.length}`,
+								type: 'function',
+								function: { name: tool.name, arguments: JSON.stringify(fill(tool.parameters)) },
+							},
+						],
+					};
+		res.setHeader('content-type', 'application/json');
+		res.end(
+			JSON.stringify({
+				id: `chatcmpl-${calls.length}`,
+				object: 'chat.completion',
+				created: Math.floor(Date.now() / 1000),
+				model: body.model,
+				choices: [{ index: 0, message, finish_reason: message.tool_calls ? 'tool_calls' : 'stop' }],
+				usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+			}),
+		);
+	});
+	await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+	return {
+		url: `http://127.0.0.1:${server.address().port}/v1`,
+		calls,
+		close: () => new Promise((resolve) => server.close(resolve)),
+	};
+}
+
+/** The agent's workflow: Webhook > AI Agent, whose one tool (Send Email) a person must approve. */
+function agentGateWorkflow() {
+	const node = (name, type, typeVersion, parameters, extra = {}) => ({
+		id: randomUUID(),
+		name,
+		type,
+		typeVersion,
+		position: [0, 0],
+		parameters,
+		...extra,
+	});
+	const basicsEngage = {
+		basicsEngageApi: { id: SANDBOX_CREDENTIAL.id, name: SANDBOX_CREDENTIAL.name },
+	};
+	const tool = (to) => ({ node: to, type: 'ai_tool', index: 0 });
+	return {
+		id: 'beE2eAgentGate01',
+		name: "BasicsEngage e2e: a person approves the agent's email",
+		nodes: [
+			node(
+				'Start',
+				'n8n-nodes-base.webhook',
+				2,
+				{ path: 'basicsengage-agent-gate' },
+				{
+					webhookId: randomUUID(),
+				},
+			),
+			node('AI Agent', '@n8n/n8n-nodes-langchain.agent', 3.1, {
+				promptType: 'define',
+				text: 'Send Jane the welcome email.',
+				options: { enableStreaming: false },
+			}),
+			node(
+				'Model',
+				'@n8n/n8n-nodes-langchain.lmChatOpenAi',
+				1.2,
+				{ model: { __rl: true, mode: 'id', value: 'gpt-4o-mini' }, options: {} },
+				{ credentials: { openAiApi: { id: 'beE2eFakeModel01', name: 'Fake model (e2e)' } } },
+			),
+			node(
+				'Ask finance',
+				`${NODE_TYPE}HitlTool`,
+				1,
+				{
+					resource: 'email',
+					operation: 'sendAndWait',
+					to: 'finance@customer.test',
+					from: 'hello@example.com',
+					subject: 'May the agent send an email?',
+				},
+				{ webhookId: randomUUID(), credentials: basicsEngage },
+			),
+			node(
+				'Send Welcome',
+				`${NODE_TYPE}Tool`,
+				1,
+				{
+					resource: 'email',
+					operation: 'send',
+					to: 'jane@customer.test',
+					from: 'hello@example.com',
+					subject: 'Welcome',
+					content: 'text',
+					text: 'Hello!',
+				},
+				{ credentials: basicsEngage },
+			),
+		],
+		connections: {
+			Start: { main: [[{ node: 'AI Agent', type: 'main', index: 0 }]] },
+			Model: { ai_languageModel: [[{ node: 'AI Agent', type: 'ai_languageModel', index: 0 }]] },
+			'Ask finance': { ai_tool: [[tool('AI Agent')]] },
+			'Send Welcome': { ai_tool: [[tool('Ask finance')]] },
+		},
+		settings: { executionOrder: 'v1' },
+	};
+}
+
+(process.env.N8N_DEV_RUNTIME === 'v1' ? test.skip : test)(
+	"n8n 2.x: the AI Agent's gated tool (Send Email) waits for the human-review email; a scanner opening its link changes nothing; a person's press runs the tool once",
+	async () => {
+		const model = await startFakeModel();
+		try {
+			const credentials = path.join(env.tmp, 'fake-model-credential.json');
+			await fsp.writeFile(
+				credentials,
+				JSON.stringify([
+					{
+						id: 'beE2eFakeModel01',
+						name: 'Fake model (e2e)',
+						type: 'openAiApi',
+						data: { apiKey: 'sk-e2e-fake', url: model.url },
+					},
+				]),
+			);
+			expect((await env.n8n.runCli(['import:credentials', `--input=${credentials}`])).code).toBe(0);
+			const workflow = agentGateWorkflow();
+			const file = path.join(env.tmp, `${workflow.id}.json`);
+			await fsp.writeFile(file, JSON.stringify(workflow));
+			expect((await env.n8n.runCli(['import:workflow', `--input=${file}`])).code).toBe(0);
+			await activateWorkflow(env.rest, workflow.id);
+
+			// One call starts one run: n8n answers 404 until it has registered the webhook.
+			const deadline = Date.now() + 30_000;
+			while ((await fetch(`${env.n8n.url}/webhook/basicsengage-agent-gate`)).status !== 200) {
+				if (Date.now() > deadline) throw new Error('the agent webhook never answered');
+				await new Promise((r) => setTimeout(r, 300));
+			}
+			while ((await listExecutions(env.rest, workflow.id))[0]?.status !== 'waiting') {
+				if (Date.now() > deadline + 30_000) throw new Error('the agent run never waited');
+				await new Promise((r) => setTimeout(r, 300));
+			}
+			expect(model.calls[0].tools.map((t) => t.function.name)).toHaveLength(1);
+			expect(requestsTo('/email/send').map((r) => [r.body.to, r.body.subject])).toEqual([
+				['finance@customer.test', 'May the agent send an email?'],
+			]);
+			const { Approve } = emailLinks();
+
+			await scanLinks([Approve]);
+			expect((await listExecutions(env.rest, workflow.id))[0].status).toBe('waiting');
+			expect(requestsTo('/email/send')).toHaveLength(1);
+
+			expect((await openAndPress(Approve, 'Approve')).text).toContain(RECORDED);
+			const execution = await waitForExecution(env.rest, workflow.id, { n8nDir: env.n8nDir });
+			expect(execution.status).toBe('success');
+			expect(nodeOutput(execution, 'AI Agent')).toEqual([{ output: 'Done.' }]);
+			expect(requestsTo('/email/send').map((r) => [r.body.to, r.body.subject])).toEqual([
+				['finance@customer.test', 'May the agent send an email?'],
+				['jane@customer.test', 'Welcome'],
+			]);
+			expect(await listExecutions(env.rest, workflow.id)).toHaveLength(1);
+		} finally {
+			await model.close();
+		}
+	},
+);
+
 test('free text: the Respond link opens a form page; the form, posted as a browser posts it, resumes with the text', async () => {
 	const FREE_TEXT = await publishVariant('f7f7', (ask) => {
 		ask.parameters.responseType = 'freeText';
@@ -158,6 +409,7 @@ test('free text: the Respond link opens a form page; the form, posted as a brows
 	});
 	const { before } = await requestRefund(FREE_TEXT, 'basicsengage-refund-f7f7');
 	const { Respond } = emailLinks();
+	await scanLinks([Respond]);
 	const page = await open(Respond);
 	expect(page.status).toBe(200);
 	expect(await page.text()).toContain('<form method="post">');
@@ -173,7 +425,9 @@ test('free text: the Respond link opens a form page; the form, posted as a brows
 		afterId: before,
 		n8nDir: env.n8nDir,
 	});
-	expect(nodeOutput(execution, ASK)).toEqual([{ data: { text: 'Only half: the box was opened' } }]);
+	expect(nodeOutput(execution, ASK)).toEqual([
+		{ data: { text: 'Only half: the box was opened', ...RESPONDED } },
+	]);
 	expect(requestsTo('/email/send')).toHaveLength(1);
 });
 

@@ -710,7 +710,7 @@ const BROWSER_USER_AGENT =
 /**
  * @typedef {object} WaitingWebhookRequest  a request to a waiting execution's resume URL
  * @property {string} url  the full URL, e.g. a link the node put in an email
- * @property {'GET' | 'POST'} [method] default 'GET'
+ * @property {'GET' | 'HEAD' | 'POST'} [method] default 'GET'
  * @property {Record<string, string>} [headers] default: a browser's User-Agent only
  * @property {Record<string, unknown>} [body] the parsed body, as n8n's body parser hands it over
  */

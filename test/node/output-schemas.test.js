@@ -63,7 +63,7 @@ test.each([
 );
 
 test.each([
-	['approval', {}, { approved: true }],
+	['approval', { method: 'POST' }, { approved: true }],
 	['freeText', { method: 'POST', body: { text: 'Yes' } }, { text: 'Yes' }],
 ])(
 	'email/sendAndWait: the shipped schema names the fields of a real output after an answer (%s), with their types',
@@ -79,7 +79,7 @@ test.each([
 		const answer = await waiting.callWebhook({ url, ...request });
 
 		const { json } = answer.result.success[0];
-		expect(json).toEqual({ data });
+		expect(json).toEqual({ data: { ...data, respondedAt: expect.any(String) } });
 		expect(Object.keys(json)).toEqual(Object.keys(schema.properties));
 		for (const [field, value] of Object.entries(json.data)) {
 			expect([field, jsonType(value)]).toEqual([

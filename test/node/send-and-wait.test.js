@@ -21,11 +21,26 @@ const {
 const sandbox = useSandbox();
 
 const JANE = { email: 'jane@customer.test' };
-const BOT_USER_AGENTS = [
-	'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)',
-	'Barracuda Sentinel (EE)',
-	'python-requests/2.31.0',
-];
+// Who opens the links of an email: people's browsers and phones (a Cubot phone's User-Agent
+// contains "bot"), and mail gateways and link scanners, some posing as a browser, some with no
+// User-Agent at all.
+const PEOPLE = {
+	'desktop Chrome':
+		'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36',
+	'iPhone Safari':
+		'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1',
+	'Cubot phone':
+		'Mozilla/5.0 (Linux; Android 12; CUBOT KINGKONG 9) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.6099.144 Mobile Safari/537.36',
+};
+const SCANNERS = {
+	Googlebot: 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)',
+	'Barracuda Sentinel': 'Barracuda Sentinel (EE)',
+	'python-requests': 'python-requests/2.31.0',
+	'no User-Agent': undefined,
+};
+const OPENERS = Object.entries({ ...PEOPLE, ...SCANNERS });
+/** @param {string | undefined} agent */
+const userAgent = (agent) => (agent === undefined ? {} : { 'user-agent': agent });
 // n8n's WAIT_INDEFINITELY: a wait without limit.
 const FOREVER = new Date('3000-01-01T00:00:00.000Z');
 
@@ -148,27 +163,87 @@ describe('the email and the wait', () => {
 	});
 });
 
-describe('the answer: n8n calls the webhook, never execute, so nothing is sent again', () => {
-	test('approval, Approve only: the link resumes with { data: { approved: true } } and a "recorded" page', async () => {
+/** An ISO time between `before` and now. @param {unknown} value @param {number} before */
+function expectRespondedSince(value, before) {
+	expect(typeof value === 'string' && new Date(value).toISOString()).toBe(value);
+	const at = new Date(/** @type {string} */ (value)).getTime();
+	expect(at).toBeGreaterThanOrEqual(before);
+	expect(at).toBeLessThanOrEqual(Date.now());
+}
+
+describe('opening a link answers nothing: only the button of its page does (mail scanners open every link)', () => {
+	test.each(
+		OPENERS.flatMap(([name, agent]) => ['GET', 'HEAD'].map((method) => [method, name, agent])),
+	)('%s by %s records nothing; the execution waits on', async (method, _name, agent) => {
+		const result = await waitingRun({
+			approvalOptions: { values: { approvalType: 'double' } },
+		});
+		for (const { url } of links()) {
+			const opened = await result.callWebhook({
+				url,
+				method: /** @type {'GET' | 'HEAD'} */ (method),
+				headers: userAgent(agent),
+			});
+			expect(opened.resumed).toBe(false);
+			expect(JSON.stringify(opened.body)).not.toContain('recorded');
+		}
+		// The person's press afterwards still answers, once.
+		const pressed = await result.callWebhook({ url: links()[1].url, method: 'POST' });
+		expect(pressed.result.success[0].json.data.approved).toBe(true);
+	});
+
+	test('the page says what is answered (the subject, the button label, escaped) and has one button, posting to the same signed link', async () => {
+		const result = await waitingRun({
+			subject: 'Refund <120 €>?',
+			approvalOptions: {
+				values: { approvalType: 'double', approveLabel: 'Refund & close', disapproveLabel: 'No' },
+			},
+		});
+		const [decline, refund] = links();
+		for (const [button, label] of [
+			[refund, 'Refund &amp; close'],
+			[decline, 'No'],
+		]) {
+			const { body } = await result.callWebhook({ url: button.url });
+			expect(body).toContain('<title>Refund &lt;120 €&gt;?</title>');
+			expect(body).toContain(`<strong>${label}</strong>`);
+			// No action: the browser posts to the page's own URL, its query and signature included.
+			expect(body.match(/<form[^>]*>/g)).toEqual(['<form method="post">']);
+			expect(body.match(/<button[^>]*>[^<]*<\/button>/g)).toEqual([
+				expect.stringContaining(`>${label}</button>`),
+			]);
+			expect(body).not.toMatch(/<a |<script|<input/);
+		}
+	});
+});
+
+describe("the answer: the page's button posts to the link; n8n calls the webhook, never execute, so nothing is sent again", () => {
+	test('approval, Approve only: open, then press: resumes once with { data: { approved: true, respondedAt } } and a "recorded" page', async () => {
 		const result = await waitingRun();
-		const answer = await result.callWebhook({ url: links()[0].url });
+		const [approve] = links();
+		expect((await result.callWebhook({ url: approve.url })).resumed).toBe(false);
+		const before = Date.now();
+		const answer = await result.callWebhook({ url: approve.url, method: 'POST' });
 
 		expect(answer.resumed).toBe(true);
 		expect(answer.body).toContain('Your response has been recorded');
-		expect(answer.result.success.map((/** @type {any} */ item) => item.json)).toEqual([
-			{ data: { approved: true } },
-		]);
+		const [{ json }] = answer.result.success;
+		expect(json).toEqual({ data: { approved: true, respondedAt: expect.any(String) } });
+		expectRespondedSince(json.data.respondedAt, before);
 		expect(sandbox.requestsTo('/email/send')).toHaveLength(1);
-		// Answered once: the link no longer resumes anything.
-		expect((await result.callWebhook({ url: links()[0].url })).resumed).toBe(false);
+		// Answered once: neither the link nor its button resumes anything again.
+		expect((await result.callWebhook({ url: approve.url, method: 'POST' })).resumed).toBe(false);
+		expect((await result.callWebhook({ url: approve.url })).resumed).toBe(false);
 	});
 
-	test.each([
-		['Decline', false],
-		['Approve', true],
-	])(
-		'approval, Approve and Decline: "%s" resumes with { data: { approved: %s } }',
-		async (label, approved) => {
+	test.each(
+		Object.entries(PEOPLE).flatMap(([name, agent]) => [
+			['Decline', false, name, agent],
+			['Approve', true, name, agent],
+		]),
+	)(
+		'approval, Approve and Decline: "%s" resumes with { data: { approved: %s } }, pressed in %s; the other button afterwards changes nothing',
+		async (label, approved, _name, agent) => {
 			const result = await waitingRun({
 				approvalOptions: {
 					values: { approvalType: 'double', approveLabel: 'Refund', disapproveLabel: 'Decline' },
@@ -176,80 +251,97 @@ describe('the answer: n8n calls the webhook, never execute, so nothing is sent a
 			});
 			const buttons = links();
 			expect(buttons.map((button) => button.label)).toEqual(['Decline', 'Refund']);
-			const button = buttons[label === 'Decline' ? 0 : 1];
+			const [button, other] = label === 'Decline' ? buttons : [...buttons].reverse();
 			expect(new URL(button.url).searchParams.get('approved')).toBe(String(approved));
 
-			const answer = await result.callWebhook({ url: button.url });
-			expect(answer.result.success[0].json).toEqual({ data: { approved } });
+			const headers = userAgent(agent);
+			expect((await result.callWebhook({ url: button.url, headers })).resumed).toBe(false);
+			const answer = await result.callWebhook({ url: button.url, method: 'POST', headers });
+			expect(answer.result.success[0].json.data).toEqual({
+				approved,
+				respondedAt: expect.any(String),
+			});
+			expect((await result.callWebhook({ url: other.url, method: 'POST', headers })).resumed).toBe(
+				false,
+			);
 			expect(sandbox.requestsTo('/email/send')).toHaveLength(1);
 		},
 	);
 
-	test('free text: the email links to a form (GET) that posts back to the same signed URL; the POST resumes with { data: { text } }', async () => {
-		const result = await waitingRun({ responseType: 'freeText', message: 'Why <not>?' });
-		const [respond, ...others] = links();
-		expect(others).toEqual([]);
-		expect(respond.label).toBe('Respond');
-		expect(new URL(respond.url).searchParams.get('signature')).toMatch(/^[0-9a-f]{64}$/);
+	test.each(Object.entries(PEOPLE))(
+		'free text from %s: the email links to a form (GET) that posts back to the same signed URL; the POST resumes with { data: { text, respondedAt } }',
+		async (_name, agent) => {
+			const headers = userAgent(agent);
+			const result = await waitingRun({ responseType: 'freeText', message: 'Why <not>?' });
+			const [respond, ...others] = links();
+			expect(others).toEqual([]);
+			expect(respond.label).toBe('Respond');
+			expect(new URL(respond.url).searchParams.get('signature')).toMatch(/^[0-9a-f]{64}$/);
 
-		const form = await result.callWebhook({ url: respond.url });
-		expect(form.resumed).toBe(false);
-		expect(form.body).toContain('Why &lt;not&gt;?');
-		// No action: the browser posts to the page's own URL, its query (and signature) included.
-		expect(form.body).toMatch(/<form method="post">/);
-		expect(form.body).toContain('<textarea name="text"');
+			const form = await result.callWebhook({ url: respond.url, headers });
+			expect(form.resumed).toBe(false);
+			expect(form.body).toContain('Why &lt;not&gt;?');
+			// No action: the browser posts to the page's own URL, its query (and signature) included.
+			expect(form.body).toMatch(/<form method="post">/);
+			expect(form.body).toContain('<textarea name="text"');
 
-		const blank = await result.callWebhook({
-			url: respond.url,
-			method: 'POST',
-			body: { text: ' ' },
-		});
-		expect(blank.resumed).toBe(false);
+			const blank = await result.callWebhook({
+				url: respond.url,
+				method: 'POST',
+				headers,
+				body: { text: ' ' },
+			});
+			expect(blank.resumed).toBe(false);
 
-		const answer = await result.callWebhook({
-			url: respond.url,
-			method: 'POST',
-			body: { text: 'Customer already got a voucher' },
-		});
-		expect(answer.body).toContain('Your response has been recorded');
-		expect(answer.result.success[0].json).toEqual({
-			data: { text: 'Customer already got a voucher' },
-		});
-		expect(sandbox.requestsTo('/email/send')).toHaveLength(1);
-	});
-
-	test.each([...BOT_USER_AGENTS.map((agent) => [agent]), ['(no User-Agent)']])(
-		'a link scanner approves nothing: %s gets a page and the execution waits on',
-		async (agent) => {
-			const result = await waitingRun();
-			const headers = agent === '(no User-Agent)' ? {} : { 'user-agent': agent };
-			const scanned = await result.callWebhook({ url: links()[0].url, headers });
-			expect(scanned.resumed).toBe(false);
-			expect(scanned.body).not.toContain('recorded');
-
-			// The person's own click still counts.
-			const answer = await result.callWebhook({ url: links()[0].url });
-			expect(answer.result.success[0].json).toEqual({ data: { approved: true } });
+			const before = Date.now();
+			const answer = await result.callWebhook({
+				url: respond.url,
+				method: 'POST',
+				headers,
+				body: { text: 'Customer already got a voucher' },
+			});
+			expect(answer.body).toContain('Your response has been recorded');
+			const [{ json }] = answer.result.success;
+			expect(json).toEqual({
+				data: { text: 'Customer already got a voucher', respondedAt: expect.any(String) },
+			});
+			expectRespondedSince(json.data.respondedAt, before);
+			expect(sandbox.requestsTo('/email/send')).toHaveLength(1);
 		},
 	);
 
-	test('a bot posting the free-text form answers nothing', async () => {
-		const result = await waitingRun({ responseType: 'freeText' });
-		const posted = await result.callWebhook({
-			url: links()[0].url,
-			method: 'POST',
-			headers: { 'user-agent': BOT_USER_AGENTS[0] },
-			body: { text: 'spam' },
-		});
-		expect(posted.resumed).toBe(false);
+	test('a User-Agent decides nothing: the same press answers from any client, without one too', async () => {
+		for (const agent of Object.values(SCANNERS)) {
+			sandbox.reset();
+			const result = await waitingRun();
+			const answer = await result.callWebhook({
+				url: links()[0].url,
+				method: 'POST',
+				headers: userAgent(agent),
+			});
+			expect(answer.result.success[0].json.data.approved).toBe(true);
+		}
 	});
 
-	test("a link whose query was changed fails n8n's signature check: Approve cannot become Decline", async () => {
+	test("a link whose query was changed fails n8n's signature check, opened or pressed: Approve cannot become Decline", async () => {
 		const result = await waitingRun();
 		const forged = new URL(links()[0].url);
 		forged.searchParams.set('approved', 'false');
-		const answer = await result.callWebhook({ url: forged.toString() });
+		for (const method of /** @type {const} */ (['GET', 'POST'])) {
+			const answer = await result.callWebhook({ url: forged.toString(), method });
+			expect(answer).toMatchObject({ status: 401, resumed: false });
+		}
+		const unsigned = new URL(links()[0].url);
+		unsigned.searchParams.delete('signature');
+		const answer = await result.callWebhook({ url: unsigned.toString(), method: 'POST' });
 		expect(answer).toMatchObject({ status: 401, resumed: false });
+	});
+
+	test('a press after the wait limit passed changes nothing', async () => {
+		const result = await waitingRun();
+		await result.passWaitLimit();
+		const late = await result.callWebhook({ url: links()[0].url, method: 'POST' });
+		expect(late.resumed).toBe(false);
 	});
 });
 

@@ -16,7 +16,8 @@ import { addressProperties, queuedEmail, readAddress, toSentEmail } from './send
 
 /**
  * The links of the email resume the execution here: n8n's waiting webhooks, at
- * /webhook-waiting/<execution id>/<node id>. GET opens a link, POST sends the free-text form.
+ * /webhook-waiting/<execution id>/<node id>. GET opens a link (its page answers nothing); POST
+ * is that page's button or the free-text form: the answer.
  */
 export const webhooks: IWebhookDescription[] = ['GET', 'POST'].map((httpMethod) => ({
 	name: 'default',
@@ -271,6 +272,13 @@ function resumeUrl(context: IExecuteFunctions, query: Record<string, string>): s
 	return url.toString();
 }
 
+/** The label of the button that gives this answer, in the email and on its confirmation page. */
+function buttonLabel(approval: IDataObject, approved: boolean): string {
+	const label = approved ? approval.approveLabel : approval.disapproveLabel;
+	if (typeof label === 'string' && label.trim() !== '') return label;
+	return approved ? 'Approve' : 'Decline';
+}
+
 /** The message as text, then a button per answer, each a signed link that resumes the execution. */
 function emailHtml(context: IExecuteFunctions): string {
 	const message = readText(context.getNodeParameter('message', 0), 'Message');
@@ -281,29 +289,14 @@ function emailHtml(context: IExecuteFunctions): string {
 		buttons.push(button('Respond', PRIMARY, {}));
 	} else {
 		const approval = context.getNodeParameter('approvalOptions.values', 0, {}) as IDataObject;
-		const label = (value: unknown, fallback: string) =>
-			typeof value === 'string' && value.trim() !== '' ? value : fallback;
 		if (approval.approvalType === 'double') {
-			buttons.push(
-				button(label(approval.disapproveLabel, 'Decline'), SECONDARY, { approved: 'false' }),
-			);
+			buttons.push(button(buttonLabel(approval, false), SECONDARY, { approved: 'false' }));
 		}
-		buttons.push(button(label(approval.approveLabel, 'Approve'), PRIMARY, { approved: 'true' }));
+		buttons.push(button(buttonLabel(approval, true), PRIMARY, { approved: 'true' }));
 	}
 	return (
 		'<!DOCTYPE html><html><body style="font-family:Arial,sans-serif;font-size:15px;color:#1f2328">' +
 		`<p style="white-space:pre-wrap">${escapeHtml(message)}</p><p>${buttons.join('')}</p></body></html>`
-	);
-}
-
-// Words that name automated clients in a User-Agent (link scanners, previewers, HTTP libraries),
-// after the isbot check of n8n's own Send and Wait nodes. No User-Agent at all is a program too.
-const AUTOMATED_CLIENT =
-	/bot|crawl|spider|slurp|scan|preview|headless|python|curl|wget|http-?client|okhttp|axios|node-fetch|undici|libwww|java\/|proofpoint|mimecast|barracuda|safelinks/i;
-
-function isAutomatedClient(userAgent: unknown): boolean {
-	return (
-		typeof userAgent !== 'string' || userAgent.trim() === '' || AUTOMATED_CLIENT.test(userAgent)
 	);
 }
 
@@ -314,32 +307,45 @@ function page(title: string, body = ''): string {
 	);
 }
 
+/** A form without action: the browser posts it to the page's own URL, signature and all. */
+function postForm(fields: string, label: string): string {
+	return `<form method="post">${fields}<p><button type="submit" style="${PRIMARY}border:0;font-size:1em;cursor:pointer">${escapeHtml(label)}</button></p></form>`;
+}
+
 function recorded(data: IDataObject): IWebhookResponseData {
 	return {
 		webhookResponse: page('Your response has been recorded', '<p>You can close this page.</p>'),
-		workflowData: [[{ json: { data } }]],
+		workflowData: [[{ json: { data: { ...data, respondedAt: new Date().toISOString() } } }]],
 	};
 }
 
 /**
- * A link of the email was opened, or the free-text form sent. Only an answer resumes the
- * execution (`workflowData`); anything else is answered with a page and the execution waits on.
+ * A link of the email was opened (GET), or its page's button pressed (POST). Mail gateways and
+ * link scanners open every link of an email, often posing as a browser, but press nothing: so
+ * opening a link only shows the page, and only its POST answers (`workflowData` resumes the
+ * execution). No User-Agent is looked at: a word list refuses real phones and lets disguised
+ * scanners through. n8n answers HEAD itself (this node has no HEAD webhook): nothing is recorded.
  */
 export async function webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
-	const { method, headers, query } = this.getRequestObject();
-	// Mail security scanners open every link of an email: none may answer for the recipient.
-	if (isAutomatedClient(headers['user-agent'])) {
-		return { webhookResponse: page('Open this link in a web browser to respond') };
-	}
+	const { method, query } = this.getRequestObject();
+	const subject = String(this.getNodeParameter('subject', 'Your response'));
 	if (this.getNodeParameter('responseType', 'approval') === 'approval') {
-		return recorded({ approved: query.approved === 'true' });
+		const approved = query.approved === 'true';
+		if (method === 'POST') return recorded({ approved });
+		const label = buttonLabel(
+			this.getNodeParameter('approvalOptions.values', {}) as IDataObject,
+			approved,
+		);
+		const confirmation = `<p>Press the button to answer <strong>${escapeHtml(label)}</strong>.</p>${postForm('', label)}`;
+		return { webhookResponse: page(subject, confirmation) };
 	}
 	const { text } = (method === 'POST' ? this.getBodyData() : {}) as IDataObject;
 	if (typeof text === 'string' && text.trim() !== '') return recorded({ text });
-	// No action: the form posts back to the link itself, signature and all.
 	const form =
 		`<p style="white-space:pre-wrap">${escapeHtml(String(this.getNodeParameter('message', '')))}</p>` +
-		'<form method="post"><textarea name="text" rows="6" required style="width:100%;box-sizing:border-box"></textarea>' +
-		'<p><button type="submit" style="padding:8px 20px">Submit</button></p></form>';
-	return { webhookResponse: page(String(this.getNodeParameter('subject', 'Your response')), form) };
+		postForm(
+			'<textarea name="text" rows="6" required style="width:100%;box-sizing:border-box"></textarea>',
+			'Submit',
+		);
+	return { webhookResponse: page(subject, form) };
 }
