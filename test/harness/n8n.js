@@ -798,6 +798,22 @@ function createResumer(waiting, describe) {
 		},
 		/** The wait limit passed. */
 		passWaitLimit: goOn,
+		/**
+		 * Retry in n8n's Executions list (packages/cli ExecutionService.retry, both lines): the
+		 * failed execution's data as stored (so the node context survives), its error removed and
+		 * the failed node's last run dropped, then run on from the node stack, which still holds
+		 * the failed node with its input. Each call retries the latest execution.
+		 */
+		async retryExecution() {
+			if (!run.data.resultData.error) throw new Error('The execution succeeded: no Retry');
+			run = { ...run, data: JSON.parse(JSON.stringify(run.data)) };
+			const { resultData } = run.data;
+			delete resultData.error;
+			const nodeRuns =
+				resultData.lastNodeExecuted && resultData.runData[resultData.lastNodeExecuted];
+			if (nodeRuns && nodeRuns.at(-1)?.error !== undefined) nodeRuns.pop();
+			return await goOn();
+		},
 	};
 }
 
@@ -875,6 +891,8 @@ function hasValidSignature(url) {
  *   a request to the waiting execution's resume URL, as n8n's waiting webhooks take it; `result`
  *   (this result's shape) when it resumed the execution
  * @property {() => Promise<any>} passWaitLimit  the wait limit passed: the execution goes on
+ * @property {() => Promise<any>} retryExecution  Retry of the failed execution, as n8n's
+ *   Executions list does it: the result of the retry (this result's shape)
  */
 
 /**

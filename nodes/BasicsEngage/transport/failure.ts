@@ -40,6 +40,12 @@ export class Failure extends Error {
 	/** What the server's Retry-After header asked for, in ms. */
 	readonly retryAfterMs?: number;
 
+	/**
+	 * An earlier try of this execution got this failure, and the request was not sent again
+	 * (n8n's Retry of the execution, or Retry On Fail): it tells nothing new about the server.
+	 */
+	readonly fromEarlierTry?: boolean;
+
 	constructor({ message, ...fields }: FailureFields) {
 		super(message);
 		Object.assign(this, fields);
@@ -57,7 +63,9 @@ export class Failure extends Error {
 }
 
 export type FailureFields = Pick<Failure, 'kind' | 'message' | 'description'> &
-	Partial<Pick<Failure, 'httpCode' | 'mayHaveTakenEffect' | 'retry' | 'retryAfterMs'>>;
+	Partial<
+		Pick<Failure, 'httpCode' | 'mayHaveTakenEffect' | 'retry' | 'retryAfterMs' | 'fromEarlierTry'>
+	>;
 
 /** An input or setting that cannot work, refused before anything is sent. */
 export function invalidInput(message: string, description: string): Failure {

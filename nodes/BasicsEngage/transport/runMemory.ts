@@ -45,7 +45,12 @@ export class RunMemory {
 	recall(itemIndexes: number[], body: IDataObject): Recalled | undefined {
 		const record = this.records[this.key(itemIndexes, body)];
 		if (!record || 'json' in record) return record;
-		return { failure: new Failure(record.failure), attempts: record.attempts };
+		const failure = new Failure({
+			...record.failure,
+			fromEarlierTry: true,
+			description: `Not sent again: an earlier try of this execution sent it and got no clear answer. ${record.failure.description}`,
+		});
+		return { failure, attempts: record.attempts };
 	}
 
 	/** Keeps a success, or a failure that may have taken effect; other failures can be repeated. */
