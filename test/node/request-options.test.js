@@ -64,7 +64,9 @@ test('Proxy: an invalid proxy address fails with a clear message', async () => {
 		parameters: sendParameters({ requestOptions: { proxy: 'not a url' } }),
 		items: contacts(1),
 	});
-	expect(result.error.message).toBe('The Proxy in Request Options is not valid');
+	expect(result.error.message).toBe(
+		'The Proxy in Request Options is not valid. Fix it before trying again.',
+	);
 	expect(sandbox.requests).toHaveLength(0);
 });
 
