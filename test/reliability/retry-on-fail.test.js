@@ -149,6 +149,26 @@ describe('Send Email under Retry On Fail (max tries 3)', () => {
 		expect(sandbox.requests).toHaveLength(1);
 	});
 
+	test('issue 29: as an AI tool, two calls at once: the one that succeeds forgets only its own record, so the retry of the other, whose answer was lost, does not send its email again', async () => {
+		// Whichever call arrives first has its answer dropped (the email is queued); the other is
+		// answered a moment later, before n8n's retry of the first.
+		sandbox.injectFaults([{ action: 'drop' }, { action: 'delay', delayMs: 100 }]);
+		const result = await runNode(sandbox, {
+			parameters: sendParameters({ to: "={{ $fromAI('to', 'recipient', 'string') }}" }),
+			toolCalls: [{ to: 'jane@customer.test' }, { to: 'joe@customer.test' }],
+			parallelToolCalls: true,
+			retryOnFail: true,
+			maxTries: 2,
+			waitBetweenTries: 400,
+		});
+		expect(recipients(sandbox.requests).sort()).toEqual([
+			'jane@customer.test',
+			'joe@customer.test',
+		]);
+		expect(result.toolAnswers.filter((answer) => answer.thrown)).toHaveLength(1);
+		expectNoEmailTwice();
+	});
+
 	test('a run that succeeds forgets what it did: a later, separate run sends again', async () => {
 		const first = await runNode(sandbox, {
 			parameters: sendParameters(),
