@@ -143,7 +143,11 @@ const NOT_SENT_REASONS: Record<string, string> = {
 	EAI_AGAIN: 'the host name could not be looked up',
 };
 
-export function networkFailure(error: unknown, contract: SuccessContract): Failure {
+export function networkFailure(
+	error: unknown,
+	contract: SuccessContract,
+	viaProxy = false,
+): Failure {
 	const code = socketErrorCode(error);
 	const timedOut = code === 'ECONNABORTED' || code === 'ETIMEDOUT' || /timeout/i.test(String(code));
 	const notSent = code !== undefined && code in NOT_SENT_REASONS;
@@ -162,6 +166,9 @@ export function networkFailure(error: unknown, contract: SuccessContract): Failu
 			notSent
 				? 'The request never reached BasicsEngage, so nothing was sent. Check the Base URL and the network.'
 				: `No full answer came from BasicsEngage, but the request may have reached it, so ${contract.effect}: check before sending it again. Check also the Timeout in Request Options.`,
+			viaProxy
+				? 'The request goes through the Proxy in Request Options: check it as well.'
+				: undefined,
 			code ? `(Error code: ${code}.)` : undefined,
 		]
 			.filter(Boolean)
