@@ -117,6 +117,8 @@ describe('credential in node runs', () => {
 			items: [{ email: 'jane@customer.test' }],
 			baseUrl: 'api.basicsengage.com/api/v0/dev',
 		});
-		expect(result.error.message).toBe('The Base URL in the credential is not valid');
+		expect(result.error.message).toBe(
+			'The Base URL in the credential is not valid. Fix it before trying again.',
+		);
 	});
 });

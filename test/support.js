@@ -266,8 +266,12 @@ const closedBaseUrl = async () => loopbackBaseUrl(await freePort());
 async function startProxy({ toPort } = {}) {
 	/** @type {string[]} */
 	const proxied = [];
+	/** @type {Array<string | undefined>} the `user:password` of each request's Proxy-Authorization */
+	const credentials = [];
 	const server = http.createServer((request, response) => {
 		proxied.push(`${request.method} ${request.url}`);
+		const basic = /^Basic (.+)$/.exec(request.headers['proxy-authorization'] ?? '')?.[1];
+		credentials.push(basic && Buffer.from(basic, 'base64').toString('utf8'));
 		const target = new URL(String(request.url));
 		const upstream = http.request(
 			{
@@ -285,7 +289,7 @@ async function startProxy({ toPort } = {}) {
 		request.pipe(upstream);
 	});
 	const port = await listen(server);
-	return { port, proxied, close: () => server.close() };
+	return { port, proxied, credentials, close: () => server.close() };
 }
 
 module.exports = {

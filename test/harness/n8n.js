@@ -484,13 +484,15 @@ const AGENT_TYPE = `${HARNESS_PACKAGE}.agent`;
  * Stands in for an AI Agent or n8n's MCP Server Trigger: asks n8n-core for its connected
  * tools (getInputConnectionData, which wraps a `usableAsTool` node with createNodeAsTool and
  * makeHandleToolInvocation, exactly as for a real agent) and invokes the one tool once per call,
- * in order. Each call becomes one output item: `{ answer }` (the string the tool returned to
+ * in order, or all at once (`parallel`: a model asking for several tool calls in one step, which
+ * an agent runs together). Each call becomes one output item: `{ answer }` (the string the tool returned to
  * the model) or `{ thrown }` (the message of the error the tool threw, which an MCP client sees
  * as an `isError` result), each with `toolName` and `toolDescription` (what the model reads).
  * @param {Array<Record<string, unknown>>} calls
+ * @param {boolean} [parallel]
  * @returns {INodeType}
  */
-function createAgentNodeType(calls) {
+function createAgentNodeType(calls, parallel = false) {
 	return {
 		description: harnessDescription(
 			'agent',
@@ -503,24 +505,19 @@ function createAgentNodeType(calls) {
 				await this.getInputConnectionData(NodeConnectionTypes.AiTool, 0)
 			);
 			const tool = tools[0];
+			/** @param {Record<string, unknown>} args @returns {Promise<INodeExecutionData>} */
+			const call = async (args) => {
+				const about = { toolName: tool.name, toolDescription: tool.description };
+				try {
+					return { json: { ...about, answer: await tool.invoke(args) } };
+				} catch (error) {
+					return { json: { ...about, thrown: String(error?.message ?? error) } };
+				}
+			};
 			/** @type {INodeExecutionData[]} */
 			const answers = [];
-			for (const args of calls) {
-				try {
-					const answer = await tool.invoke(args);
-					answers.push({
-						json: { toolName: tool.name, toolDescription: tool.description, answer },
-					});
-				} catch (error) {
-					answers.push({
-						json: {
-							toolName: tool.name,
-							toolDescription: tool.description,
-							thrown: String(error?.message ?? error),
-						},
-					});
-				}
-			}
+			if (parallel) answers.push(...(await Promise.all(calls.map(call))));
+			else for (const args of calls) answers.push(await call(args));
 			return [answers];
 		},
 	};
@@ -823,6 +820,22 @@ function createResumer(waiting, describe) {
 		},
 		/** The wait limit passed. */
 		passWaitLimit: goOn,
+		/**
+		 * Retry in n8n's Executions list (packages/cli ExecutionService.retry, both lines): the
+		 * failed execution's data as stored (so the node context survives), its error removed and
+		 * the failed node's last run dropped, then run on from the node stack, which still holds
+		 * the failed node with its input. Each call retries the latest execution.
+		 */
+		async retryExecution() {
+			if (!run.data.resultData.error) throw new Error('The execution succeeded: no Retry');
+			run = { ...run, data: JSON.parse(JSON.stringify(run.data)) };
+			const { resultData } = run.data;
+			delete resultData.error;
+			const nodeRuns =
+				resultData.lastNodeExecuted && resultData.runData[resultData.lastNodeExecuted];
+			if (nodeRuns && nodeRuns.at(-1)?.error !== undefined) nodeRuns.pop();
+			return await goOn();
+		},
 	};
 }
 
@@ -865,6 +878,7 @@ function hasValidSignature(url) {
  * @property {Array<Record<string, unknown>>} [toolCalls] run the node as an AI tool instead: an
  *   agent calls it once per entry with these arguments (see createAgentNodeType); `toolAnswers`
  *   then holds one `{ answer } | { thrown }` per call and `toolRuns` the node's runData.
+ * @property {boolean} [parallelToolCalls] the agent makes the tool calls all at once
  * @property {string} [workflowId] default: a new id per run (give one to share n8n's deduplication
  *   store between runs, as one saved workflow does)
  * @property {boolean} [retryOnFail]
@@ -900,6 +914,8 @@ function hasValidSignature(url) {
  *   a request to the waiting execution's resume URL, as n8n's waiting webhooks take it; `result`
  *   (this result's shape) when it resumed the execution
  * @property {() => Promise<any>} passWaitLimit  the wait limit passed: the execution goes on
+ * @property {() => Promise<any>} retryExecution  Retry of the failed execution, as n8n's
+ *   Executions list does it: the result of the retry (this result's shape)
  */
 
 /**
@@ -1020,7 +1036,7 @@ async function runWorkflow(options) {
 			[SOURCE_TYPE]: createSourceNodeType(items),
 			[SINK_TYPE]: sinkNodeType,
 			...(asTool && {
-				[AGENT_TYPE]: createAgentNodeType(options.toolCalls ?? []),
+				[AGENT_TYPE]: createAgentNodeType(options.toolCalls ?? [], options.parallelToolCalls),
 				[testedTypeName]: toToolNodeType(tested.type),
 			}),
 		}),

@@ -253,3 +253,26 @@ test('AI tool: a Send Campaign whose answer was lost warns the model not to send
 	expect(sandbox.requests).toHaveLength(1);
 	expect(sandbox.state.campaignSends).toHaveLength(1);
 });
+
+/** What n8n 2.x's AI Agent hands the model of a failed tool: the error's message alone. */
+const messageAlone = (/** @type {string} */ thrown) => thrown.split('\n\nDetails: ')[0];
+
+test.each([
+	['a 429', { arrange: () => sandbox.setOptions({ dailyLimit: 0 }) }, /Do not try again today\.$/],
+	['a 401', { apiKey: 'be_wrong_key' }, /Do not try again until the API key is fixed\.$/],
+	['an invalid address', { args: { to: 'not-an-address' } }, /Fix it before trying again\.$/],
+])(
+	'issue 29: after %s, the message alone (all n8n 2.x hands the model) says what to do',
+	async (_, { arrange, apiKey, args }, step) => {
+		arrange?.();
+		const result = await runNode(sandbox, {
+			parameters: sendByModel,
+			toolCalls: [{ ...modelArgs, ...args }],
+			apiKey,
+		});
+		const message = messageAlone(result.toolAnswers[0].thrown);
+		expect(message).toMatch(step);
+		// Not the server's own advice, which a model would follow ("try again tomorrow").
+		expect(message).not.toMatch(/tomorrow|retry later/i);
+	},
+);

@@ -61,7 +61,7 @@ describe('error kinds on the error output (On Error: Continue (using error outpu
 			httpCode: 401,
 			spec: 'spec: an invalid key answers 401 with `message`',
 			apiKey: 'be_wrong_key',
-			message: /Invalid API key/,
+			message: /BasicsEngage rejected the API key/,
 		},
 		{
 			kind: 'quota_exceeded',
@@ -117,7 +117,10 @@ describe('error kinds on the error output (On Error: Continue (using error outpu
 			{ kind: 'network_error', httpCode: null, description: expect.any(String) },
 			{ kind: 'network_error', httpCode: null, description: expect.any(String) },
 		]);
-		expect(result.errors[0].json.error).toMatch(/ECONNREFUSED/);
+		expect(result.errors[0].json.error).toBe(
+			'BasicsEngage could not be reached: the connection was refused',
+		);
+		expect(result.errors[0].json.details.description).toMatch(/ECONNREFUSED/);
 		expectEachInputExactlyOnce(result, 2);
 	});
 
@@ -489,5 +492,54 @@ describe('On Error: Stop Workflow', () => {
 		expect(result.error.message).toMatch(/Email is not a valid email address/);
 		expect(result.error.context.itemIndex).toBe(2);
 		expect(sandbox.requests).toHaveLength(0);
+	});
+
+	/** A word n8n 2.x swaps a whole message for ("You can retry the request immediately ..."). */
+	const SOCKET_CODE = /ECONN|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EPIPE|EHOSTUNREACH|EPERM|GETADDRINFO/i;
+
+	test.each([
+		['a reset', { action: 'reset' }, 'Send Email', sendParameters(), /could not be reached/],
+		[
+			'a dropped answer',
+			{ action: 'drop' },
+			'Send Email',
+			sendParameters(),
+			/could not be reached/,
+		],
+		['a timeout', { action: 'hang' }, 'Send Email', sendParameters(), /timed out/],
+		[
+			'a dropped answer',
+			{ action: 'drop' },
+			'Send Campaign',
+			sendCampaignParameters({ campaignId: 'cccccccccccccccccccccccc' }),
+			/may have started sending/,
+		],
+	])(
+		'issue 29: after %s, %s fails with its own message, no socket code that n8n would swap for stock text',
+		async (_, fault, __, parameters, message) => {
+			sandbox.injectFaults([/** @type {any} */ (fault)]);
+			const result = await runNode(sandbox, {
+				parameters: { ...parameters, requestOptions: { timeout: 300 } },
+				items: [{ email: 'jane@customer.test' }],
+			});
+			expect(result.error.message).toMatch(/^BasicsEngage could not be reached: /);
+			expect(result.error.message).toMatch(message);
+			expect(result.error.message).not.toMatch(SOCKET_CODE);
+			expect(result.error.message).not.toMatch(/retry the request immediately/);
+		},
+	);
+
+	test('issue 29: server text holding such a word does not turn the message into stock text', async () => {
+		sandbox.injectFaults([
+			{
+				path: '/email/send',
+				status: 400,
+				body: { status: 'error', error: 'EPERM: sender blocked' },
+			},
+		]);
+		const result = await runNode(sandbox, { parameters: sendParameters(), items: contacts(1) });
+		expect(result.error.message).toBe(
+			'BasicsEngage rejected the request: EPERM: sender blocked. Fix it before trying again.',
+		);
 	});
 });

@@ -15,6 +15,7 @@ const path = require('node:path');
 const {
 	NODE_TYPE,
 	PACKAGE_DIR,
+	closedBaseUrl,
 	contacts,
 	listen,
 	loadPackage,
@@ -59,12 +60,53 @@ test('Proxy: requests go through the given HTTP proxy', async () => {
 	}
 });
 
+test.each([
+	['100%25', '100%'],
+	['p%40ss%3Aw%2Frd', 'p@ss:w/rd'],
+	['plain', 'plain'],
+])(
+	'issue 29: Proxy: a password written as URLs want it (%s) reaches the proxy as %s',
+	async (written, password) => {
+		const { port: proxyPort, proxied, credentials, close } = await startProxy();
+		try {
+			const result = await runNode(sandbox, {
+				parameters: sendParameters({
+					requestOptions: { proxy: `http://relay:${written}@127.0.0.1:${proxyPort}` },
+				}),
+				items: contacts(1),
+			});
+			expect(result.error).toBeUndefined();
+			expect(proxied).toEqual([`POST ${sandbox.baseUrl}/email/send`]);
+			expect(credentials).toEqual([`relay:${password}`]);
+		} finally {
+			close();
+		}
+	},
+);
+
+test('issue 29: Proxy: when the proxy cannot be reached, the items name the Proxy setting', async () => {
+	const closed = new URL(await closedBaseUrl());
+	const result = await runNode(sandbox, {
+		parameters: sendParameters({
+			requestOptions: { proxy: `http://relay:100%25@127.0.0.1:${closed.port}` },
+			options: { retries: 0 },
+		}),
+		items: contacts(1),
+		onError: 'continueErrorOutput',
+	});
+	expect(result.errors[0].json.details.kind).toBe('network_error');
+	expect(result.errors[0].json.details.description).toMatch(/Proxy in Request Options/);
+	expect(sandbox.requests).toHaveLength(0);
+});
+
 test('Proxy: an invalid proxy address fails with a clear message', async () => {
 	const result = await runNode(sandbox, {
 		parameters: sendParameters({ requestOptions: { proxy: 'not a url' } }),
 		items: contacts(1),
 	});
-	expect(result.error.message).toBe('The Proxy in Request Options is not valid');
+	expect(result.error.message).toBe(
+		'The Proxy in Request Options is not valid. Fix it before trying again.',
+	);
 	expect(sandbox.requests).toHaveLength(0);
 });
 

@@ -157,7 +157,9 @@ describe('the email and the wait', () => {
 			parameters: sendAndWaitParameters(limit('next Tuesday')),
 			items: [JANE],
 		});
-		expect(result.error.message).toBe('Max Date and Time is not a date');
+		expect(result.error.message).toBe(
+			'Max Date and Time is not a date. Fix it before trying again.',
+		);
 		expect(result.waitTill).toBeUndefined();
 		expect(sandbox.requests).toHaveLength(0);
 	});

@@ -414,7 +414,9 @@ describe('credential values', () => {
 				items: [{ email: 'jane@customer.test' }],
 				baseUrl,
 			});
-			expect(result.error.message).toBe('The Base URL in the credential is not valid');
+			expect(result.error.message).toBe(
+				'The Base URL in the credential is not valid. Fix it before trying again.',
+			);
 			expect(sandbox.requests).toHaveLength(0);
 		}
 	});

@@ -4,7 +4,7 @@ import { BASE_URL_PATH_HINT } from '../helpers/credentialChecks';
 import { isObject } from '../helpers/read';
 import { socketErrorCode } from './compat';
 import type { ErrorKind } from './failure';
-import { Failure, KIND_MESSAGES, STOP_TRYING } from './failure';
+import { Failure, KIND_MESSAGES, RUN_STOPPING_KINDS, STOP_TRYING } from './failure';
 import { apiErrorText, MAX_ERROR_TEXT, MAX_EXCERPT, showServerText } from './redact';
 
 /** What a request came to: the success answer's body, or why it failed. */
@@ -82,9 +82,12 @@ export function classifyAnswer(
 		// A 4xx is a refusal; a 5xx may come after the work was done.
 		mayHaveTakenEffect: statusCode >= 500,
 		...(kind === 'server_error' ? { retry: 'maybeSent' as const } : {}),
-		message: apiText
-			? `${KIND_MESSAGES[kind]}: ${showServerText(apiText, secrets, MAX_EXCERPT)}`
-			: `${KIND_MESSAGES[kind]} (HTTP ${statusCode})`,
+		// A refusal that every further call would get leaves the server's text ("retry the next
+		// day") to the description: its message says not to try again (see messageOf).
+		message:
+			apiText && !RUN_STOPPING_KINDS.has(kind)
+				? `${KIND_MESSAGES[kind]}: ${showServerText(apiText, secrets, MAX_EXCERPT)}`
+				: `${KIND_MESSAGES[kind]} (HTTP ${statusCode})`,
 		description: [
 			serverSays,
 			statusCode === 404
@@ -133,26 +136,43 @@ function parseRetryAfter(header: unknown): number | undefined {
 
 // Errors raised before a connection exists: the request cannot have reached the server.
 // Redirects are never followed, so such an error always concerns the Base URL (or the proxy).
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+// In words: n8n 2.x replaces a message holding a socket code with its own stock text.
+const NOT_SENT_REASONS: Record<string, string> = {
+	ECONNREFUSED: 'the connection was refused',
+	ENOTFOUND: 'the host name was not found',
+	EAI_AGAIN: 'the host name could not be looked up',
+};
 
-export function networkFailure(error: unknown, contract: SuccessContract): Failure {
+export function networkFailure(
+	error: unknown,
+	contract: SuccessContract,
+	viaProxy = false,
+): Failure {
 	const code = socketErrorCode(error);
 	const timedOut = code === 'ECONNABORTED' || code === 'ETIMEDOUT' || /timeout/i.test(String(code));
+	const notSent = code !== undefined && code in NOT_SENT_REASONS;
 	const reason = timedOut
 		? 'the request timed out'
-		: code
-			? `the connection failed (${code})`
-			: 'the connection failed';
-	const notSent = code !== undefined && NOT_SENT_CODES.has(code);
+		: notSent
+			? NOT_SENT_REASONS[code]
+			: 'the connection broke before the answer came';
 	return new Failure({
 		kind: 'network_error',
 		httpCode: null,
 		retry: notSent ? 'notSent' : 'maybeSent',
 		mayHaveTakenEffect: !notSent,
 		message: `${KIND_MESSAGES.network_error}: ${reason}`,
-		description: notSent
-			? 'The request never reached BasicsEngage, so nothing was sent. Check the Base URL and the network.'
-			: `No full answer came from BasicsEngage, but the request may have reached it, so ${contract.effect}: check before sending it again. Check also the Timeout in Request Options.`,
+		description: [
+			notSent
+				? 'The request never reached BasicsEngage, so nothing was sent. Check the Base URL and the network.'
+				: `No full answer came from BasicsEngage, but the request may have reached it, so ${contract.effect}: check before sending it again. Check also the Timeout in Request Options.`,
+			viaProxy
+				? 'The request goes through the Proxy in Request Options: check it as well.'
+				: undefined,
+			code ? `(Error code: ${code}.)` : undefined,
+		]
+			.filter(Boolean)
+			.join(' '),
 	});
 }
 

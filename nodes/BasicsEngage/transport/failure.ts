@@ -40,6 +40,12 @@ export class Failure extends Error {
 	/** What the server's Retry-After header asked for, in ms. */
 	readonly retryAfterMs?: number;
 
+	/**
+	 * An earlier try of this execution got this failure, and the request was not sent again
+	 * (n8n's Retry of the execution, or Retry On Fail): it tells nothing new about the server.
+	 */
+	readonly fromEarlierTry?: boolean;
+
 	constructor({ message, ...fields }: FailureFields) {
 		super(message);
 		Object.assign(this, fields);
@@ -57,7 +63,9 @@ export class Failure extends Error {
 }
 
 export type FailureFields = Pick<Failure, 'kind' | 'message' | 'description'> &
-	Partial<Pick<Failure, 'httpCode' | 'mayHaveTakenEffect' | 'retry' | 'retryAfterMs'>>;
+	Partial<
+		Pick<Failure, 'httpCode' | 'mayHaveTakenEffect' | 'retry' | 'retryAfterMs' | 'fromEarlierTry'>
+	>;
 
 /** An input or setting that cannot work, refused before anything is sent. */
 export function invalidInput(message: string, description: string): Failure {
@@ -91,13 +99,33 @@ export const KIND_MESSAGES: Record<ErrorKind, string> = {
 };
 
 // Said to the user and to an AI agent alike, so a model does not loop on a refusal that every
-// further call would get too.
+// further call would get too: in the description, and briefly in the message (NEXT_STEP).
 export const STOP_TRYING: Partial<Record<ErrorKind, string>> = {
 	quota_exceeded:
 		'Do not try again today: BasicsEngage refuses every further email until the daily quota resets.',
 	invalid_api_key:
 		'Do not try again: every request fails until the API key in the credential is fixed.',
 };
+
+/**
+ * What to do, said in the message of a thrown failure that a model or a person must act on:
+ * n8n 2.x's AI Agent hands a model only the message of a failed tool (an item's error keeps
+ * what to do in its `details.description`, which an agent reads along).
+ */
+const NEXT_STEP: Partial<Record<ErrorKind, string>> = {
+	quota_exceeded: 'Do not try again today.',
+	invalid_api_key: 'Do not try again until the API key is fixed.',
+	invalid_input: 'Fix it before trying again.',
+	invalid_request: 'Fix it before trying again.',
+};
+
+/** A thrown failure's message: with what to do, once. */
+function messageOf(failure: Failure): string {
+	const step = NEXT_STEP[failure.kind];
+	const { message } = failure;
+	if (!step || message.toLowerCase().includes(step.slice(0, -1).toLowerCase())) return message;
+	return `${message}${/[.!?]$/.test(message) ? '' : '.'} ${step}`;
+}
 
 /** What a reading threw, as a failure: n8n's own errors (an expression that fails) included. */
 export function asInputFailure(error: unknown): Failure {
@@ -115,23 +143,26 @@ export function toNodeError(
 	failure: Failure,
 	itemIndex: number,
 ): NodeApiError | NodeOperationError {
+	const message = messageOf(failure);
 	const options = {
-		message: failure.message,
+		message,
 		description: `${failure.description} (kind: ${failure.kind})`,
 		itemIndex,
 	};
 	const error =
 		failure.httpCode === null
-			? new NodeOperationError(context.getNode(), failure.message, options)
+			? new NodeOperationError(context.getNode(), message, options)
 			: new NodeApiError(
 					context.getNode(),
 					{
-						message: failure.message,
+						message,
 						description: failure.description,
 						httpCode: failure.httpCode,
 					},
 					{ ...options, httpCode: failure.httpCode },
 				);
+	// n8n swaps a message holding a word such as ECONNRESET or EPERM (server text can) for stock text.
+	error.message = message;
 	const cause = FAILURE_CAUSES[failure.kind];
 	if (cause) setFailureCause(error, cause);
 	return error;

@@ -148,6 +148,9 @@ export async function runOperation(
  * Continue only a failure that every later request would share does (a 401, a 429).
  */
 function stopsTheRun(context: IExecuteFunctions, failure: Failure): boolean {
+	// A failure an earlier try got and that was not sent again stops nothing: a Retry of the
+	// execution sends what that try never attempted (and still fails on this item).
+	if (failure.fromEarlierTry) return false;
 	return !context.continueOnFail() || RUN_STOPPING_KINDS.has(failure.kind);
 }
 
@@ -293,7 +296,7 @@ async function sendAll(
 			);
 			skip?.afterSend(itemIndexes[0], result);
 			if (result instanceof Failure && explain) result = explain(result);
-			stop.record(result);
+			if (!(result instanceof Failure && result.fromEarlierTry)) stop.record(result);
 			const why = afterRequest?.(result, body);
 			if (result instanceof Failure && (why || stopsTheRun(context, result))) {
 				stop.stopFor(result, why ?? stopReason(result));

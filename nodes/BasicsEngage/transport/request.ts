@@ -106,7 +106,7 @@ async function sendOnce(
 			settings.timeout,
 		);
 	} catch (error) {
-		return networkFailure(error, request.contract);
+		return networkFailure(error, request.contract, settings.proxy !== undefined);
 	}
 	return classifyAnswer(answer, request.contract, settings.secrets);
 }

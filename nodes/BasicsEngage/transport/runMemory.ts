@@ -19,9 +19,13 @@ type Records = Record<string, { json: IDataObject } | { failure: FailureFields; 
  * is a new run index, where item indexes start again). When the node runs as an AI tool, n8n
  * calls `execute` again with a new run index per try: there the key is the request body.
  *
- * A successful run forgets its records, so execution data does not grow with them.
+ * A successful run forgets its records, so execution data does not grow with them: only its own,
+ * since an AI agent's tool calls run at once and share the context.
  */
 export class RunMemory {
+	/** The keys this run recalled or remembered: what it may forget. */
+	private readonly owned = new Set<string>();
+
 	private constructor(
 		private readonly records: Records,
 		private readonly prefix: string,
@@ -38,14 +42,21 @@ export class RunMemory {
 	}
 
 	private key(itemIndexes: number[], body: IDataObject): string {
-		return this.prefix + (this.byBody ? JSON.stringify(body) : itemIndexes.join(','));
+		const key = this.prefix + (this.byBody ? JSON.stringify(body) : itemIndexes.join(','));
+		this.owned.add(key);
+		return key;
 	}
 
 	/** What an earlier try of this run did with this request, if it must not be repeated. */
 	recall(itemIndexes: number[], body: IDataObject): Recalled | undefined {
 		const record = this.records[this.key(itemIndexes, body)];
 		if (!record || 'json' in record) return record;
-		return { failure: new Failure(record.failure), attempts: record.attempts };
+		const failure = new Failure({
+			...record.failure,
+			fromEarlierTry: true,
+			description: `Not sent again: an earlier try of this execution sent it and got no clear answer. ${record.failure.description}`,
+		});
+		return { failure, attempts: record.attempts };
 	}
 
 	/** Keeps a success, or a failure that may have taken effect; other failures can be repeated. */
@@ -60,10 +71,8 @@ export class RunMemory {
 		}
 	}
 
-	/** Called when the run ends without a failure: nothing will try it again. */
+	/** Called when the run ends without a failure: nothing will try its requests again. */
 	forget(): void {
-		for (const key of Object.keys(this.records)) {
-			if (key.startsWith(this.prefix)) delete this.records[key];
-		}
+		for (const key of this.owned) delete this.records[key];
 	}
 }

@@ -95,9 +95,12 @@ function parseProxy(proxy: string): IHttpRequestOptions['proxy'] {
 	const port = parsed.port ? Number(parsed.port) : protocol === 'https' ? 443 : 80;
 	if (!parsed.username) return { host: parsed.hostname, port, protocol };
 	try {
-		const username = decodeURIComponent(parsed.username);
-		const password = decodeURIComponent(parsed.password);
-		return { host: parsed.hostname, port, protocol, auth: { username, password } };
+		decodeURIComponent(parsed.username);
+		decodeURIComponent(parsed.password);
+		// Still percent-encoded: n8n writes them back into a proxy URL, whose setters leave a
+		// "%" as it is, and its proxy agent decodes them (a decoded "100%" would be malformed).
+		const auth = { username: parsed.username, password: parsed.password };
+		return { host: parsed.hostname, port, protocol, auth };
 	} catch {
 		// decodeURIComponent throws "URI malformed"; the value itself may be a password.
 		throw badSetting(

@@ -1,0 +1,177 @@
+// Retry of a failed execution in a real n8n (2.41.1; 1.123.81 under `npm run test:e2e:v1`), through
+// the REST endpoint the Executions list's Retry button calls (POST /rest/executions/:id/retry, with
+// the original or the currently saved workflow). A webhook starts ten items into Send Email or Add
+// Profiles (On Error = Stop Workflow); the sandbox fails request 6 with a 500. Retry sends 7-10,
+// never again 1-5, and never request 6 unasked: the retry fails again, saying so.
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+
+import {
+	activateWorkflow,
+	NEWSLETTER_LIST,
+	SANDBOX_CREDENTIAL,
+	waitForExecution,
+} from '../../dev/n8n-setup.mjs';
+import { startTestEnvironment } from './helpers.mjs';
+
+const NODE = 'Under test';
+const CONTACTS = Array.from({ length: 10 }, (_, index) => ({
+	email: `contact${index}@customer.test`,
+}));
+const pass = { action: 'delay', delayMs: 0 };
+
+let env;
+
+beforeAll(async () => {
+	env = await startTestEnvironment();
+}, 300_000);
+
+afterAll(async () => {
+	await env?.stop();
+}, 60_000);
+
+beforeEach(() => env.sandbox.reset());
+
+/** Webhook -> Split Out (one item per contact) -> the BasicsEngage node; published. */
+async function publish(tag, parameters) {
+	const workflow = {
+		id: `beRetryExec${tag}`,
+		name: `Retry of a failed execution (${tag})`,
+		active: false,
+		settings: { executionOrder: 'v1' },
+		connections: {
+			Webhook: { main: [[{ node: 'Split Out', type: 'main', index: 0 }]] },
+			'Split Out': { main: [[{ node: NODE, type: 'main', index: 0 }]] },
+		},
+		nodes: [
+			{
+				id: `b1a1e2c3-0000-4000-8000-00000000${tag}`,
+				name: 'Webhook',
+				type: 'n8n-nodes-base.webhook',
+				typeVersion: 2,
+				position: [0, 0],
+				webhookId: `b1a1e2c3-1111-4000-8000-00000000${tag}`,
+				parameters: { httpMethod: 'POST', path: `basicsengage-retry-${tag}`, options: {} },
+			},
+			{
+				id: `b1a1e2c3-2222-4000-8000-00000000${tag}`,
+				name: 'Split Out',
+				type: 'n8n-nodes-base.splitOut',
+				typeVersion: 1,
+				position: [220, 0],
+				parameters: { fieldToSplitOut: 'body.contacts', options: {} },
+			},
+			{
+				id: `b1a1e2c3-3333-4000-8000-00000000${tag}`,
+				name: NODE,
+				type: 'n8n-nodes-basicsengage.basicsEngage',
+				typeVersion: 1,
+				position: [440, 0],
+				credentials: {
+					basicsEngageApi: { id: SANDBOX_CREDENTIAL.id, name: SANDBOX_CREDENTIAL.name },
+				},
+				parameters,
+			},
+		],
+	};
+	const file = path.join(env.tmp, `${workflow.id}.json`);
+	await fsp.writeFile(file, JSON.stringify(workflow));
+	expect((await env.n8n.runCli(['import:workflow', `--input=${file}`])).code).toBe(0);
+	await activateWorkflow(env.rest, workflow.id);
+	return { id: workflow.id, url: `${env.n8n.url}/webhook/basicsengage-retry-${tag}` };
+}
+
+/** Starts the workflow through its webhook; returns the failed execution. */
+async function runFailing({ id, url }) {
+	for (let tries = 0; ; tries++) {
+		const res = await fetch(url, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json' },
+			body: JSON.stringify({ contacts: CONTACTS }),
+		});
+		if (res.status === 200) break;
+		// A freshly published webhook can take a moment to be registered.
+		if (tries > 50) throw new Error(`the webhook answered ${res.status}`);
+		await new Promise((resolve) => setTimeout(resolve, 200));
+	}
+	return await waitForExecution(env.rest, id, { n8nDir: env.n8nDir });
+}
+
+/** What the Executions list's Retry does; returns the execution it started, once ended. */
+async function retry(workflowId, executionId, loadWorkflow) {
+	await env.rest.post(`/rest/executions/${executionId}/retry`, { loadWorkflow });
+	return await waitForExecution(env.rest, workflowId, {
+		afterId: executionId,
+		n8nDir: env.n8nDir,
+	});
+}
+
+const emailsOf = (indexes) => indexes.map((index) => `contact${index}@customer.test`);
+const FIRST_SIX = [0, 1, 2, 3, 4, 5];
+const LAST_FOUR = [6, 7, 8, 9];
+
+test.each([
+	['the original workflow', false],
+	['the currently saved workflow', true],
+])(
+	'Send Email: Retry (%s) after a 500 on email 6 of 10 sends 7-10, never 1-6 again, and fails on 6',
+	async (_, loadWorkflow) => {
+		const workflow = await publish(loadWorkflow ? '0002' : '0001', {
+			resource: 'email',
+			operation: 'send',
+			to: '={{ $json.email }}',
+			from: 'hello@example.com',
+			subject: 'Welcome',
+			content: 'text',
+			text: 'Hello!',
+			options: { concurrency: 1 },
+		});
+		env.sandbox.injectFaults([pass, pass, pass, pass, pass, { status: 500 }]);
+		const failed = await runFailing(workflow);
+		expect(failed.status).toBe('error');
+		const requested = () => env.sandbox.requests.map((request) => request.body.to);
+		expect(requested()).toEqual(emailsOf(FIRST_SIX));
+
+		const retried = await retry(workflow.id, failed.id, loadWorkflow);
+		expect(retried.mode).toBe('retry');
+		expect(retried.status).toBe('error');
+		expect(requested()).toEqual(emailsOf([...FIRST_SIX, ...LAST_FOUR]));
+		expect(env.sandbox.state.emails).toHaveLength(9);
+		expect(retried.error.description).toMatch(/Not sent again/);
+		expect(retried.error.description).toMatch(
+			/Queued in this run \(item indexes\): 0, 1, 2, 3, 4, 6, 7, 8, 9\./,
+		);
+
+		// A Retry of the retry sends nothing: every email is known.
+		const again = await retry(workflow.id, retried.id, loadWorkflow);
+		expect(again.status).toBe('error');
+		expect(env.sandbox.requests).toHaveLength(10);
+	},
+	180_000,
+);
+
+test('Add Profiles: Retry after a 500 on batch 6 of 10 adds 6 once more (repeatable), then 7-10; never 1-5 again', async () => {
+	const workflow = await publish('0003', {
+		resource: 'list',
+		operation: 'addProfiles',
+		listMode: 'existing',
+		listId: NEWSLETTER_LIST.listId,
+		email: '={{ $json.email }}',
+		options: { batchSize: 1, retries: 0 },
+	});
+	env.sandbox.injectFaults([pass, pass, pass, pass, pass, { status: 500 }]);
+	const failed = await runFailing(workflow);
+	expect(failed.status).toBe('error');
+	const requested = () => env.sandbox.requests.map((request) => request.body.profiles[0].email);
+	expect(requested()).toEqual(emailsOf(FIRST_SIX));
+
+	env.sandbox.injectFaults([{ status: 500 }]);
+	const first = await retry(workflow.id, failed.id, false);
+	expect(first.status).toBe('error');
+	expect(requested()).toEqual(emailsOf([...FIRST_SIX, 5]));
+
+	const second = await retry(workflow.id, first.id, false);
+	expect(second.status).toBe('error');
+	expect(requested()).toEqual(emailsOf([...FIRST_SIX, 5, ...LAST_FOUR]));
+	expect(second.error.description).toMatch(/Not sent again/);
+}, 180_000);
