@@ -57,7 +57,7 @@ const properties: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. lst_8f2c1a',
 		description: 'ID of the list to add the profiles to',
-		hint: "Type it or map it, such as Create List's 'listId'. BasicsEngage publishes no way to list its lists, so there is no dropdown.",
+		hint: "Type or map it, such as Create List's 'listId': BasicsEngage publishes no way to list its lists, so no dropdown",
 		displayOptions: { show: { listMode: ['existing'] } },
 	},
 	{
