@@ -1,7 +1,7 @@
 import { updateDisplayOptions } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { optionsCollection, retryOptions } from '../../helpers/options';
+import { concurrencyOption, optionsCollection, retryOptions } from '../../helpers/options';
 import { readForRun, readNumberOption, readOptionalText, readTrimmed } from '../../helpers/read';
 import type { DeclareRequests, ItemBody, SuccessContract } from '../../transport';
 import { Failure } from '../../transport';
@@ -15,6 +15,10 @@ const batchSizeOption: INodeProperties = {
 	default: 100,
 	description: 'How many profiles to send in one request',
 };
+
+const batchConcurrency = concurrencyOption(
+	'How many batches to send at the same time. A new list is created by the first batch, alone.',
+);
 
 /** The documented success of /list/addProfiles: the list's ID and how many were added. */
 function profilesAdded(createsList: boolean): SuccessContract {
@@ -142,7 +146,7 @@ const properties: INodeProperties[] = [
 			},
 		],
 	},
-	optionsCollection([batchSizeOption, ...retryOptions]),
+	optionsCollection([batchSizeOption, batchConcurrency, ...retryOptions]),
 ];
 
 const displayOptions = { show: { resource: ['list'], operation: ['addProfiles'] } };
@@ -153,8 +157,9 @@ export const description = updateDisplayOptions(displayOptions, properties);
 const CREATED_LIST_ID = '(the ID of the list the first request creates)';
 
 /**
- * One request per batch of profiles, one batch at a time: every batch after the first of a new
- * list needs the ID its first answer gave. Each output pairs with the items its batch covers.
+ * One request per batch of profiles, several in flight at once; while a new list does not exist
+ * yet, the request creating it goes alone, since every later batch needs the ID its answer
+ * gives. Each output pairs with the items its batch covers.
  */
 export const requests: DeclareRequests = function (options) {
 	const batchSize = readNumberOption(options, batchSizeOption);
@@ -187,6 +192,8 @@ export const requests: DeclareRequests = function (options) {
 					};
 				},
 			})),
+		concurrency: readNumberOption(options, batchConcurrency),
+		alone: () => newList !== undefined && createdListId === undefined,
 		contract: (body) => profilesAdded(body.listId === undefined),
 		toJson: (answer, sent, itemIndexes) => {
 			const data = answer.data as IDataObject;
