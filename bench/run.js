@@ -22,6 +22,8 @@ const os = require('node:os');
 const path = require('node:path');
 const { parseArgs } = require('node:util');
 
+const { startLatencyProxy } = require('./latency-proxy');
+
 const ROOT = path.resolve(__dirname, '..');
 const BENCH = __dirname;
 
@@ -37,6 +39,8 @@ const FULL = {
 	warmupItems: 200,
 	/** Sign-up form bursts through a real n8n (bench/queue.mjs). */
 	queue: { submissions: 300, concurrency: 16, warmup: 30 },
+	/** Add Profiles behind a TLS proxy with a 40 ms round trip (bench/latency-proxy.js). */
+	wan: { items: [20_000, 100_000], batchSize: 1000, concurrencies: [1, 5], rttMs: 40 },
 };
 
 /** A smoke run of the whole pipeline in about a minute; its figures mean little. */
@@ -48,6 +52,7 @@ const QUICK = {
 	httpItems: 500,
 	warmupItems: 50,
 	queue: { submissions: 40, concurrency: 8, warmup: 10 },
+	wan: { items: [2_000], batchSize: 1000, concurrencies: [1, 5], rttMs: 40 },
 };
 
 const GOALS = {
@@ -238,6 +243,7 @@ function startSandboxProcess() {
  * @property {number} [batchSize]
  * @property {number} [concurrency]
  * @property {boolean} [candidate]   the node from the --candidate build
+ * @property {boolean} [wan]         sent through the latency proxy (`wan` part)
  */
 
 /**
@@ -245,7 +251,7 @@ function startSandboxProcess() {
  * @param {Spec} spec
  * @param {{ sandbox: Awaited<ReturnType<typeof startSandboxProcess>>, packageDir: string,
  *   candidateDir?: string, httpPackageDir?: string, warmupItems: number, cpuProfDir?: string,
- *   round: number }} context
+ *   round: number, wanBaseUrl?: string }} context
  */
 function measure(spec, context) {
 	const { sandbox } = context;
@@ -255,7 +261,7 @@ function measure(spec, context) {
 		items: spec.items,
 		batchSize: spec.batchSize,
 		concurrency: spec.concurrency,
-		baseUrl: sandbox.baseUrl,
+		baseUrl: spec.wan ? context.wanBaseUrl : sandbox.baseUrl,
 		packageDir: spec.candidate ? context.candidateDir : context.packageDir,
 		floorDir: path.join(BENCH, 'floor'),
 		httpPackageDir: context.httpPackageDir,
@@ -388,6 +394,19 @@ function plan(config, only, withHttp, withCandidate) {
 		add({ op: 'addProfiles', runner: 'raw', items, batchSize });
 		add({ op: 'addProfiles', runner: 'node', items, batchSize });
 		for (const size of sizes) add({ op: 'addProfiles', runner: 'auto', items: size, batchSize });
+	}
+	if (only.has('wan')) {
+		// The node one batch at a time and at Concurrency 5 (its default), and the raw keep-alive
+		// client one batch at a time, all through the same TLS proxy.
+		const { items: sizes, batchSize, concurrencies } = config.wan;
+		for (const items of sizes) {
+			for (const concurrency of concurrencies) {
+				const fields = { op: 'addProfiles', runner: 'node', items, batchSize, concurrency };
+				specs.push({ ...fields, key: `wan node ${items} c${concurrency}`, wan: true });
+			}
+			const raw = { op: 'addProfiles', runner: 'raw', items, batchSize };
+			specs.push({ ...raw, key: `wan raw ${items} c1`, wan: true });
+		}
 	}
 	if (only.has('send')) {
 		for (const items of config.sendEmail.items) {
@@ -909,12 +928,37 @@ function printMemory(title, figures) {
 	}
 }
 
+/**
+ * The `wan` part's table: each runner's median, and its ratio to the raw keep-alive client.
+ * @param {typeof FULL['wan']} wan @param {Map<string, Summary>} s
+ */
+function printWan(wan, s) {
+	console.log(
+		`\nAdd Profiles behind a TLS proxy, ${wan.rttMs} ms round trip, batches of ${fmtInt(wan.batchSize)} (medians):`,
+	);
+	for (const items of wan.items) {
+		const raw = s.get(`wan raw ${items} c1`);
+		const runners = [
+			...wan.concurrencies.map((c) => [`node, Concurrency ${c}`, s.get(`wan node ${items} c${c}`)]),
+			['raw keep-alive client, one at a time', raw],
+		];
+		for (const [label, m] of /** @type {Array<[string, Summary | undefined]>} */ (runners)) {
+			if (!m) continue;
+			const ratio = raw ? `${(m.wallMs / raw.wallMs).toFixed(2)}x raw` : '';
+			const checks = m.checks.length ? `  CHECK FAILED: ${m.checks.join('; ')}` : '';
+			console.log(
+				`  ${fmtInt(items).padStart(7)} profiles  ${label.padEnd(38)} ${fmtInt(m.wallMs).padStart(7)} ms  ${ratio}  ${median(m.requests)} requests${checks}`,
+			);
+		}
+	}
+}
+
 async function main() {
 	const { values } = parseArgs({
 		options: {
 			runs: { type: 'string', default: '3' },
 			quick: { type: 'boolean', default: false },
-			only: { type: 'string', default: 'add,auto,send,memory,queue' },
+			only: { type: 'string', default: 'add,auto,send,memory,wan,queue' },
 			'http-items': { type: 'string' },
 			'cpu-prof': { type: 'boolean', default: false },
 			out: { type: 'string', default: path.join(BENCH, 'results.json') },
@@ -941,6 +985,8 @@ async function main() {
 	if (cpuProfDir) fs.mkdirSync(cpuProfDir, { recursive: true });
 	/** @type {Awaited<ReturnType<typeof startSandboxProcess>> | undefined} */
 	let sandbox;
+	/** @type {Awaited<ReturnType<typeof startLatencyProxy>> | undefined} */
+	let wanProxy;
 	try {
 		const packageDir = snapshotPackage(
 			tmp,
@@ -958,6 +1004,9 @@ async function main() {
 			log(`warning: ${nodesBase.reason}; the HTTP Request rows are skipped`);
 
 		sandbox = await startSandboxProcess();
+		wanProxy = only.has('wan')
+			? await startLatencyProxy(sandbox.baseUrl, config.wan.rttMs)
+			: undefined;
 		const specs = plan(config, only, Boolean(httpPackageDir), Boolean(candidateDir));
 		const startedAt = new Date();
 		const loadStart = os.loadavg();
@@ -977,6 +1026,7 @@ async function main() {
 					warmupItems: config.warmupItems,
 					cpuProfDir,
 					round,
+					wanBaseUrl: wanProxy?.baseUrl,
 				});
 				measurements.push({ ...spec, ...m });
 				log(
@@ -1039,6 +1089,7 @@ async function main() {
 		])) {
 			printMemory(title, figures);
 		}
+		if (only.has('wan')) printWan(config.wan, summaries);
 		if (queue?.table) {
 			console.log(
 				`\nSign-up form example through a real n8n (bench/queue.mjs): bursts of ${fmtInt(config.queue.submissions)} form ` +
@@ -1086,6 +1137,7 @@ async function main() {
 				`CPU profiles in ${path.relative(process.cwd(), cpuProfDir)} (summarize with node bench/profile-summary.js)`,
 			);
 	} finally {
+		wanProxy?.close();
 		await sandbox?.stop();
 		fs.rmSync(tmp, { recursive: true, force: true });
 	}

@@ -43,14 +43,18 @@ const profileParameters = () => ({
 	additionalFields: { firstName: '={{ $json.firstName }}', lastName: '={{ $json.lastName }}' },
 });
 
-/** @param {number} batchSize */
-const addProfilesNodeParameters = (batchSize) => ({
+/**
+ * One batch at a time unless `concurrency` says otherwise: the raw client's pattern, so the
+ * `add`, `auto` and `memory` parts compare the same requests (the `wan` part sets it).
+ * @param {number} batchSize @param {number} [concurrency]
+ */
+const addProfilesNodeParameters = (batchSize, concurrency = 1) => ({
 	resource: 'list',
 	operation: 'addProfiles',
 	listMode: 'existing',
 	listId: LIST_ID,
 	...profileParameters(),
-	options: { batchSize },
+	options: { batchSize, concurrency },
 });
 
 /**
@@ -63,7 +67,7 @@ const addProfilesAutoParameters = (batchSize) => ({
 	listMode: 'existing',
 	listId: LIST_ID,
 	mappingMode: 'autoMapInputData',
-	options: { batchSize },
+	options: { batchSize, concurrency: 1 },
 });
 
 /** The body the node sends for a batch of contacts (fields are already trimmed). */
