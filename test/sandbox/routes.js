@@ -444,7 +444,12 @@ const ROUTES = Object.freeze({
 	'POST /list/create': createList,
 	'POST /campaign/create': createCampaign,
 	'POST /campaign/send': sendCampaign,
-	'GET /examples/contacts-export.csv': contactsExport,
 });
 
-module.exports = { ROUTES, addNewProfiles };
+/**
+ * Files the example workflows download, under basePath too; not part of the API.
+ * @type {Readonly<Record<string, (request: RecordedRequest, context: RouteContext) => Reply>>}
+ */
+const DOWNLOADS = Object.freeze({ 'GET /examples/contacts-export.csv': contactsExport });
+
+module.exports = { ROUTES, DOWNLOADS, addNewProfiles };
