@@ -396,13 +396,14 @@ function plan(config, only, withHttp, withCandidate) {
 		for (const size of sizes) add({ op: 'addProfiles', runner: 'auto', items: size, batchSize });
 	}
 	if (only.has('wan')) {
-		// The node one batch at a time and at Concurrency 5 (its default), and the raw keep-alive
-		// client one batch at a time, all through the same TLS proxy.
+		// The node (Map Automatically, so the network, not expressions, is what is measured) one
+		// batch at a time and at Concurrency 5, its default, and the raw keep-alive client one
+		// batch at a time, all through the same TLS proxy.
 		const { items: sizes, batchSize, concurrencies } = config.wan;
 		for (const items of sizes) {
 			for (const concurrency of concurrencies) {
-				const fields = { op: 'addProfiles', runner: 'node', items, batchSize, concurrency };
-				specs.push({ ...fields, key: `wan node ${items} c${concurrency}`, wan: true });
+				const fields = { op: 'addProfiles', runner: 'auto', items, batchSize, concurrency };
+				specs.push({ ...fields, key: `wan auto ${items} c${concurrency}`, wan: true });
 			}
 			const raw = { op: 'addProfiles', runner: 'raw', items, batchSize };
 			specs.push({ ...raw, key: `wan raw ${items} c1`, wan: true });
@@ -939,7 +940,7 @@ function printWan(wan, s) {
 	for (const items of wan.items) {
 		const raw = s.get(`wan raw ${items} c1`);
 		const runners = [
-			...wan.concurrencies.map((c) => [`node, Concurrency ${c}`, s.get(`wan node ${items} c${c}`)]),
+			...wan.concurrencies.map((c) => [`node, Concurrency ${c}`, s.get(`wan auto ${items} c${c}`)]),
 			['raw keep-alive client, one at a time', raw],
 		];
 		for (const [label, m] of /** @type {Array<[string, Summary | undefined]>} */ (runners)) {

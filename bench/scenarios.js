@@ -59,15 +59,15 @@ const addProfilesNodeParameters = (batchSize, concurrency = 1) => ({
 
 /**
  * Add Profiles with Map Automatically: the same profiles, read from the items' own fields.
- * @param {number} batchSize
+ * @param {number} batchSize @param {number} [concurrency]
  */
-const addProfilesAutoParameters = (batchSize) => ({
+const addProfilesAutoParameters = (batchSize, concurrency = 1) => ({
 	resource: 'list',
 	operation: 'addProfiles',
 	listMode: 'existing',
 	listId: LIST_ID,
 	mappingMode: 'autoMapInputData',
-	options: { batchSize, concurrency: 1 },
+	options: { batchSize, concurrency },
 });
 
 /** The body the node sends for a batch of contacts (fields are already trimmed). */

@@ -73,7 +73,7 @@ async function engineRunner() {
 				nodeType: scenarios.NODE_TYPE,
 				parameters: {
 					...(spec.runner === 'auto'
-						? scenarios.addProfilesAutoParameters(batchSize)
+						? scenarios.addProfilesAutoParameters(batchSize, spec.concurrency)
 						: scenarios.addProfilesNodeParameters(batchSize, spec.concurrency)),
 					// The `wan` part's TLS proxy has a throwaway self-signed certificate.
 					...(spec.baseUrl.startsWith('https:')
