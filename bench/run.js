@@ -7,7 +7,7 @@
  * and n8n's HTTP Request node, and the sign-up form's emails per second through a real n8n in
  * one process and in queue mode with two workers, in one run on this machine. See bench/README.md.
  *
- *   node bench/run.js [--runs 3] [--quick] [--only add,auto,send,memory,queue,skip] [--http-items 5000]
+ *   node bench/run.js [--runs 3] [--quick] [--only add,auto,send,memory,wan,queue,skip] [--http-items 5000]
  *                     [--cpu-prof] [--out bench/results.json] [--package-dir <dir>]
  *                     [--candidate <dir>]
  *
@@ -21,6 +21,8 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { parseArgs } = require('node:util');
+
+const { startLatencyProxy } = require('./latency-proxy');
 
 const ROOT = path.resolve(__dirname, '..');
 const BENCH = __dirname;
@@ -39,6 +41,8 @@ const FULL = {
 	queue: { submissions: 300, concurrency: 16, warmup: 30 },
 	/** Send Email with Skip Emails Already Sent through a real n8n and its store (bench/skip.mjs). */
 	skip: { sizes: [10_000, 20_000] },
+	/** Add Profiles behind a TLS proxy with a 40 ms round trip (bench/latency-proxy.js). */
+	wan: { items: [20_000, 100_000], batchSize: 1000, concurrencies: [1, 5], rttMs: 40 },
 };
 
 /** A smoke run of the whole pipeline in about a minute; its figures mean little. */
@@ -51,6 +55,7 @@ const QUICK = {
 	warmupItems: 50,
 	queue: { submissions: 40, concurrency: 8, warmup: 10 },
 	skip: { sizes: [500, 1_000] },
+	wan: { items: [2_000], batchSize: 1000, concurrencies: [1, 5], rttMs: 40 },
 };
 
 const GOALS = {
@@ -241,6 +246,7 @@ function startSandboxProcess() {
  * @property {number} [batchSize]
  * @property {number} [concurrency]
  * @property {boolean} [candidate]   the node from the --candidate build
+ * @property {boolean} [wan]         sent through the latency proxy (`wan` part)
  */
 
 /**
@@ -248,7 +254,7 @@ function startSandboxProcess() {
  * @param {Spec} spec
  * @param {{ sandbox: Awaited<ReturnType<typeof startSandboxProcess>>, packageDir: string,
  *   candidateDir?: string, httpPackageDir?: string, warmupItems: number, cpuProfDir?: string,
- *   round: number }} context
+ *   round: number, wanBaseUrl?: string }} context
  */
 function measure(spec, context) {
 	const { sandbox } = context;
@@ -258,7 +264,7 @@ function measure(spec, context) {
 		items: spec.items,
 		batchSize: spec.batchSize,
 		concurrency: spec.concurrency,
-		baseUrl: sandbox.baseUrl,
+		baseUrl: spec.wan ? context.wanBaseUrl : sandbox.baseUrl,
 		packageDir: spec.candidate ? context.candidateDir : context.packageDir,
 		floorDir: path.join(BENCH, 'floor'),
 		httpPackageDir: context.httpPackageDir,
@@ -391,6 +397,20 @@ function plan(config, only, withHttp, withCandidate) {
 		add({ op: 'addProfiles', runner: 'raw', items, batchSize });
 		add({ op: 'addProfiles', runner: 'node', items, batchSize });
 		for (const size of sizes) add({ op: 'addProfiles', runner: 'auto', items: size, batchSize });
+	}
+	if (only.has('wan')) {
+		// The node (Map Automatically, so the network, not expressions, is what is measured) one
+		// batch at a time and at Concurrency 5, its default, and the raw keep-alive client one
+		// batch at a time, all through the same TLS proxy.
+		const { items: sizes, batchSize, concurrencies } = config.wan;
+		for (const items of sizes) {
+			for (const concurrency of concurrencies) {
+				const fields = { op: 'addProfiles', runner: 'auto', items, batchSize, concurrency };
+				specs.push({ ...fields, key: `wan auto ${items} c${concurrency}`, wan: true });
+			}
+			const raw = { op: 'addProfiles', runner: 'raw', items, batchSize };
+			specs.push({ ...raw, key: `wan raw ${items} c1`, wan: true });
+		}
 	}
 	if (only.has('send')) {
 		for (const items of config.sendEmail.items) {
@@ -912,12 +932,37 @@ function printMemory(title, figures) {
 	}
 }
 
+/**
+ * The `wan` part's table: each runner's median, and its ratio to the raw keep-alive client.
+ * @param {typeof FULL['wan']} wan @param {Map<string, Summary>} s
+ */
+function printWan(wan, s) {
+	console.log(
+		`\nAdd Profiles behind a TLS proxy, ${wan.rttMs} ms round trip, batches of ${fmtInt(wan.batchSize)} (medians):`,
+	);
+	for (const items of wan.items) {
+		const raw = s.get(`wan raw ${items} c1`);
+		const runners = [
+			...wan.concurrencies.map((c) => [`node, Concurrency ${c}`, s.get(`wan auto ${items} c${c}`)]),
+			['raw keep-alive client, one at a time', raw],
+		];
+		for (const [label, m] of /** @type {Array<[string, Summary | undefined]>} */ (runners)) {
+			if (!m) continue;
+			const ratio = raw ? `${(m.wallMs / raw.wallMs).toFixed(2)}x raw` : '';
+			const checks = m.checks.length ? `  CHECK FAILED: ${m.checks.join('; ')}` : '';
+			console.log(
+				`  ${fmtInt(items).padStart(7)} profiles  ${label.padEnd(38)} ${fmtInt(m.wallMs).padStart(7)} ms  ${ratio}  ${median(m.requests)} requests${checks}`,
+			);
+		}
+	}
+}
+
 async function main() {
 	const { values } = parseArgs({
 		options: {
 			runs: { type: 'string', default: '3' },
 			quick: { type: 'boolean', default: false },
-			only: { type: 'string', default: 'add,auto,send,memory,queue,skip' },
+			only: { type: 'string', default: 'add,auto,send,memory,wan,queue,skip' },
 			'http-items': { type: 'string' },
 			'cpu-prof': { type: 'boolean', default: false },
 			out: { type: 'string', default: path.join(BENCH, 'results.json') },
@@ -944,6 +989,8 @@ async function main() {
 	if (cpuProfDir) fs.mkdirSync(cpuProfDir, { recursive: true });
 	/** @type {Awaited<ReturnType<typeof startSandboxProcess>> | undefined} */
 	let sandbox;
+	/** @type {Awaited<ReturnType<typeof startLatencyProxy>> | undefined} */
+	let wanProxy;
 	try {
 		const packageDir = snapshotPackage(
 			tmp,
@@ -961,6 +1008,9 @@ async function main() {
 			log(`warning: ${nodesBase.reason}; the HTTP Request rows are skipped`);
 
 		sandbox = await startSandboxProcess();
+		wanProxy = only.has('wan')
+			? await startLatencyProxy(sandbox.baseUrl, config.wan.rttMs)
+			: undefined;
 		const specs = plan(config, only, Boolean(httpPackageDir), Boolean(candidateDir));
 		const startedAt = new Date();
 		const loadStart = os.loadavg();
@@ -980,6 +1030,7 @@ async function main() {
 					warmupItems: config.warmupItems,
 					cpuProfDir,
 					round,
+					wanBaseUrl: wanProxy?.baseUrl,
 				});
 				measurements.push({ ...spec, ...m });
 				log(
@@ -1057,6 +1108,7 @@ async function main() {
 		])) {
 			printMemory(title, figures);
 		}
+		if (only.has('wan')) printWan(config.wan, summaries);
 		if (queue?.table) {
 			console.log(
 				`\nSign-up form example through a real n8n (bench/queue.mjs): bursts of ${fmtInt(config.queue.submissions)} form ` +
@@ -1114,6 +1166,7 @@ async function main() {
 				`CPU profiles in ${path.relative(process.cwd(), cpuProfDir)} (summarize with node bench/profile-summary.js)`,
 			);
 	} finally {
+		wanProxy?.close();
 		await sandbox?.stop();
 		fs.rmSync(tmp, { recursive: true, force: true });
 	}

@@ -43,27 +43,31 @@ const profileParameters = () => ({
 	additionalFields: { firstName: '={{ $json.firstName }}', lastName: '={{ $json.lastName }}' },
 });
 
-/** @param {number} batchSize */
-const addProfilesNodeParameters = (batchSize) => ({
+/**
+ * One batch at a time unless `concurrency` says otherwise: the raw client's pattern, so the
+ * `add`, `auto` and `memory` parts compare the same requests (the `wan` part sets it).
+ * @param {number} batchSize @param {number} [concurrency]
+ */
+const addProfilesNodeParameters = (batchSize, concurrency = 1) => ({
 	resource: 'list',
 	operation: 'addProfiles',
 	listMode: 'existing',
 	listId: LIST_ID,
 	...profileParameters(),
-	options: { batchSize },
+	options: { batchSize, concurrency },
 });
 
 /**
  * Add Profiles with Map Automatically: the same profiles, read from the items' own fields.
- * @param {number} batchSize
+ * @param {number} batchSize @param {number} [concurrency]
  */
-const addProfilesAutoParameters = (batchSize) => ({
+const addProfilesAutoParameters = (batchSize, concurrency = 1) => ({
 	resource: 'list',
 	operation: 'addProfiles',
 	listMode: 'existing',
 	listId: LIST_ID,
 	mappingMode: 'autoMapInputData',
-	options: { batchSize },
+	options: { batchSize, concurrency },
 });
 
 /** The body the node sends for a batch of contacts (fields are already trimmed). */

@@ -18,6 +18,7 @@
  */
 
 const http = require('node:http');
+const https = require('node:https');
 const scenarios = require('./scenarios');
 
 /**
@@ -26,7 +27,7 @@ const scenarios = require('./scenarios');
  * @property {'node' | 'auto' | 'floor' | 'passthrough' | 'raw' | 'http' | 'helper'} runner
  * @property {number} items
  * @property {number} [batchSize]      addProfiles
- * @property {number} [concurrency]    sendEmail
+ * @property {number} [concurrency]    sendEmail; addProfiles in the `wan` part
  * @property {string} baseUrl          the sandbox
  * @property {string} packageDir       snapshot of the built package
  * @property {string} floorDir         bench/floor
@@ -70,10 +71,15 @@ async function engineRunner() {
 			const batchSize = /** @type {number} */ (spec.batchSize);
 			workflow = {
 				nodeType: scenarios.NODE_TYPE,
-				parameters:
-					spec.runner === 'auto'
-						? scenarios.addProfilesAutoParameters(batchSize)
-						: scenarios.addProfilesNodeParameters(batchSize),
+				parameters: {
+					...(spec.runner === 'auto'
+						? scenarios.addProfilesAutoParameters(batchSize, spec.concurrency)
+						: scenarios.addProfilesNodeParameters(batchSize, spec.concurrency)),
+					// The `wan` part's TLS proxy has a throwaway self-signed certificate.
+					...(spec.baseUrl.startsWith('https:')
+						? { requestOptions: { allowUnauthorizedCerts: true } }
+						: {}),
+				},
 				credentials,
 			};
 			check = (result, items) => {
@@ -167,9 +173,11 @@ async function engineRunner() {
 async function rawRunner() {
 	const axios = require('axios').default;
 	const concurrency = spec.op === 'sendEmail' ? /** @type {number} */ (spec.concurrency) : 1;
+	const agentOptions = { keepAlive: true, maxSockets: concurrency };
 	const client = axios.create({
 		baseURL: spec.baseUrl,
-		httpAgent: new http.Agent({ keepAlive: true, maxSockets: concurrency }),
+		httpAgent: new http.Agent(agentOptions),
+		httpsAgent: new https.Agent({ ...agentOptions, rejectUnauthorized: false }),
 		validateStatus: () => true,
 		// What the node's requests ask for too: plain JSON, no compression negotiation surprises.
 		headers:

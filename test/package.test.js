@@ -56,10 +56,23 @@ describe('the package as n8n loads it', () => {
 		}
 	});
 
-	test('codex: categories and aliases', async () => {
+	test('hints: at most 120 characters, as n8n-node lint will warn (nested options too)', async () => {
+		const { properties } = (await loadPackage(PACKAGE_DIR)).nodes[NODE_TYPE].description;
+		/** @param {any[]} list @returns {string[]} */
+		const hints = (list) =>
+			list.flatMap((entry) => [
+				...(typeof entry.hint === 'string' ? [entry.hint] : []),
+				...(Array.isArray(entry.options) ? hints(entry.options) : []),
+				...(Array.isArray(entry.values) ? hints(entry.values) : []),
+			]);
+		expect(hints(properties).length).toBeGreaterThan(4);
+		expect(hints(properties).filter((hint) => hint.length > 120)).toEqual([]);
+	});
+
+	test('codex: categories and aliases (Marketing, as n8n files its marketing nodes)', async () => {
 		const { description } = (await loadPackage(PACKAGE_DIR)).nodes[NODE_TYPE];
 		expect(description.codex).toMatchObject({
-			categories: ['Communication', 'Marketing & Content'],
+			categories: ['Communication', 'Marketing'],
 			alias: ['email', 'mail', 'newsletter', 'transactional', 'contact', 'list', 'campaign'],
 		});
 	});

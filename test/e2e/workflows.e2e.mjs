@@ -25,6 +25,7 @@ const NODE_TYPE = 'n8n-nodes-basicsengage.basicsEngage';
 const SYNC = 'beExampleSync001';
 const SIGNUP = 'beExampleSignup1';
 const CAMPAIGN = 'beExampleCampgn1';
+const CSV_SYNC = 'beExampleCsvSyn1';
 const BEARER = `Bearer ${DEMO_API_KEY}`;
 const JANE = { firstName: 'Jane', email: 'jane@customer.test', company: 'Acme' };
 
@@ -167,6 +168,42 @@ describe('scheduled contact sync (n8n execute --id)', () => {
 		expect(created[0].profiles.size).toBe(5);
 
 		expect(summary).toEqual([{ listId, requests: 3, submittedCount: 5, addedCount: 5 }]);
+	});
+});
+
+describe('CSV contacts export to a list (n8n execute --id)', () => {
+	test('Download, Extract From File, Add Profiles mapping automatically: 4 rows in one request, the row without an email on the error output', async () => {
+		// The example downloads from the sandbox `npm run dev` starts on port 4010; this one runs
+		// on a free port, so a copy pointing there is imported in its place.
+		const example = readExamples().find((e) => e.id === CSV_SYNC);
+		const download = example.workflow.nodes.find((n) => n.type === 'n8n-nodes-base.httpRequest');
+		download.parameters.url = `${env.sandbox.baseUrl}/examples/contacts-export.csv`;
+		const file = path.join(env.tmp, 'csv-contact-sync.json');
+		await fsp.writeFile(file, JSON.stringify(example.workflow));
+		expect((await env.n8n.runCli(['import:workflow', `--input=${file}`])).code).toBe(0);
+
+		const res = await env.n8n.runCli(['execute', `--id=${CSV_SYNC}`, '--rawOutput']);
+		expect(res.code).toBe(0);
+		const run = parseCliJson(res.stdout);
+		const output = (name) => run.data.resultData.runData[name][0].data.main[0].map((i) => i.json);
+
+		expect(requestsTo('/list/addProfiles').map((r) => r.body)).toEqual([
+			{
+				listId: NEWSLETTER_LIST.listId,
+				profiles: [
+					{ email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace' },
+					{ email: 'grace@example.com', firstName: 'Grace', lastName: 'Hopper' },
+					{ email: 'alan@example.com', firstName: 'Alan', lastName: 'Turing' },
+					{ email: 'katherine@example.com', firstName: 'Katherine', lastName: 'Johnson' },
+				],
+			},
+		]);
+		expect(output('Added')).toEqual([
+			{ listId: NEWSLETTER_LIST.listId, addedCount: 4, submittedCount: 4, listCreated: false },
+		]);
+		expect(output('Rows without an email')).toEqual([
+			expect.objectContaining({ error: 'This item has no email field for Map Automatically' }),
+		]);
 	});
 });
 

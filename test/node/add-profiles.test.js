@@ -187,3 +187,113 @@ describe('Add Profiles to List', () => {
 		expectNoSecret(result, API_KEY);
 	});
 });
+
+describe('Add Profiles: Concurrency', () => {
+	/**
+	 * The most requests in flight at once: just before each answer is written, those that
+	 * arrived minus those answered (in flight only falls at an answer, so this is its maximum).
+	 */
+	const trackInFlight = () => {
+		const seen = { max: 0 };
+		let answered = 0;
+		sandbox.setOptions({
+			onResponse: () => {
+				seen.max = Math.max(seen.max, listRequests().length - answered);
+				answered += 1;
+			},
+		});
+		return seen;
+	};
+
+	test('batches to a known list go up to Concurrency at a time; output in input order, each paired to its batch', async () => {
+		sandbox.setOptions({ latencyMs: 50 });
+		const inFlight = trackInFlight();
+		const result = await runNode(sandbox, {
+			parameters: addProfilesParameters({
+				listMode: 'existing',
+				listId: 'lst_existing',
+				options: { batchSize: 2, concurrency: 3 },
+			}),
+			items: contacts(16),
+		});
+		expect(inFlight.max).toBeGreaterThan(1);
+		expect(inFlight.max).toBeLessThanOrEqual(3);
+		expect(result.success.map(pairedIndexes)).toEqual(
+			Array.from({ length: 8 }, (_, batch) => [2 * batch, 2 * batch + 1]),
+		);
+		expect(result.success.map((item) => item.json.submittedCount)).toEqual(Array(8).fill(2));
+		expectEachInputExactlyOnce(result, 16);
+	});
+
+	test('the default is 5 in flight', async () => {
+		sandbox.setOptions({ latencyMs: 50 });
+		const inFlight = trackInFlight();
+		await runNode(sandbox, {
+			parameters: addProfilesParameters({
+				listMode: 'existing',
+				listId: 'lst_existing',
+				options: { batchSize: 2 },
+			}),
+			items: contacts(40),
+		});
+		expect(inFlight.max).toBeGreaterThan(3);
+		expect(inFlight.max).toBeLessThanOrEqual(5);
+	});
+
+	test('a new list: the request creating it goes first and alone, every other batch after its answer, to its listId', async () => {
+		sandbox.setOptions({ latencyMs: 10 });
+		const result = await runNode(sandbox, {
+			parameters: addProfilesParameters({ options: { batchSize: 2, concurrency: 5 } }),
+			items: contacts(12),
+		});
+
+		const [first, ...rest] = listRequests();
+		expect(first.body).toHaveProperty('name', 'Newsletter');
+		const created = result.success[0].json.listId;
+		// Sent beside the first, a batch could not know the list's ID and would create another.
+		expect(rest.map((request) => request.body.listId)).toEqual(Array(5).fill(created));
+		expect(Date.parse(rest[0].receivedAt)).toBeGreaterThanOrEqual(
+			Date.parse(first.receivedAt) + 10,
+		);
+		expect(sandbox.state.lists.size).toBe(3);
+		expect(result.success.map((item) => item.json.listCreated)).toEqual([
+			true,
+			...Array(5).fill(false),
+		]);
+		expectEachInputExactlyOnce(result, 12);
+	});
+
+	test('a new list whose creating request got no clear answer: nothing else is sent, as at Concurrency 1', async () => {
+		sandbox.injectFaults([{ path: '/list/addProfiles', action: 'drop' }]);
+		const result = await runNode(sandbox, {
+			parameters: addProfilesParameters({ options: { batchSize: 2, concurrency: 5, retries: 0 } }),
+			items: contacts(10),
+			onError: 'continueErrorOutput',
+		});
+		expect(listRequests()).toHaveLength(1);
+		expectEachInputExactlyOnce(result, 10);
+		expect(result.errors.at(-1)?.json.error).toMatch(/the list may exist already/);
+	});
+
+	test('Stop Workflow at the default Concurrency: only batches already in flight go, and the error says what they did', async () => {
+		sandbox.setOptions({ latencyMs: 10 });
+		sandbox.injectFaults([{ path: '/list/addProfiles', status: 500 }]);
+		const result = await runNode(sandbox, {
+			parameters: addProfilesParameters({
+				listMode: 'existing',
+				listId: 'lst_existing',
+				options: { batchSize: 2, retries: 0 },
+			}),
+			items: contacts(40),
+		});
+		expect(result.error.httpCode).toBe('500');
+		expect(result.error.context.itemIndex).toBe(0);
+		// The failure stopped new launches: at most the 4 batches in flight beside it went.
+		expect(sandbox.requests.length).toBeGreaterThan(1);
+		expect(sandbox.requests.length).toBeLessThanOrEqual(5);
+		const added = sandbox.requests.slice(1).flatMap((request) => request.body.profiles);
+		expect(result.error.description).toContain(
+			`Added in this run (item indexes): ${added.map((_, index) => index + 2).join(', ')}.`,
+		);
+	});
+});

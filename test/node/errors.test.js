@@ -467,12 +467,12 @@ describe('On Error: Stop Workflow', () => {
 		expect(sandbox.requests).toHaveLength(0);
 	});
 
-	test('Add Profiles: a failed batch throws for its first item', async () => {
+	test('Add Profiles: a failed batch throws for its first item; at Concurrency 1 nothing follows it', async () => {
 		const result = await runNode(sandbox, {
 			parameters: addProfilesParameters({
 				listMode: 'existing',
 				listId: 'lst_missing',
-				options: { batchSize: 2 },
+				options: { batchSize: 2, concurrency: 1 },
 			}),
 			items: contacts(4),
 		});

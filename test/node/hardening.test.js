@@ -301,14 +301,16 @@ describe('numbers typed as expressions are read as numbers and held to their ran
 			{ requestOptions: { batching: { batch: { batchSize: '={{ 2.5 }}', batchInterval: 10 } } } },
 		],
 	];
-	const sendOnly = [
+	const concurrency = [
 		['Concurrency', { options: { concurrency: '={{ Infinity }}' } }],
 		['Concurrency', { options: { concurrency: '={{ 0 }}' } }],
 		['Concurrency', { options: { concurrency: '={{ "many" }}' } }],
 	];
+	const sendOnly = concurrency;
 	const addProfilesOnly = [
 		['Batch Size', { options: { batchSize: '={{ NaN }}' } }],
 		['Batch Size', { options: { batchSize: '={{ 1001 }}' } }],
+		...concurrency,
 	];
 
 	test.each([

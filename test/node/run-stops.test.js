@@ -85,13 +85,30 @@ describe('issue 20: a dead server: the run gives up after failures in a row', ()
 		expect(result.errors[GIVE_UP_AFTER].json.error).toMatch(/in a row failed/);
 	});
 
+	test('Add Profiles at the default Concurrency launches nothing after the run gave up', async () => {
+		everyRequest({ status: 500 });
+		const result = await runNode(sandbox, {
+			parameters: addProfilesParameters({
+				listMode: 'existing',
+				listId: 'lst_sync',
+				options: { retries: 0 },
+			}),
+			items: contacts(2000),
+			onError: 'continueErrorOutput',
+		});
+		expect(sandbox.requests.length).toBeGreaterThanOrEqual(GIVE_UP_AFTER);
+		expect(sandbox.requests.length).toBeLessThanOrEqual(GIVE_UP_AFTER + 4);
+		expectEachInputExactlyOnce(result, 2000);
+		expect(result.errors.at(-1)?.json.error).toMatch(/in a row failed/);
+	});
+
 	test('Add Profiles, 2,000 profiles against a 500 everywhere: 5 batches tried, not 20', async () => {
 		everyRequest({ status: 500 });
 		const result = await runNode(sandbox, {
 			parameters: addProfilesParameters({
 				listMode: 'existing',
 				listId: 'lst_sync',
-				options: { retries: 2, retryWait: 1 },
+				options: { retries: 2, retryWait: 1, concurrency: 1 },
 			}),
 			items: contacts(2000),
 			onError: 'continueErrorOutput',

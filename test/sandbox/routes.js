@@ -8,6 +8,8 @@
  */
 
 const { randomBytes, randomUUID } = require('node:crypto');
+const fs = require('node:fs');
+const path = require('node:path');
 const {
 	MESSAGES,
 	sendEmailBodySchema,
@@ -420,6 +422,18 @@ function sendCampaign(request, { options, state }) {
 	};
 }
 
+// ------------------------------------------- GET /examples/contacts-export.csv (not the API)
+
+/**
+ * The contacts export examples/csv-contact-sync.json downloads under `npm run dev`: a stand-in
+ * for the user's own file, read when asked so an edit shows at once.
+ * @returns {Reply}
+ */
+function contactsExport() {
+	const file = path.join(__dirname, '../../examples/contacts-export.csv');
+	return { status: 200, body: fs.readFileSync(file, 'utf8'), summary: 'contacts export served' };
+}
+
 /**
  * Routes under basePath, keyed by 'METHOD /path'.
  * @type {Readonly<Record<string, (request: RecordedRequest, context: RouteContext) => Reply>>}
@@ -432,4 +446,10 @@ const ROUTES = Object.freeze({
 	'POST /campaign/send': sendCampaign,
 });
 
-module.exports = { ROUTES, addNewProfiles };
+/**
+ * Files the example workflows download, under basePath too; not part of the API.
+ * @type {Readonly<Record<string, (request: RecordedRequest, context: RouteContext) => Reply>>}
+ */
+const DOWNLOADS = Object.freeze({ 'GET /examples/contacts-export.csv': contactsExport });
+
+module.exports = { ROUTES, DOWNLOADS, addNewProfiles };

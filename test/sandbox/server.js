@@ -12,7 +12,7 @@
 
 const http = require('node:http');
 const { sandboxOptionsSchema, MESSAGES } = require('./schemas');
-const { ROUTES, addNewProfiles } = require('./routes');
+const { DOWNLOADS, ROUTES, addNewProfiles } = require('./routes');
 const { createFaultQueue, defaultFaultBody } = require('./faults');
 
 /**
@@ -301,7 +301,8 @@ async function startSandbox(input = {}) {
 	 * @param {string | undefined} routePath
 	 */
 	function routeReply(request, routePath) {
-		const route = routePath === undefined ? undefined : ROUTES[`${request.method} ${routePath}`];
+		const key = `${request.method} ${routePath}`;
+		const route = routePath === undefined ? undefined : (ROUTES[key] ?? DOWNLOADS[key]);
 		if (!route) return NOT_FOUND;
 		try {
 			return route(request, { options, state });

@@ -21,6 +21,21 @@ export const requestBatchingValues: [INodeProperties, INodeProperties] = [
 	},
 ];
 
+/**
+ * Options > Concurrency: requests in flight at once, 5 unless the operation says otherwise.
+ * BasicsEngage publishes no rate limit; 5 is what Send Email has always used against it.
+ */
+export function concurrencyOption(description: string): INodeProperties {
+	return {
+		displayName: 'Concurrency',
+		name: 'concurrency',
+		type: 'number',
+		typeOptions: { minValue: 1, maxValue: 50, numberPrecision: 0 },
+		default: 5,
+		description,
+	};
+}
+
 export const requestTimeout: INodeProperties = {
 	displayName: 'Timeout',
 	name: 'timeout',

@@ -18,7 +18,8 @@ async function paceRequest(
 }
 
 /**
- * Runs `send` for each index in order with at most `concurrency` in flight, until the run stops.
+ * Runs `send` for each index in order with at most `concurrency` in flight, until the run stops;
+ * one that `alone` claims waits until nothing is in flight, and the next waits for it.
  * Indexes never started come back as `undefined`, so the caller decides what their items report.
  */
 export async function sendConcurrently<T>(
@@ -26,11 +27,13 @@ export async function sendConcurrently<T>(
 	count: number,
 	{
 		concurrency,
+		alone,
 		stop,
 		signal,
 		send,
 	}: {
 		concurrency: number;
+		alone?: () => boolean;
 		stop: RunStop;
 		signal: AbortSignal | undefined;
 		send: (index: number) => Promise<T>;
@@ -40,13 +43,15 @@ export async function sendConcurrently<T>(
 	const inFlight = new Set<Promise<void>>();
 	for (let index = 0; index < count && !stop.stopped; index++) {
 		await paceRequest(settings, index, signal);
-		while (inFlight.size >= concurrency) await Promise.race(inFlight);
+		const sendsAlone = alone?.() === true;
+		while (inFlight.size >= (sendsAlone ? 1 : concurrency)) await Promise.race(inFlight);
 		if (stop.stopped) break;
 		const sending: Promise<void> = send(index).then((result) => {
 			results[index] = result;
 			inFlight.delete(sending);
 		});
 		inFlight.add(sending);
+		if (sendsAlone) await sending;
 	}
 	await Promise.all(inFlight);
 	return results;

@@ -40,6 +40,11 @@ export interface OperationRequests {
 	done: string;
 	/** Requests in flight at once (1 when absent); the output is in input order regardless. */
 	concurrency?: number;
+	/**
+	 * Asked just before each request: whether it must be the only one in flight, the next
+	 * waiting for its answer (Add Profiles' request creating the list the others add to).
+	 */
+	alone?: () => boolean;
 	/** Also sends the header spelling the API published for this endpoint. */
 	misspelledAuthHeader?: boolean;
 	/** What the operation adds to a failure of its request (e.g. Send Campaign's warning). */
@@ -264,6 +269,7 @@ async function sendAll(
 	const stop = new RunStop(stopSignal);
 	const sent = await sendConcurrently(settings, planned.length, {
 		concurrency: operation.concurrency ?? 1,
+		alone: operation.alone,
 		stop,
 		signal: stopSignal,
 		send: async (requestIndex) => {

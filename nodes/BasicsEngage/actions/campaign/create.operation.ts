@@ -78,7 +78,7 @@ const properties: INodeProperties[] = [
 		placeholder: 'e.g. list_3f9a0c2b7d4e8a61, list_8c1d5e0f2a3b4c96',
 		description:
 			'IDs of the lists that receive the campaign, separated by commas, or a list of IDs from an expression',
-		hint: "Type the IDs or map them, such as Create List's 'listId'. BasicsEngage publishes no way to list its lists, so there is no dropdown. Without lists, the campaign has no one to send to.",
+		hint: "Type or map them, such as Create List's 'listId' (there is no dropdown). Without a list, the campaign reaches no one.",
 	},
 	optionsCollection(
 		retryOptionsUntilSent(

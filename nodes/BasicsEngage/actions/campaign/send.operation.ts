@@ -31,7 +31,7 @@ const properties: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. 66f1c0ffee0123456789abcd',
 		description: 'ID of the campaign to send',
-		hint: "Type it or map it, such as Create Campaign's 'campaignId'. BasicsEngage publishes no way to list its campaigns, so there is no dropdown.",
+		hint: "Type or map it, such as Create Campaign's 'campaignId': BasicsEngage publishes no way to list campaigns, so no dropdown",
 	},
 	optionsCollection(
 		retryOptionsUntilSent(

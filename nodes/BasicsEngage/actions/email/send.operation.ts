@@ -1,7 +1,7 @@
 import { updateDisplayOptions } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { optionsCollection, retryOptions } from '../../helpers/options';
+import { concurrencyOption, optionsCollection, retryOptions } from '../../helpers/options';
 import {
 	readEmailAddress,
 	readNumberOption,
@@ -13,14 +13,7 @@ import type { DeclareRequests, SuccessContract } from '../../transport';
 import { invalidInput } from '../../transport';
 import { skipAlreadySent, skipAlreadySentOption } from './skipAlreadySent';
 
-const concurrencyOption: INodeProperties = {
-	displayName: 'Concurrency',
-	name: 'concurrency',
-	type: 'number',
-	typeOptions: { minValue: 1, maxValue: 50, numberPrecision: 0 },
-	default: 5,
-	description: 'How many emails to send at the same time',
-};
+const emailConcurrency = concurrencyOption('How many emails to send at the same time');
 
 /** The documented success of /email/send: a queued message with its ID. */
 export const queuedEmail: SuccessContract = {
@@ -181,7 +174,7 @@ const properties: INodeProperties[] = [
 		},
 	},
 	optionsCollection([
-		concurrencyOption,
+		emailConcurrency,
 		...retryOptions,
 		skipAlreadySentOption,
 		{
@@ -217,7 +210,7 @@ export const requests: DeclareRequests = function (options) {
 		toJson: toSentEmail,
 		repeatable,
 		done: 'Queued',
-		concurrency: readNumberOption(options, concurrencyOption),
+		concurrency: readNumberOption(options, emailConcurrency),
 		skip,
 	};
 };

@@ -1,21 +1,11 @@
 import { updateDisplayOptions } from 'n8n-workflow';
-import type {
-	IDataObject,
-	IExecuteFunctions,
-	INodeExecutionData,
-	INodeProperties,
-} from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { optionsCollection, retryOptions } from '../../helpers/options';
-import {
-	readEmailAddress,
-	readForRun,
-	readNumberOption,
-	readOptionalText,
-	readTrimmed,
-} from '../../helpers/read';
+import { concurrencyOption, optionsCollection, retryOptions } from '../../helpers/options';
+import { readForRun, readNumberOption, readOptionalText, readTrimmed } from '../../helpers/read';
 import type { DeclareRequests, ItemBody, SuccessContract } from '../../transport';
-import { Failure, invalidInput } from '../../transport';
+import { Failure } from '../../transport';
+import { autoMapper, toProfile } from './autoMap';
 
 const batchSizeOption: INodeProperties = {
 	displayName: 'Batch Size',
@@ -25,6 +15,10 @@ const batchSizeOption: INodeProperties = {
 	default: 100,
 	description: 'How many profiles to send in one request',
 };
+
+const batchConcurrency = concurrencyOption(
+	'How many batches to send at the same time. A new list is created by the first batch, alone.',
+);
 
 /** The documented success of /list/addProfiles: the list's ID and how many were added. */
 function profilesAdded(createsList: boolean): SuccessContract {
@@ -67,7 +61,7 @@ const properties: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. lst_8f2c1a',
 		description: 'ID of the list to add the profiles to',
-		hint: "Type it or map it, such as Create List's 'listId'. BasicsEngage publishes no way to list its lists, so there is no dropdown.",
+		hint: "Type or map it, such as Create List's 'listId': BasicsEngage publishes no way to list its lists, so no dropdown",
 		displayOptions: { show: { listMode: ['existing'] } },
 	},
 	{
@@ -111,7 +105,7 @@ const properties: INodeProperties[] = [
 	},
 	{
 		displayName:
-			"Each item needs a top-level field 'email' (or 'Email', 'E-mail'); 'firstName' and 'lastName' (or 'first_name', 'First Name', 'last_name', 'LastName') are taken when present. Other fields are ignored.",
+			"Each item needs a field 'email' (or 'Email Address', 'E-mail 1 - Value', ...); 'First Name' and 'Last Name' (or 'given_name', 'Surname', ...) are taken when present. Fields are read at the top level, else under 'fields', 'properties' or 'merge_fields'. Other fields are ignored.",
 		name: 'autoMapNotice',
 		type: 'notice',
 		default: '',
@@ -152,7 +146,7 @@ const properties: INodeProperties[] = [
 			},
 		],
 	},
-	optionsCollection([batchSizeOption, ...retryOptions]),
+	optionsCollection([batchSizeOption, batchConcurrency, ...retryOptions]),
 ];
 
 const displayOptions = { show: { resource: ['list'], operation: ['addProfiles'] } };
@@ -163,8 +157,9 @@ export const description = updateDisplayOptions(displayOptions, properties);
 const CREATED_LIST_ID = '(the ID of the list the first request creates)';
 
 /**
- * One request per batch of profiles, one batch at a time: every batch after the first of a new
- * list needs the ID its first answer gave. Each output pairs with the items its batch covers.
+ * One request per batch of profiles, several in flight at once; while a new list does not exist
+ * yet, the request creating it goes alone, since every later batch needs the ID its answer
+ * gives. Each output pairs with the items its batch covers.
  */
 export const requests: DeclareRequests = function (options) {
 	const batchSize = readNumberOption(options, batchSizeOption);
@@ -197,6 +192,8 @@ export const requests: DeclareRequests = function (options) {
 					};
 				},
 			})),
+		concurrency: readNumberOption(options, batchConcurrency),
+		alone: () => newList !== undefined && createdListId === undefined,
 		contract: (body) => profilesAdded(body.listId === undefined),
 		toJson: (answer, sent, itemIndexes) => {
 			const data = answer.data as IDataObject;
@@ -271,68 +268,7 @@ function listIdReader(context: IExecuteFunctions): (itemIndex: number) => string
 }
 
 function readProfileFields(context: IExecuteFunctions, itemIndex: number): IDataObject {
-	const profile: IDataObject = {
-		email: readEmailAddress(context.getNodeParameter('email', itemIndex), 'Email'),
-	};
+	const email = context.getNodeParameter('email', itemIndex);
 	const fields = context.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
-	for (const [field, label] of NAME_FIELDS) {
-		const value = readOptionalText(fields[field], label)?.trim();
-		if (value) profile[field] = value;
-	}
-	return profile;
-}
-
-const NAME_FIELDS = [
-	['firstName', 'First Name'],
-	['lastName', 'Last Name'],
-] as const;
-
-/** Map Automatically: an input field's name, lower-cased without spaces, `_` and `-`. */
-const AUTO_MAPPED = new Map([
-	['email', 'email'],
-	['firstname', 'firstName'],
-	['lastname', 'lastName'],
-]);
-
-/**
- * Map Automatically: the profile from the item's own top-level fields, matched by name, with no
- * expression evaluated per item (n8n's expressions are most of a large manual run's time).
- */
-function autoMapper(items: INodeExecutionData[]): (itemIndex: number) => IDataObject {
-	const fieldOf = new Map<string, string | undefined>();
-	return (itemIndex) => {
-		const { json } = items[itemIndex];
-		const found: Record<string, { name: string; value: unknown }> = {};
-		for (const name of Object.keys(json)) {
-			let field = fieldOf.get(name);
-			if (!fieldOf.has(name)) {
-				field = AUTO_MAPPED.get(name.toLowerCase().replace(/[\s_-]/g, ''));
-				fieldOf.set(name, field);
-			}
-			if (field === undefined) continue;
-			const earlier = found[field];
-			if (earlier && earlier.value !== json[name]) {
-				throw invalidInput(
-					`The fields "${earlier.name}" and "${name}" both give the ${field} and differ`,
-					'Map Automatically takes each field once: remove or rename one of them, or map the fields manually.',
-				);
-			}
-			found[field] = { name, value: json[name] };
-		}
-		if (!found.email) {
-			const names = Object.keys(json)
-				.slice(0, 20)
-				.map((name) => `"${name}"`);
-			throw invalidInput(
-				'This item has no email field for Map Automatically',
-				`Name the field email (or Email, e-mail). The item's fields: ${names.join(', ') || 'none'}.`,
-			);
-		}
-		const profile: IDataObject = { email: readEmailAddress(found.email.value, 'Email') };
-		for (const [field, label] of NAME_FIELDS) {
-			const value = readOptionalText(found[field]?.value, label)?.trim();
-			if (value) profile[field] = value;
-		}
-		return profile;
-	};
+	return toProfile({ email, firstName: fields.firstName, lastName: fields.lastName });
 }

@@ -40,7 +40,7 @@ const properties: INodeProperties[] = [
 		placeholder: 'e.g. prof_1f0c2a9be4d35e71, prof_9b3e04d1c27a6f58',
 		description:
 			'IDs of existing BasicsEngage profiles to put in the list, separated by commas, or a list of IDs from an expression. Leave empty for an empty list.',
-		hint: 'BasicsEngage answers no profile IDs: to fill the list with contacts, leave this empty and use Add Profiles to List with the new list ID',
+		hint: 'BasicsEngage answers no profile IDs: to add contacts, leave this empty and use Add Profiles to List with the new list ID',
 	},
 	optionsCollection(
 		retryOptionsUntilSent(
