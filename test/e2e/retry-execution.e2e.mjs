@@ -157,7 +157,7 @@ test('Add Profiles: Retry after a 500 on batch 6 of 10 adds 6 once more (repeata
 		listMode: 'existing',
 		listId: NEWSLETTER_LIST.listId,
 		email: '={{ $json.email }}',
-		options: { batchSize: 1, retries: 0 },
+		options: { batchSize: 1, concurrency: 1, retries: 0 },
 	});
 	env.sandbox.injectFaults([pass, pass, pass, pass, pass, { status: 500 }]);
 	const failed = await runFailing(workflow);

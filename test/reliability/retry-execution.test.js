@@ -89,7 +89,7 @@ describe('Add Profiles, Stop Workflow: Retry after batch 6 of 10 failed', () => 
 			parameters: addProfilesParameters({
 				listMode: 'existing',
 				listId: 'lst_crm',
-				options: { batchSize: 1, retries: 0 },
+				options: { batchSize: 1, concurrency: 1, retries: 0 },
 			}),
 			items: contacts(10),
 		});
@@ -113,7 +113,9 @@ describe('Add Profiles, Stop Workflow: Retry after batch 6 of 10 failed', () => 
 
 	test('Create New List: the list is created once; Retry adds the batches never attempted', async () => {
 		sandbox.injectFaults([...FIVE_PASS, { action: 'drop' }]);
-		const parameters = addProfilesParameters({ options: { batchSize: 1, retries: 0 } });
+		const parameters = addProfilesParameters({
+			options: { batchSize: 1, concurrency: 1, retries: 0 },
+		});
 		const failed = await runNode(sandbox, { parameters, items: contacts(10) });
 		expect(failed.error).toBeDefined();
 		sandbox.injectFaults([{ action: 'drop' }]);
