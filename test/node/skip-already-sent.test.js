@@ -27,6 +27,19 @@ const skipping = (settings = {}, options = {}) =>
 
 const recipients = () => sandbox.requests.map((request) => request.body.to);
 
+/** A saved workflow whose first run sent contact 0 and lost the answer: its outcome is unknown. */
+async function withUnknownOutcome() {
+	const workflow = savedWorkflow();
+	sandbox.injectFaults([{ action: 'drop' }]);
+	await runNode(sandbox, {
+		...workflow,
+		parameters: skipping({}, { retries: 0 }),
+		items: contacts(1),
+		onError: 'continueErrorOutput',
+	});
+	return workflow;
+}
+
 test('off by default: the same email in two runs is sent twice', async () => {
 	const workflow = savedWorkflow();
 	await runNode(sandbox, { ...workflow, parameters: sendParameters(), items: contacts(1) });
@@ -229,14 +242,7 @@ test.each([
 );
 
 test('issue 20: an unknown outcome is sent again only when Retry Send On Server Error allows it, then remembered', async () => {
-	const workflow = savedWorkflow();
-	sandbox.injectFaults([{ action: 'drop' }]);
-	await runNode(sandbox, {
-		...workflow,
-		parameters: skipping({}, { retries: 0 }),
-		items: contacts(1),
-		onError: 'continueErrorOutput',
-	});
+	const workflow = await withUnknownOutcome();
 	const allowed = await runNode(sandbox, {
 		...workflow,
 		parameters: skipping({}, { retrySendOnServerError: true }),
@@ -377,14 +383,7 @@ test('issue 28: the Key is read per item: an expression that fails for item 0 (a
 });
 
 test('issue 28: under Stop Workflow an "outcome unknown" email stops the run, and the error says what was queued', async () => {
-	const workflow = savedWorkflow();
-	sandbox.injectFaults([{ action: 'drop' }]);
-	await runNode(sandbox, {
-		...workflow,
-		parameters: skipping({}, { retries: 0 }),
-		items: contacts(1),
-		onError: 'continueErrorOutput',
-	});
+	const workflow = await withUnknownOutcome();
 	const before = sandbox.requests.length;
 	const result = await runNode(sandbox, {
 		...workflow,

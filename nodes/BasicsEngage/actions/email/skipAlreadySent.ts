@@ -158,19 +158,21 @@ export function skipAlreadySent(
 			batch.answers ??= claim(batch.items);
 			return (await batch.answers)[batch.items.indexOf(itemIndex)];
 		},
-		afterSend(itemIndex, result) {
-			if (!ours.delete(itemIndex)) return;
-			const key = keys.get(itemIndex) as string;
-			if (notQueued(result)) store.release(SENT + key, SENDING + key);
-			else if (!(result instanceof Failure)) store.release(SENDING + key);
-			else store.keep();
-		},
+		afterSend,
 		async flush() {
 			// Claimed ahead, never sent (the run stopped): left as they were.
-			for (const itemIndex of ours) this.afterSend(itemIndex, undefined);
+			for (const itemIndex of ours) afterSend(itemIndex, undefined);
 			await store.settle();
 		},
 	};
+
+	function afterSend(itemIndex: number, result: ApiResult | undefined): void {
+		if (!ours.delete(itemIndex)) return;
+		const key = keys.get(itemIndex) as string;
+		if (notQueued(result)) store.release(SENT + key, SENDING + key);
+		else if (!(result instanceof Failure)) store.release(SENDING + key);
+		else store.keep();
+	}
 
 	/** The answer for each item of the batch: undefined to send it. */
 	async function claim(batch: number[]): Promise<Array<ApiResult | undefined>> {
