@@ -5,7 +5,7 @@
  * Add Profiles' Mapping Mode "Map Automatically" (`autoMapInputData`): the email, first name and
  * last name come from each item's own fields, matched by their whole name after lower-casing and
  * dropping spaces and punctuation, at the top level and else one wrapper level down (`fields`,
- * `properties`, `merge_fields`), with no expression evaluated per item. "Map Each Field Manually"
+ * `properties`, `merge_fields`, `names`), with no expression evaluated per item. "Map Each Field Manually"
  * (`defineBelow`) is the default, and a workflow saved without the parameter runs as before.
  */
 
@@ -443,11 +443,20 @@ describe('Map Automatically on what the sources really hand over', () => {
 			profile: { email: 'donald@customer.test', firstName: 'Donald', lastName: 'Knuth' },
 		},
 		{
-			// Google/Contacts/GenericFunctions.ts with Raw Data on: the People API's emailAddresses,
-			// the primary one marked in its metadata.
+			// Google/Contacts/GoogleContacts.node.ts with Raw Data on: the People API's person, each
+			// field a list whose primary entry is marked in its metadata.
 			source: 'Google Contacts Get Many (raw data)',
 			item: {
 				resourceName: 'people/c1',
+				names: [
+					{
+						metadata: { primary: true, source: { type: 'CONTACT' } },
+						displayName: 'Katherine Johnson',
+						familyName: 'Johnson',
+						givenName: 'Katherine',
+					},
+					{ metadata: { source: { type: 'PROFILE' } }, displayName: 'Kat J', givenName: 'Kat' },
+				],
 				emailAddresses: [
 					{
 						metadata: { primary: true, source: { type: 'CONTACT' } },
@@ -457,7 +466,26 @@ describe('Map Automatically on what the sources really hand over', () => {
 					{ metadata: { source: { type: 'CONTACT' } }, value: 'kj@customer.test', type: 'home' },
 				],
 			},
-			profile: { email: 'katherine@customer.test' },
+			profile: { email: 'katherine@customer.test', firstName: 'Katherine', lastName: 'Johnson' },
+		},
+		{
+			// Google/Contacts/GenericFunctions.ts cleanData, the default (Raw Data off): `names` is
+			// the first name entry, `emailAddresses` the addresses by their type.
+			source: 'Google Contacts Get Many (simplified)',
+			item: {
+				resourceName: 'people/c2',
+				etag: '%EgUBAi43PRoEAQIFByIMR',
+				names: {
+					displayName: 'Christine Darden',
+					familyName: 'Darden',
+					givenName: 'Christine',
+					displayNameLastFirst: 'Darden, Christine',
+					unstructuredName: 'Christine Darden',
+				},
+				emailAddresses: { work: ['christine@customer.test'] },
+				phoneNumbers: { mobile: ['+1 555 0100'] },
+			},
+			profile: { email: 'christine@customer.test', firstName: 'Christine', lastName: 'Darden' },
 		},
 		// CSV exports read by Extract From File: one key per header of the published format.
 		{
@@ -625,6 +653,8 @@ describe('Map Automatically on what the sources really hand over', () => {
 						{ value: 'b@customer.test', primary: true },
 					],
 				},
+				// Google Contacts simplified: two addresses by type, and nothing says which is primary.
+				{ emailAddresses: { home: ['a@customer.test'], work: ['b@customer.test'] } },
 				// Entries that agree are one value.
 				{ email: [{ value: 'same@customer.test' }, { value: 'same@customer.test' }] },
 				{ email: [], Email: 'c@customer.test' },
@@ -642,6 +672,10 @@ describe('Map Automatically on what the sources really hand over', () => {
 			[
 				'invalid_input',
 				'The field "emails" holds 2 different values and more than one is marked primary',
+			],
+			[
+				'invalid_input',
+				'The field "emailAddresses" holds 2 different values and none is marked primary',
 			],
 			['invalid_input', 'The fields "email" and "Email" both give the email and differ'],
 		]);

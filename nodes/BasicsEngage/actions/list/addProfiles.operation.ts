@@ -105,7 +105,7 @@ const properties: INodeProperties[] = [
 	},
 	{
 		displayName:
-			"Each item needs a field 'email' (or 'Email Address', 'E-mail 1 - Value', ...); 'First Name' and 'Last Name' (or 'given_name', 'Surname', ...) are taken when present. Fields are read at the top level, else under 'fields', 'properties' or 'merge_fields'. Other fields are ignored.",
+			"Each item needs a field 'email' (or 'Email Address', 'E-mail 1 - Value', ...); 'First Name' and 'Last Name' (or 'given_name', 'Surname', ...) are taken when present. Fields are read at the top level, else under 'fields', 'properties', 'merge_fields' or 'names'. Other fields are ignored.",
 		name: 'autoMapNotice',
 		type: 'notice',
 		default: '',

@@ -43,9 +43,13 @@ const PROFILE_FIELD_OF = new Map<string, ProfileField>([
 
 /**
  * Where sources put a record's own fields one level down: Airtable 2.2 and NocoDB (`fields`),
- * HubSpot (`properties`), Mailchimp (`merge_fields`). Read only for a field the top level lacks.
+ * HubSpot (`properties`), Mailchimp (`merge_fields`), Google Contacts (`names`). Read only for a
+ * field the top level lacks.
  */
-const WRAPPERS = ['fields', 'properties', 'merge_fields'];
+const WRAPPERS = ['fields', 'properties', 'merge_fields', 'names'];
+
+/** Google Contacts' raw `names` is a list of the contact's names, its own marked primary. */
+const LIST_WRAPPER = 'names';
 
 /** Case, spaces and punctuation dropped; Notion's simplified `property_` prefix too. */
 function normalise(name: string): string {
@@ -68,18 +72,30 @@ const isPrimary = (entry: unknown) =>
 	isObject(entry) &&
 	(entry.primary === true || (isObject(entry.metadata) && entry.metadata.primary === true));
 
+/** A list's one entry, or its one entry marked primary; undefined when there is no such entry. */
+function single(list: unknown[]): unknown {
+	if (list.length === 1) return list[0];
+	const primary = list.filter(isPrimary);
+	return primary.length === 1 ? primary[0] : undefined;
+}
+
+/** Google Contacts' simplified output lists a contact's addresses by type: `{ home: [...], work: [...] }`. */
+const isListsByType = (value: unknown): value is Record<string, unknown[]> =>
+	isObject(value) && Object.keys(value).length > 0 && Object.values(value).every(Array.isArray);
+
 /**
  * A field's value out of the wrapper a source puts around it, only where that is unambiguous:
  * `{ value }` (HubSpot's contact properties), a list of one entry, or the one entry of a list
- * marked primary (Pipedrive's `email`, Google's `emailAddresses`). Anything else is left as it
- * is, for the value's own check to refuse.
+ * marked primary (Pipedrive's `email`, Google's `emailAddresses`); lists by type count as one
+ * list. Anything else is left as it is, for the value's own check to refuse.
  */
 function unwrap(value: unknown, name: string): unknown {
+	if (isListsByType(value)) value = Object.values(value).flat();
 	if (Array.isArray(value)) {
 		if (value.length === 0) return undefined;
-		if (value.length === 1) return unwrap(value[0], name);
+		const entry = single(value);
+		if (entry !== undefined) return unwrap(entry, name);
 		const primary = value.filter(isPrimary);
-		if (primary.length === 1) return unwrap(primary[0], name);
 		const values = new Set(value.map((entry) => unwrap(entry, name)));
 		if (values.size === 1) return [...values][0];
 		throw invalidInput(
@@ -131,7 +147,8 @@ export function autoMapper(items: INodeExecutionData[]): (itemIndex: number) => 
 		if (!found.email || !found.firstName || !found.lastName) {
 			const inner: Found = {};
 			for (const wrapper of WRAPPERS) {
-				const object = json[wrapper];
+				const value = json[wrapper];
+				const object = wrapper === LIST_WRAPPER && Array.isArray(value) ? single(value) : value;
 				if (isObject(object)) collect(object, fieldOf, inner, `${wrapper}.`);
 			}
 			for (const field of ['email', 'firstName', 'lastName'] as const)
