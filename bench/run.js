@@ -71,6 +71,8 @@ const GOALS = {
 	memoryMarginalRatio: 1.2,
 	/** Map Automatically over the engine floor (a node reading no parameter) + raw client. */
 	autoMapRatio: 1.5,
+	/** Map Automatically over a node that posts the items' fields as they are through n8n's helper. */
+	autoMapOverHelperRatio: 1,
 	/** How many times faster Map Automatically must be than Map Each Field Manually. */
 	autoMapSpeedup: 10,
 };
@@ -395,6 +397,7 @@ function plan(config, only, withHttp, withCandidate) {
 		const items = sizes[sizes.length - 1];
 		add({ op: 'addProfiles', runner: 'passthrough', items });
 		add({ op: 'addProfiles', runner: 'raw', items, batchSize });
+		add({ op: 'addProfiles', runner: 'helper', items, batchSize });
 		add({ op: 'addProfiles', runner: 'node', items, batchSize });
 		for (const size of sizes) add({ op: 'addProfiles', runner: 'auto', items: size, batchSize });
 	}
@@ -557,7 +560,7 @@ function tableRows(config, only, s) {
 		}
 	}
 	if (only.has('auto')) {
-		const { items, batchSize, engineFloor, raw, base } = autoMapFigures(config, s);
+		const { items, batchSize, engineFloor, raw, helper, base } = autoMapFigures(config, s);
 		const scenario = `Add Profiles, Map Automatically, batch ${batchSize}`;
 		const variant = { batchSize };
 		row(
@@ -577,6 +580,7 @@ function tableRows(config, only, s) {
 		row(scenario, 'engine floor (reads no parameter)', engineFloor, items, base);
 		row(scenario, 'raw axios', raw, items, base);
 		referenceRow(scenario, 'engine floor + raw', raw, items, base);
+		row(scenario, 'items\' fields posted through helpers.httpRequest', helper, items, base);
 	}
 	if (only.has('send')) {
 		for (const items of config.sendEmail.items) {
@@ -644,8 +648,9 @@ function autoMapFigures(config, s) {
 	const items = sizes[sizes.length - 1];
 	const engineFloor = s.get(measurementKey('addProfiles', 'passthrough', items));
 	const raw = s.get(measurementKey('addProfiles', 'raw', items, { batchSize }));
+	const helper = s.get(measurementKey('addProfiles', 'helper', items, { batchSize }));
 	const base = engineFloor && raw ? engineFloor.wallMs + raw.wallMs : undefined;
-	return { items, batchSize, engineFloor, raw, base };
+	return { items, batchSize, engineFloor, raw, helper, base };
 }
 
 /**
@@ -789,7 +794,7 @@ function evaluateGoals(config, only, s, memory) {
 		}
 	}
 	if (only.has('auto')) {
-		const { items, batchSize, base } = autoMapFigures(config, s);
+		const { items, batchSize, helper, base } = autoMapFigures(config, s);
 		const label = `Add Profiles ${fmtInt(items)} items, batch ${batchSize}`;
 		const auto = s.get(measurementKey('addProfiles', 'auto', items, { batchSize }));
 		const manual = s.get(measurementKey('addProfiles', 'node', items, { batchSize }));
@@ -799,6 +804,14 @@ function evaluateGoals(config, only, s, memory) {
 				`${label}: Map Automatically <= ${GOALS.autoMapRatio}x (engine floor + raw)`,
 				ratio <= GOALS.autoMapRatio,
 				`${ratio.toFixed(2)}x (auto ${fmtInt(auto.wallMs)} ms, engine floor + raw ${fmtInt(base)} ms)`,
+			);
+		}
+		if (auto && helper) {
+			const ratio = auto.wallMs / helper.wallMs;
+			record(
+				`${label}: Map Automatically <= ${GOALS.autoMapOverHelperRatio}x (the items' fields posted in the same batches through helpers.httpRequest)`,
+				ratio <= GOALS.autoMapOverHelperRatio,
+				`${ratio.toFixed(2)}x (auto ${fmtInt(auto.wallMs)} ms, helper ${fmtInt(helper.wallMs)} ms)`,
 			);
 		}
 		if (auto && manual) {

@@ -15,6 +15,7 @@ const SUBJECT = 'Welcome';
 const NODE_TYPE = 'n8n-nodes-basicsengage.basicsEngage';
 const FLOOR_ADD_PROFILES_TYPE = 'n8n-nodes-bench-floor.benchFloorAddProfiles';
 const FLOOR_SEND_EMAIL_TYPE = 'n8n-nodes-bench-floor.benchFloorSendEmail';
+const FLOOR_ADD_PROFILES_HTTP_TYPE = 'n8n-nodes-bench-floor.benchFloorAddProfilesHttp';
 const FLOOR_SEND_EMAIL_HTTP_TYPE = 'n8n-nodes-bench-floor.benchFloorSendEmailHttp';
 const FLOOR_PASS_THROUGH_TYPE = 'n8n-nodes-bench-floor.benchFloorPassThrough';
 const HTTP_REQUEST_TYPE = 'n8n-nodes-base.httpRequest';
@@ -150,6 +151,7 @@ module.exports = {
 	NODE_TYPE,
 	FLOOR_ADD_PROFILES_TYPE,
 	FLOOR_SEND_EMAIL_TYPE,
+	FLOOR_ADD_PROFILES_HTTP_TYPE,
 	FLOOR_SEND_EMAIL_HTTP_TYPE,
 	FLOOR_PASS_THROUGH_TYPE,
 	HTTP_REQUEST_TYPE,

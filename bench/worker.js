@@ -12,9 +12,10 @@
  * Runners: `node` (the BasicsEngage node in n8n-core's WorkflowExecute, via test/harness),
  * `floor` (bench/floor: only reads the same per-item parameters, same engine), `raw` (axios with
  * a keep-alive agent, same request bodies), `http` (n8n-nodes-base's HTTP Request node, same
- * engine, one request per item, default options), `helper` (Send Email only, informational: the
- * floor plus one this.helpers.httpRequest per item at the same concurrency), `auto` (Add Profiles
- * with Map Automatically), `passthrough` (bench/floor: reads no parameter, the engine's floor).
+ * engine, one request per item, default options), `helper` (Send Email: the floor plus one
+ * this.helpers.httpRequest per item at the same concurrency; Add Profiles: the items' own fields
+ * posted in the same batches through this.helpers.httpRequest), `auto` (Add Profiles with Map
+ * Automatically), `passthrough` (bench/floor: reads no parameter, the engine's floor).
  */
 
 const http = require('node:http');
@@ -128,19 +129,29 @@ async function engineRunner() {
 				: `${result.success.length} output items, expected ${items.length}`;
 	} else if (spec.runner === 'helper') {
 		await loadPackage(spec.floorDir);
-		workflow = {
-			nodeType: scenarios.FLOOR_SEND_EMAIL_HTTP_TYPE,
-			parameters: {
-				...scenarios.emailParameters(),
-				url: `${spec.baseUrl}/email/send`,
-				apiKey: scenarios.API_KEY,
-				concurrency: spec.concurrency,
-			},
-		};
+		const expected = (/** @type {any[]} */ items) =>
+			spec.op === 'addProfiles'
+				? Math.ceil(items.length / /** @type {number} */ (spec.batchSize))
+				: items.length;
+		workflow =
+			spec.op === 'addProfiles'
+				? {
+						nodeType: scenarios.FLOOR_ADD_PROFILES_HTTP_TYPE,
+						parameters: { url: `${spec.baseUrl}/list/addProfiles`, batchSize: spec.batchSize },
+					}
+				: {
+						nodeType: scenarios.FLOOR_SEND_EMAIL_HTTP_TYPE,
+						parameters: {
+							...scenarios.emailParameters(),
+							url: `${spec.baseUrl}/email/send`,
+							apiKey: scenarios.API_KEY,
+							concurrency: spec.concurrency,
+						},
+					};
 		check = (result, items) =>
-			result.success.length === items.length
+			result.success.length === expected(items)
 				? undefined
-				: `${result.success.length} output items, expected ${items.length}`;
+				: `${result.success.length} output items, expected ${expected(items)}`;
 	} else {
 		if (!spec.httpPackageDir) throw new Error('No n8n-nodes-base HTTP Request node to run');
 		await loadPackage(spec.httpPackageDir);
