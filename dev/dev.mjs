@@ -58,6 +58,7 @@ import {
 	SANDBOX_CREDENTIAL,
 	activateWorkflow,
 	importCredential,
+	importWorkflows,
 	isPublished,
 	mcpUrl,
 	readExamples,
@@ -224,17 +225,13 @@ export async function startEnvironment({
 
 		const examples = readExamples();
 		for (const example of examples) {
-			const exists =
-				importExamples === 'missing' && rest ? await workflowExists(rest, example.id) : false;
-			if (exists) {
-				example.imported = false;
-				continue;
-			}
-			const res = await n8n.runCli(['import:workflow', `--input=${example.file}`]);
-			if (res.code !== 0)
-				throw new Error(`importing ${example.file} failed:\n${res.stdout}\n${res.stderr}`);
-			example.imported = true;
-			onProgress(`imported workflow "${example.name}"`);
+			example.imported =
+				importExamples === 'always' || !rest || !(await workflowExists(rest, example.id));
+		}
+		const missing = examples.filter((e) => e.imported);
+		if (missing.length > 0) {
+			await importWorkflows(n8n, missing);
+			for (const example of missing) onProgress(`imported workflow "${example.name}"`);
 		}
 		// Workflows with a form or an MCP server only work once published.
 		const live = (e) => e.formPath || e.mcpPath;
