@@ -79,7 +79,7 @@ function single(list: unknown[]): unknown {
 	return primary.length === 1 ? primary[0] : undefined;
 }
 
-/** Google Contacts' simplified output lists a contact's addresses by type: `{ home: [...], work: [...] }`. */
+/** How Google Contacts' simplified output lists addresses: by type, `{ home: [...], work: [...] }`. */
 const isListsByType = (value: unknown): value is Record<string, unknown[]> =>
 	isObject(value) && Object.keys(value).length > 0 && Object.values(value).every(Array.isArray);
 
