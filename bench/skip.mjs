@@ -13,6 +13,9 @@ import path from 'node:path';
 
 import { startEnvironment } from '../dev/dev.mjs';
 import { activateWorkflow, SANDBOX_CREDENTIAL } from '../dev/n8n-setup.mjs';
+import parameters from '../test/parameters.js';
+
+const { sendParameters } = parameters;
 
 export { n8nSkipReason as skipReason } from './queue.mjs';
 
@@ -31,16 +34,9 @@ function workflow(name, skipAlreadySent) {
 		typeVersion: 1,
 		position: [440, 0],
 		credentials: CREDENTIAL,
-		parameters: {
-			resource: 'email',
-			operation: 'send',
-			to: '={{ $json.email }}',
-			from: 'hello@example.com',
-			subject: 'Welcome',
-			content: 'text',
-			text: 'Hello!',
+		parameters: sendParameters({
 			options: skipAlreadySent ? { skipAlreadySent: { settings: { historySize: HISTORY } } } : {},
-		},
+		}),
 	};
 	return {
 		name,

@@ -9,8 +9,8 @@
  * `const sandbox = useSandbox({ ...seeded lists, campaigns })` and runs the node with
  * `runNode(sandbox, { parameters, items })`; and its route in the sandbox,
  * test/sandbox/routes.js (body schema in schemas.js, the route's own tests in test/sandbox/).
- * Shared files that still take a line: this one, for the operation's parameter builder
- * (`parameterBuilder({ resource, operation, ... })`, exported), and test/package.test.js, whose
+ * Shared files that still take a line: test/parameters.js, for the operation's parameter builder
+ * (re-exported here), and test/package.test.js, whose
  * public-contract test lists every operation. The tests of rules that hold for every operation
  * take a row where the rule applies: test/node/hardening, errors and ai-tool,
  * test/reliability/hostile-input and retry-on-fail.
@@ -21,6 +21,14 @@ const http = require('node:http');
 const net = require('node:net');
 const path = require('node:path');
 const { deduplicationStore, runWorkflow, loadPackage, testCredential } = require('./harness/n8n');
+const {
+	addProfilesParameters,
+	createCampaignParameters,
+	createListParameters,
+	sendAndWaitParameters,
+	sendCampaignParameters,
+	sendParameters,
+} = require('./parameters');
 const { startSandbox } = require('./sandbox/server');
 
 const PACKAGE_DIR = path.resolve(__dirname, '..');
@@ -32,7 +40,6 @@ const API_KEY = 'be_sandbox_demo_key';
  * @typedef {import('./sandbox/server').SandboxHandle} SandboxHandle
  * @typedef {import('./sandbox/server').RecordedRequest} RecordedRequest
  * @typedef {SandboxHandle & { requestsTo: (path: string) => RecordedRequest[] }} TestSandbox
- * @typedef {import('n8n-workflow').INodeParameters} INodeParameters
  */
 
 /**
@@ -99,38 +106,6 @@ const runCredentialTest = (data) =>
 	testCredential({ credentialType: CREDENTIAL_TYPE, data, packageDir: PACKAGE_DIR });
 
 /**
- * A parameter builder: an operation's parameters as `defaults`, a test overriding what it is
- * about (`sendParameters({ subject: 'Hi' })`).
- * @param {INodeParameters} defaults
- */
-const parameterBuilder =
-	(defaults) =>
-	/** @param {Record<string, any>} [overrides] @returns {INodeParameters} */
-	(overrides = {}) => ({ ...defaults, ...overrides });
-
-/** Send Email parameters with plain-text content. */
-const sendParameters = parameterBuilder({
-	resource: 'email',
-	operation: 'send',
-	to: '={{ $json.email }}',
-	from: 'hello@example.com',
-	subject: 'Welcome',
-	content: 'text',
-	text: 'Hello!',
-});
-
-/** Send and Wait for Response parameters: an Approve button. */
-const sendAndWaitParameters = parameterBuilder({
-	resource: 'email',
-	operation: 'sendAndWait',
-	to: '={{ $json.email }}',
-	from: 'hello@example.com',
-	subject: 'Refund for order 1042?',
-	message: 'Refund 120 EUR to Jane?',
-	responseType: 'approval',
-});
-
-/**
  * The links of an HTML email, as a mail program reads them: `{ label, url }` per `<a>`.
  * @param {string} html
  */
@@ -140,39 +115,6 @@ function emailLinks(html) {
 		label,
 	}));
 }
-
-/** Add Profiles parameters for a new list. */
-const addProfilesParameters = parameterBuilder({
-	resource: 'list',
-	operation: 'addProfiles',
-	listMode: 'new',
-	listName: 'Newsletter',
-});
-
-/** Create List parameters. */
-const createListParameters = parameterBuilder({
-	resource: 'list',
-	operation: 'create',
-	listName: 'Spring segment',
-	listDescription: 'Bought twice',
-});
-
-/** Create Campaign parameters with HTML content. */
-const createCampaignParameters = parameterBuilder({
-	resource: 'campaign',
-	operation: 'create',
-	campaignName: 'Spring sale',
-	campaignSubject: '20% off',
-	contentFormat: 'html',
-	campaignHtml: '<p>Sale!</p>',
-});
-
-/** Send Campaign parameters, the ID from each item's `campaignId`. */
-const sendCampaignParameters = parameterBuilder({
-	resource: 'campaign',
-	operation: 'send',
-	campaignId: '={{ $json.campaignId }}',
-});
 
 /** `count` contacts with distinct addresses. */
 function contacts(count, start = 0) {

@@ -12,7 +12,10 @@ import {
 	SANDBOX_CREDENTIAL,
 	waitForExecution,
 } from '../../dev/n8n-setup.mjs';
+import parameters from '../parameters.js';
 import { startTestEnvironment } from './helpers.mjs';
+
+const { sendParameters } = parameters;
 
 const NODE = 'Under test';
 const CONTACTS = Array.from({ length: 10 }, (_, index) => ({
@@ -116,16 +119,10 @@ test.each([
 ])(
 	'Send Email: Retry (%s) after a 500 on email 6 of 10 sends 7-10, never 1-6 again, and fails on 6',
 	async (_, loadWorkflow) => {
-		const workflow = await publish(loadWorkflow ? '0002' : '0001', {
-			resource: 'email',
-			operation: 'send',
-			to: '={{ $json.email }}',
-			from: 'hello@example.com',
-			subject: 'Welcome',
-			content: 'text',
-			text: 'Hello!',
-			options: { concurrency: 1 },
-		});
+		const workflow = await publish(
+			loadWorkflow ? '0002' : '0001',
+			sendParameters({ options: { concurrency: 1 } }),
+		);
 		env.sandbox.injectFaults([pass, pass, pass, pass, pass, { status: 500 }]);
 		const failed = await runFailing(workflow);
 		expect(failed.status).toBe('error');
