@@ -21,14 +21,7 @@ const http = require('node:http');
 const net = require('node:net');
 const path = require('node:path');
 const { deduplicationStore, runWorkflow, loadPackage, testCredential } = require('./harness/n8n');
-const {
-	addProfilesParameters,
-	createCampaignParameters,
-	createListParameters,
-	sendAndWaitParameters,
-	sendCampaignParameters,
-	sendParameters,
-} = require('./parameters');
+const parameters = require('./parameters');
 const { startSandbox } = require('./sandbox/server');
 
 const PACKAGE_DIR = path.resolve(__dirname, '..');
@@ -235,16 +228,14 @@ async function startProxy({ toPort } = {}) {
 }
 
 module.exports = {
+	...parameters,
 	API_KEY,
 	CREDENTIAL_TYPE,
 	NODE_TYPE,
 	PACKAGE_DIR,
-	addProfilesParameters,
 	closedBaseUrl,
 	contacts,
 	emailLinks,
-	createCampaignParameters,
-	createListParameters,
 	deduplicationStore,
 	delay,
 	expectEachInputExactlyOnce,
@@ -257,9 +248,6 @@ module.exports = {
 	runCredentialTest,
 	runNode,
 	savedWorkflow,
-	sendAndWaitParameters,
-	sendCampaignParameters,
-	sendParameters,
 	startProxy,
 	startSandbox,
 	testCredential,
