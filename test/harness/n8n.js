@@ -892,9 +892,10 @@ function hasValidSignature(url) {
  * @property {INodeParameters} [parameters]
  * @property {Array<INodeExecutionData | Record<string, unknown>>} [items]
  *           input items; plain objects are wrapped as `{ json }`. Default: one empty item.
- * @property {Record<string, ICredentialDataDecryptedObject>} [credentials]
+ * @property {Record<string, ICredentialDataDecryptedObject | (() => ICredentialDataDecryptedObject)>} [credentials]
  *           credential data keyed by credential type name; each is attached to the node
- *           as `{ id, name }` and served by the credentials helper.
+ *           as `{ id, name }` and served by the credentials helper (a function: called at each
+ *           read, e.g. a Base URL where nothing listens during a node's first try).
  * @property {'stopWorkflow' | 'continueRegularOutput' | 'continueErrorOutput'} [onError]
  * @property {Array<Record<string, unknown>>} [toolCalls] run the node as an AI tool instead: an
  *   agent calls it once per entry with these arguments (see createAgentNodeType); `toolAnswers`
@@ -976,7 +977,7 @@ async function runWorkflow(options) {
 		const id = `harness-cred-${index + 1}`;
 		const name = `${type} (harness)`;
 		nodeCredentials[type] = { id, name };
-		store[id] = { id, name, type, data: structuredClone(data) };
+		store[id] = { id, name, type, data: typeof data === 'function' ? data : structuredClone(data) };
 	});
 
 	const onError = options.onError ?? 'stopWorkflow';

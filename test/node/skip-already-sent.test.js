@@ -267,14 +267,6 @@ test('On Error = Stop: emails not sent because the run stopped are released too'
 	expect(later.success.map((item) => item.json.skipped ?? false)).toEqual([false, false, false]);
 });
 
-test('History Size keeps the newest keys only', async () => {
-	const workflow = savedWorkflow();
-	const parameters = skipping({ historySize: 1 });
-	await runNode(sandbox, { ...workflow, parameters, items: contacts(2) });
-	const later = await runNode(sandbox, { ...workflow, parameters, items: contacts(2) });
-	expect(later.success.map((item) => item.json.skipped ?? false)).toEqual([false, true]);
-});
-
 test('under Retry On Fail, what try 1 sent is answered again, not reported as skipped', async () => {
 	sandbox.injectFaults([{ status: 500 }]);
 	const result = await runNode(sandbox, {
@@ -320,20 +312,22 @@ test('as an AI tool, a repeated call of another execution is skipped', async () 
 	expect(sandbox.requests).toHaveLength(1);
 });
 
-test('issue 28: History Size N remembers the last N emails sent, however many runs look them up', async () => {
+test('History Size N remembers at least the last N emails sent, however many runs look them up, and forgets older ones', async () => {
 	const workflow = savedWorkflow();
-	const parameters = skipping({ historySize: 5 });
+	const parameters = skipping({ historySize: 2 });
 	const run = async (/** @type {any[]} */ items) => {
 		const before = sandbox.requests.length;
 		await runNode(sandbox, { ...workflow, parameters, items });
 		return sandbox.requests.slice(before).map((request) => request.body.to);
 	};
-	expect(await run(contacts(3))).toHaveLength(3);
-	// Each run asks the store about the same three emails; none may push another out.
-	for (let day = 2; day <= 4; day++) expect(await run(contacts(3))).toEqual([]);
-	expect(await run(contacts(3, 3))).toHaveLength(3);
-	// Six sent, five remembered: the oldest, contact 0, is forgotten, and only it.
-	expect(await run(contacts(6))).toEqual(['contact0@customer.test']);
+	expect(await run(contacts(2))).toHaveLength(2);
+	// Each run asks the store about the same two emails; none may push another out.
+	for (let day = 2; day <= 4; day++) expect(await run(contacts(2))).toEqual([]);
+	// Four newer emails, in two runs: the first two are forgotten.
+	expect(await run(contacts(2, 2))).toHaveLength(2);
+	expect(await run(contacts(2, 4))).toHaveLength(2);
+	expect(await run(contacts(1))).toEqual(['contact0@customer.test']);
+	expect(await run(contacts(2, 4))).toEqual([]);
 });
 
 test('issue 28: a failed store call never marks an email as sent: whichever call fails, a later run sends what was not sent, and nothing twice', async () => {
@@ -560,4 +554,18 @@ describe('never twice, never lost, across tries, stores that fail, crashes and e
 		);
 		expect(sandbox.requests).toEqual([]);
 	});
+});
+
+test('History Size counts emails sent, not emails claimed: a run stopped after one email leaves the three before it remembered', async () => {
+	const workflow = savedWorkflow();
+	const parameters = skipping({ key: '={{ $json.email }}', historySize: 3 }, { concurrency: 1 });
+	await runNode(sandbox, { ...workflow, parameters, items: contacts(1) });
+	await runNode(sandbox, {
+		...workflow,
+		parameters,
+		items: contacts(3, 1),
+		stopWhen: () => sandbox.requests.length >= 2,
+	});
+	const again = await runNode(sandbox, { ...workflow, parameters, items: contacts(1) });
+	expect(again.success[0].json.skipped).toBe(true);
 });

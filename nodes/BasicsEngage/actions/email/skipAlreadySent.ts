@@ -79,6 +79,7 @@ export const skipAlreadySentOption: INodeProperties = {
  */
 const SENT = 'sent|';
 const SENDING = 'sending|';
+const ENTRIES_PER_EMAIL = 2;
 
 // Emails claimed per call: each call rewrites the whole history; a crash leaves those claimed
 // and not yet answered "unknown".
@@ -183,7 +184,12 @@ export function skipAlreadySent(
 		const batchKeys = batch.map((itemIndex) => keys.get(itemIndex) as string);
 		let known: Set<string>;
 		try {
-			known = await store.claim(batchKeys.flatMap((key) => [SENT + key, SENDING + key]));
+			// `sending|` entries last: trimming to History Size takes the oldest first, and must
+			// never take the mark of an email in flight.
+			known = await store.claim([
+				...batchKeys.map((key) => SENT + key),
+				...batchKeys.map((key) => SENDING + key),
+			]);
 		} catch (error) {
 			return batch.map(() => storeUnavailable(error as Error));
 		}
@@ -238,7 +244,10 @@ function storeUnavailable(error: Error): Failure {
  */
 interface Row {
 	tail: Promise<unknown>;
-	/** `sending|` entries claimed and neither removed nor kept, which History Size must not count. */
+	/**
+	 * Entries of emails claimed and not yet settled (two each), which History Size must not count:
+	 * an email claimed ahead and never sent must not push a sent one out.
+	 */
 	temporary: number;
 }
 
@@ -268,9 +277,8 @@ class Store {
 
 	/** Records an email's two entries each; answers the entries that were there before. */
 	async claim(entries: string[]): Promise<Set<string>> {
-		const emails = entries.length / 2;
 		const answer = this.serially(async () => {
-			this.row.temporary += emails;
+			this.row.temporary += entries.length;
 			// History Size counts emails: `sending|` entries to be removed must not push any out.
 			const options: ICheckProcessedOptions = {
 				mode: 'entries',
@@ -279,7 +287,7 @@ class Store {
 			return await this.context.helpers
 				.checkProcessedAndRecord(entries, this.scope, options)
 				.catch((error: unknown) => {
-					this.row.temporary -= emails;
+					this.row.temporary -= entries.length;
 					throw error;
 				});
 		});
@@ -292,9 +300,9 @@ class Store {
 		void this.write();
 	}
 
-	/** An email's `sending|` entry stays (its outcome is unknown) or was never this run's. */
+	/** An email's entries stay: its outcome is unknown, or they were never this run's. */
 	keep(): void {
-		this.row.temporary--;
+		this.row.temporary -= ENTRIES_PER_EMAIL;
 	}
 
 	/** Waits for the removals; answers the items whose removals could still not be written. */
@@ -313,7 +321,7 @@ class Store {
 			try {
 				const entries = removals.flatMap((removal) => removal.entries);
 				await this.context.helpers.removeProcessed(entries, this.scope, { mode: 'entries' });
-				this.row.temporary -= removals.length;
+				this.row.temporary -= ENTRIES_PER_EMAIL * removals.length;
 			} catch {
 				// Kept for the next write; until one succeeds, these emails read "unknown".
 				this.removals.unshift(...removals);
