@@ -540,6 +540,21 @@ describe('never twice, never lost, across tries, stores that fail, crashes and e
 		expect(sentTo()).toHaveLength(20);
 	});
 
+	test('the same email in two executions at once in one n8n is sent once; the other says its outcome is not known yet', async () => {
+		const workflow = savedWorkflow();
+		const run = () =>
+			runNode(sandbox, {
+				...workflow,
+				parameters: skipping(),
+				items: contacts(1),
+				onError: 'continueRegularOutput',
+			});
+		const results = await Promise.all([run(), run()]);
+		expect(sentTo()).toEqual(['contact0@customer.test']);
+		const kinds = results.map((result) => result.success[0].json.details?.kind ?? 'sent');
+		expect(kinds.sort()).toEqual(['outcome_unknown', 'sent']);
+	});
+
 	test('a store outage is its own kind, store_unavailable, temporary: not invalid input', async () => {
 		deduplicationStore.failCalls(1);
 		const result = await runNode(sandbox, {

@@ -63,6 +63,7 @@ const { createFaultQueue, defaultFaultBody } = require('./faults');
  * @property {unknown} body Parsed JSON, or undefined when empty or not valid JSON.
  * @property {string} rawBody
  * @property {string} receivedAt ISO timestamp.
+ * @property {number | 'reset' | 'drop' | 'hang'} [answer] what it got, once answered (a hang: at once)
  *
  * @typedef {{ profileId: string, email: string, firstName?: string, lastName?: string }} StoredProfile
  * @typedef {{ listId: string, name: string, description?: string,
@@ -379,6 +380,7 @@ async function startSandbox(input = {}) {
 			req,
 			res,
 		);
+		request.answer = status;
 		try {
 			options.onResponse?.({
 				method: request.method,
