@@ -216,12 +216,6 @@ export const FROM_CODE = [
 		},
 	},
 	{
-		source: 'Gmail Message Get (simplified)',
-		file: 'nodes/Google/Gmail/v2/MessageDescription.js',
-		how: 'simplified message: From, To as "Name <address>" text',
-		shape: { id: s, From: s, To: s, Subject: s },
-	},
-	{
 		source: 'Gumroad Trigger (sale)',
 		file: 'nodes/Gumroad/GumroadTrigger.node.js',
 		how: "webhook(): req.body, Gumroad's sale ping",
