@@ -105,13 +105,14 @@ test("no email field: the error names the item's fields and the addresses it did
 	const { error, description } = map({
 		id: 1,
 		organizer: { email: 'o@x.test' },
+		attendees: [{ email: 'a@x.test' }],
 		cc_email: 'c@x.test',
 		fields: { Name: 'N' },
 	});
 	expect(error).toBe(NO_EMAIL);
-	expect(description).toContain('The item\'s fields: "id", "organizer", "cc_email", "fields".');
+	expect(description).toContain('The item\'s fields: "id", "organizer", "attendees", "cc_email", "fields".');
 	expect(description).toContain('Under "fields": "Name".');
 	expect(description).toContain(
-		'Not taken, as each may be someone else\'s or another address: "cc_email", "organizer.email".',
+		'Not taken, as each may be someone else\'s or another address: "cc_email", "organizer.email", "attendees[].email".',
 	);
 });

@@ -143,14 +143,17 @@ function collect(
 				if (earlier.fromList) found[field] = next;
 				continue;
 			}
-			throw invalidInput(
-				`The fields "${earlier.name}" and "${next.name}" both give the ${field} and differ`,
-				'Map Automatically takes each field once: remove or rename one of them, or map the fields manually.',
-			);
+			throw bothGive(field, earlier, next);
 		}
 		found[field] = next;
 	}
 }
+
+const bothGive = (field: ProfileField, one: Candidate, other: Candidate) =>
+	invalidInput(
+		`The fields "${one.name}" and "${other.name}" both give the ${field} and differ`,
+		'Map Automatically takes each field once: remove or rename one of them, or map the fields manually.',
+	);
 
 /**
  * Map Automatically: the profile from the item's own fields, matched by name, with no expression
@@ -185,16 +188,9 @@ export function autoMapper(items: INodeExecutionData[]): (itemIndex: number) => 
 				.map((key) => ({ key, found: fieldsOf(json[key] as IDataObject, `${key}.`) }))
 				.filter((entry) => entry.found.email);
 			if (inner.length === 0) throw noEmailField(json, isRecord);
-			const [first, other] = [
-				inner[0],
-				inner.find((entry) => entry.found.email!.value !== inner[0].found.email!.value),
-			];
-			if (other) {
-				throw invalidInput(
-					`The fields "${first.found.email!.name}" and "${other.found.email!.name}" both give the email and differ`,
-					'Map Automatically takes each field once: remove or rename one of them, or map the fields manually.',
-				);
-			}
+			const [first] = inner;
+			const other = inner.find((entry) => entry.found.email!.value !== first.found.email!.value);
+			if (other) throw bothGive('email', first.found.email!, other.found.email!);
 			({ found } = first);
 			record = json[first.key] as IDataObject;
 			prefix = `${first.key}.`;
@@ -243,15 +239,20 @@ function noEmailField(json: IDataObject, isRecord: (key: string) => boolean) {
 			.slice(0, 20)
 			.map((name) => `"${name}"`)
 			.join(', ') || 'none';
-	const objects = Object.keys(json).filter((key) => isObject(json[key]));
 	const looksLikeAddress = (key: string) => /e?mails?(address(es)?)?$/.test(normalise(key));
+	// Addresses one level down, in an object or a list of them: an organizer's, the attendees'.
+	const inside = (key: string) => {
+		const value = json[key];
+		const object = Array.isArray(value) ? value[0] : value;
+		if (!isObject(object)) return [];
+		const at = Array.isArray(value) ? `${key}[]` : key;
+		return Object.keys(object)
+			.filter(looksLikeAddress)
+			.map((name) => `${at}.${name}`);
+	};
 	const notTaken = [
 		...Object.keys(json).filter(looksLikeAddress),
-		...objects.flatMap((object) =>
-			Object.keys(json[object] as IDataObject)
-				.filter(looksLikeAddress)
-				.map((key) => `${object}.${key}`),
-		),
+		...Object.keys(json).flatMap(inside),
 	];
 	const properties = json.properties;
 	const fromHubSpot = isObject(properties) && ('vid' in json || 'hs_object_id' in properties);
@@ -262,8 +263,8 @@ function noEmailField(json: IDataObject, isRecord: (key: string) => boolean) {
 				? 'HubSpot returns only the contact properties it is asked for: in the HubSpot node, add email to Options > Contact Properties to Include (Get Many) or Options > Field Names or IDs (Search).'
 				: `Map Automatically takes a field named email, Email Address, primaryEmail or mail (any case, spaces or punctuation), at the top level or under ${[...RECORDS].map((key) => `"${key}"`).join(', ')}.`,
 			`The item's fields: ${listed(Object.keys(json))}.`,
-			...objects
-				.filter(isRecord)
+			...Object.keys(json)
+				.filter((key) => isRecord(key) && isObject(json[key]))
 				.map((key) => `Under "${key}": ${listed(Object.keys(json[key] as IDataObject))}.`),
 			...(notTaken.length
 				? [`Not taken, as each may be someone else's or another address: ${listed(notTaken)}.`]
