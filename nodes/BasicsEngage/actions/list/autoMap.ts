@@ -113,6 +113,7 @@ const entryValue = (entry: unknown) =>
  * count as one list. A list that still holds several values is kept, to be refused if chosen.
  */
 function candidate(name: string, raw: unknown): Candidate {
+	if (typeof raw !== 'object' || raw === null) return { name, value: raw, fromList: false };
 	const list = isListsByType(raw) ? Object.values(raw).flat() : raw;
 	if (!Array.isArray(list)) return { name, value: entryValue(list), fromList: false };
 	const entry = single(list);
