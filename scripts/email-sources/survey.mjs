@@ -25,9 +25,10 @@ const REPO = path.resolve(HERE, '../..');
 // `--mapper <dir>`: survey another build (a checkout with dist/) and only print its figures.
 const other = process.argv.indexOf('--mapper');
 const PACKAGE = other > 0 ? path.resolve(process.argv[other + 1]) : REPO;
-const { autoMapper } = createRequire(import.meta.url)(
-	path.join(PACKAGE, 'dist/nodes/BasicsEngage/actions/list/autoMap.js'),
-);
+const { dir, version } = nodesBase();
+const MAPPER = path.join(PACKAGE, 'dist/nodes/BasicsEngage/actions/list/autoMap.js');
+if (!fs.existsSync(MAPPER)) throw new Error(`${MAPPER} is missing: run \`npm run build\` first.`);
+const { autoMapper } = createRequire(import.meta.url)(MAPPER);
 
 const norm = (key) => key.toLowerCase().replace(/[^a-z0-9]/g, '');
 /** A field that holds an address: its name ends in mail, email(s) or email address(es). */
@@ -240,7 +241,6 @@ function schemaSources(dir) {
 		}));
 }
 
-const { dir, version } = nodesBase();
 const sources = [
 	...schemaSources(dir),
 	...FROM_CODE.map(({ source, file, how, shape }) => ({
