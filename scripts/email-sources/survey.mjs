@@ -202,7 +202,6 @@ function survey({ source, file, found, schema }) {
 		outcome = {
 			outcome: notAPerson ? 'not a person' : 'refused',
 			reason: error.message,
-			advice: error.description,
 		};
 	}
 	return {
