@@ -105,7 +105,7 @@ const properties: INodeProperties[] = [
 	},
 	{
 		displayName:
-			"Each item needs a field 'email' (or 'Email Address', 'E-mail 1 - Value', ...); 'First Name' and 'Last Name' (or 'given_name', 'Surname', ...) are taken when present. Fields are read at the top level, else under 'fields', 'properties', 'merge_fields' or 'names'. Other fields are ignored.",
+			"Each item needs its own email field ('email', 'Email Address', 'primaryEmail', ...): at the top level, else in one envelope such as 'data', 'payload', 'body', 'fields' or 'properties'. 'First Name' and 'Last Name' (or 'given_name', 'Surname', ...) beside it are taken. An address that may be someone else's (owner, organizer, cc...) or one of several is never guessed: the item fails, naming the fields.",
 		name: 'autoMapNotice',
 		type: 'notice',
 		default: '',
