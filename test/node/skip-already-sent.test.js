@@ -555,10 +555,19 @@ describe('never twice, never lost, across tries, stores that fail, crashes and e
 		expect(kinds.sort()).toEqual(['outcome_unknown', 'sent']);
 	});
 
-	test('a store outage is its own kind, store_unavailable, temporary: not invalid input', async () => {
+	test('a store outage is its own kind, store_unavailable, temporary: not invalid input; a claim that failed once is tried once more', async () => {
+		const workflow = savedWorkflow();
 		deduplicationStore.failCalls(1);
+		const once = await runNode(sandbox, {
+			...workflow,
+			parameters: skipping(),
+			items: contacts(1, 1),
+		});
+		expect(once.success[0].json.messageId).toEqual(expect.any(String));
+		sandbox.reset();
+		deduplicationStore.failCalls(1, 2);
 		const result = await runNode(sandbox, {
-			...savedWorkflow(),
+			...workflow,
 			parameters: skipping(),
 			items: contacts(1),
 		});

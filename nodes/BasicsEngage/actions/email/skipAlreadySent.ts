@@ -143,7 +143,7 @@ export function skipAlreadySent(
 		if (!ours.delete(itemIndex)) return;
 		const key = keys.get(itemIndex) as string;
 		if (notQueued(result)) store.remove(itemIndex, SENT + key, SENDING + key);
-		else if (!(result instanceof Failure)) store.remove(itemIndex, SENDING + key);
+		else if (!(result instanceof Failure)) store.accepted(itemIndex, key);
 		else store.keep();
 	}
 
@@ -155,7 +155,7 @@ export function skipAlreadySent(
 		if (known instanceof Error) return batch.map(() => storeUnavailable(known));
 		return batch.map((itemIndex, index) => {
 			const key = batchKeys[index];
-			if (!known.has(SENDING + key) && known.has(SENT + key)) {
+			if (store.acceptedHere(key) || (!known.has(SENDING + key) && known.has(SENT + key))) {
 				store.remove(undefined, SENDING + key);
 				return skipped('an email with the same key was sent before');
 			}
@@ -198,14 +198,21 @@ function storeUnavailable(error: Error): Failure {
 /**
  * n8n's store rewrites the node's whole row at each call, so two calls at once (two executions
  * of a busy workflow) lose one's writes: the executions of this n8n process take turns per row.
- * `held` counts the entries of emails claimed and not yet settled, two each, which History Size
- * must not count: an email claimed ahead and never sent must not push a sent one out.
+ * Another process (a queue-mode worker) can still erase what this one wrote, so each call also
+ * writes again what this process knows of its last emails accepted (`recent`). `held` counts the
+ * entries of emails claimed and not yet settled, two each, which History Size must not count.
  */
-const rows = new Map<string, { turn: Promise<unknown>; held: number }>();
+interface Row {
+	turn: Promise<unknown>;
+	held: number;
+	recent: Set<string>;
+}
+const rows = new Map<string, Row>();
+const RECENT = 100;
 
 /** n8n's deduplication store for this run's emails; removals written as they come, gathered. */
 class Store {
-	private readonly row: { turn: Promise<unknown>; held: number };
+	private readonly row: Row;
 
 	/** Removals not written yet, each with its item (none: a skipped email's). */
 	private removals: Array<{ itemIndex?: number; entries: string[] }> = [];
@@ -220,7 +227,7 @@ class Store {
 		private readonly historySize: number,
 	) {
 		const key = `${context.getWorkflow().id}|${scope === 'node' ? context.getNode().id : ''}`;
-		this.row = rows.get(key) ?? { turn: Promise.resolve(), held: 0 };
+		this.row = rows.get(key) ?? { turn: Promise.resolve(), held: 0, recent: new Set() };
 		rows.set(key, this.row);
 	}
 
@@ -228,11 +235,18 @@ class Store {
 	async claim(entries: string[]): Promise<Set<string>> {
 		const { processed } = await this.inTurn(async () => {
 			const maxEntries = this.historySize + this.row.held + entries.length;
-			const { helpers } = this.context;
-			const answer = await helpers.checkProcessedAndRecord(entries, this.scope, {
-				mode: 'entries',
-				maxEntries,
-			});
+			const options = { mode: 'entries' as const, maxEntries };
+			const again = [...this.row.recent]
+				.map((key) => SENT + key)
+				.filter((e) => !entries.includes(e));
+			const record = async () =>
+				await this.context.helpers.checkProcessedAndRecord(
+					[...entries, ...again],
+					this.scope,
+					options,
+				);
+			// A failed call wrote nothing: once more (two workers creating the row at once, one fails).
+			const answer = await record().catch(record);
 			this.row.held += entries.length;
 			return answer;
 		});
@@ -244,6 +258,18 @@ class Store {
 		this.removals.push({ itemIndex, entries });
 		void this.write();
 	}
+
+	/** The email was accepted: its `sending|` entry goes, and this process knows it was sent. */
+	accepted(itemIndex: number, key: string): void {
+		const { recent } = this.row;
+		recent.delete(key);
+		recent.add(key);
+		for (const old of recent)
+			if (recent.size > Math.min(RECENT, this.historySize)) recent.delete(old);
+		this.remove(itemIndex, SENDING + key);
+	}
+
+	acceptedHere = (key: string): boolean => this.row.recent.has(key);
 
 	/** An email's entries stay: its outcome is unknown, or they were never this run's. */
 	keep(): void {
@@ -261,7 +287,8 @@ class Store {
 		this.queued ??= this.written = this.inTurn(async () => {
 			this.queued = undefined;
 			const removals = this.removals.splice(0);
-			const entries = removals.flatMap((removal) => removal.entries);
+			const again = [...this.row.recent].map((key) => SENDING + key);
+			const entries = [...removals.flatMap((removal) => removal.entries), ...again];
 			try {
 				await this.context.helpers.removeProcessed(entries, this.scope, { mode: 'entries' });
 				this.row.held -= 2 * removals.length;
