@@ -167,24 +167,34 @@ test(`daily quota used up mid-burst (429): in every execution it reaches, on eit
 
 // "Skip Emails Already Sent": n8n's database-backed deduplication store, shared by all workers
 // through Postgres.
-test('Skip Emails Already Sent: a repeat sign-up gets no email, whichever worker runs it', async () => {
-	// the sign-up example with the option on, as its own workflow and form
+/**
+ * The sign-up example with the option on (its `settings`), as its own workflow and form, published
+ * in `target`; returns the options submitSignups takes to use it.
+ */
+async function publishSkipSentWorkflow(target, { id, formPath, settings = {} }) {
 	const example = readExamples().find((e) => e.id === SIGNUP);
 	const workflow = structuredClone(example.workflow);
-	workflow.id = 'beQueueSkipSent1';
+	workflow.id = id;
 	workflow.name = `${workflow.name} (skip emails already sent)`;
 	const form = workflow.nodes.find((n) => n.type === 'n8n-nodes-base.formTrigger');
 	form.webhookId = crypto.randomUUID();
-	form.parameters.options.path = 'basicsengage-signup-skip-sent';
+	form.parameters.options.path = formPath;
 	const send = workflow.nodes.find((n) => n.name === 'Send welcome email');
-	send.parameters.options = { skipAlreadySent: { settings: {} } };
-	const file = path.join(env.tmp, 'skip-sent.json');
+	send.parameters.options = { skipAlreadySent: { settings } };
+	const file = path.join(target.tmp, `${id}.json`);
 	await fsp.writeFile(file, JSON.stringify(workflow));
-	const res = await env.n8n.runCli(['import:workflow', `--input=${file}`]);
+	const res = await target.n8n.runCli(['import:workflow', `--input=${file}`]);
 	expect(res.code).toBe(0);
-	await activateWorkflow(env.rest, workflow.id);
-	await waitForForm(env.formUrl(form.parameters.options.path));
-	const options = { workflowId: workflow.id, formPath: form.parameters.options.path };
+	await activateWorkflow(target.rest, id);
+	await waitForForm(target.formUrl(formPath));
+	return { workflowId: id, formPath };
+}
+
+test('Skip Emails Already Sent: a repeat sign-up gets no email, whichever worker runs it', async () => {
+	const options = await publishSkipSentWorkflow(env, {
+		id: 'beQueueSkipSent1',
+		formPath: 'basicsengage-signup-skip-sent',
+	});
 
 	const jane = { firstName: 'Jane', email: 'jane.repeat@customer.test', company: 'Acme' };
 	const first = await signUp(env, jane, options);
