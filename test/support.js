@@ -73,7 +73,7 @@ function useSandbox(options) {
  * @param {{ baseUrl: string }} sandbox
  * @param {{ parameters: Record<string, unknown>, items?: Array<Record<string, unknown>>,
  *   onError?: 'stopWorkflow' | 'continueRegularOutput' | 'continueErrorOutput',
- *   apiKey?: string, baseUrl?: string } & Partial<import('./harness/n8n').RunWorkflowOptions>} run
+ *   apiKey?: string, baseUrl?: string | (() => string) } & Partial<import('./harness/n8n').RunWorkflowOptions>} run
  *   further options (toolCalls, retryOnFail, ...) go to runWorkflow as they are
  */
 async function runNode(
@@ -87,7 +87,13 @@ async function runNode(
 		parameters,
 		items,
 		onError,
-		credentials: { [CREDENTIAL_TYPE]: { apiKey, baseUrl: baseUrl ?? sandbox.baseUrl } },
+		credentials: {
+			// A function: read again at each try of the node.
+			[CREDENTIAL_TYPE]:
+				typeof baseUrl === 'function'
+					? () => ({ apiKey, baseUrl: baseUrl() })
+					: { apiKey, baseUrl: baseUrl ?? sandbox.baseUrl },
+		},
 	});
 }
 

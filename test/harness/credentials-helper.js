@@ -267,7 +267,8 @@ class HarnessCredentialsHelper extends ICredentialsHelper {
 		expressionResolveValues,
 	) {
 		const stored = this.findStored(nodeCredentials, type);
-		const data = structuredClone(stored.data);
+		// A test's credential may change between reads (each try of a node reads it again).
+		const data = structuredClone(typeof stored.data === 'function' ? stored.data() : stored.data);
 		if (raw === true) return data;
 		return await this.applyDefaultsAndOverwrites(
 			additionalData,

@@ -224,11 +224,26 @@ const deduplicationStore = {
 	failCalls(...nth) {
 		this.failing = new Set(nth.map((n) => this.calls + n));
 	},
-	beforeCall() {
+	/** @param {{ workflow: object }} context */
+	beforeCall(context) {
 		this.calls++;
 		if (this.failing.delete(this.calls)) throw new Error('SQLITE_BUSY: database is locked');
+		assertAlive(context);
 	},
 };
+
+/**
+ * Executions whose n8n "died" (runWorkflow's `diesWhen`): from then on their store calls write
+ * nothing, as if the process were gone; keyed by the execution's own Workflow instance, so the
+ * next execution of the same saved workflow (the restarted n8n) is unaffected.
+ * @type {WeakSet<object>}
+ */
+const deadWorkflows = new WeakSet();
+
+/** @param {{ workflow: object }} context */
+function assertAlive(context) {
+	if (deadWorkflows.has(context.workflow)) throw new Error('n8n died');
+}
 
 /**
  * What the n8n server's database-backed deduplicator does in "entries" mode
@@ -248,11 +263,12 @@ function createMemoryDeduplicator() {
 		/** @param {string[]} items @param {string} scope @param {any} context @param {{ mode: string, maxEntries?: number }} options */
 		async checkProcessedAndRecord(items, scope, context, options) {
 			if (options.mode !== 'entries') throw new Error('harness deduplicator: entries mode only');
-			deduplicationStore.beforeCall();
+			deduplicationStore.beforeCall(context);
 			const key = keyOf(scope, context);
 			const recorded = [...(store.get(key) ?? [])];
 			// The server reads the row, then writes it back: calls that overlap lose writes there too.
 			await new Promise((resolve) => setImmediate(resolve));
+			assertAlive(context);
 			const known = new Set(recorded);
 			/** @type {{ new: string[], processed: string[] }} */
 			const result = { new: [], processed: [] };
@@ -269,9 +285,10 @@ function createMemoryDeduplicator() {
 		},
 		/** @param {string[]} items @param {string} scope @param {any} context */
 		async removeProcessed(items, scope, context) {
-			deduplicationStore.beforeCall();
+			deduplicationStore.beforeCall(context);
 			const recorded = [...(store.get(keyOf(scope, context)) ?? [])];
 			await new Promise((resolve) => setImmediate(resolve));
+			assertAlive(context);
 			for (const item of items) {
 				const index = recorded.indexOf(String(item));
 				if (index !== -1) recorded.splice(index, 1);
@@ -280,12 +297,12 @@ function createMemoryDeduplicator() {
 		},
 		/** @param {string} scope @param {any} context */
 		async clearAllProcessedItems(scope, context) {
-			deduplicationStore.beforeCall();
+			deduplicationStore.beforeCall(context);
 			store.delete(keyOf(scope, context));
 		},
 		/** @param {string} scope @param {any} context */
 		async getProcessedDataCount(scope, context) {
-			deduplicationStore.beforeCall();
+			deduplicationStore.beforeCall(context);
 			return (store.get(keyOf(scope, context)) ?? []).length;
 		},
 	};
@@ -638,7 +655,7 @@ function startRun(workflowExecute, workflow, startNode, pinData) {
  * @param {{ workflow: import('n8n-workflow').Workflow, workflowId: string, nodes: INode[],
  *   connections: import('n8n-workflow').IConnections, settings: any, store: any,
  *   mode: import('n8n-workflow').WorkflowExecuteMode, startNode: INode | undefined, pinData?: any,
- *   stopWhen?: () => boolean }} run
+ *   stopWhen?: () => boolean, diesWhen?: () => boolean }} run
  * @returns {Promise<{ run: IRun, executedNodes: string[], logs: string[] }>}
  */
 async function executeWorkflow({
@@ -652,6 +669,7 @@ async function executeWorkflow({
 	startNode,
 	pinData,
 	stopWhen,
+	diesWhen,
 }) {
 	const executionId = `${Math.floor(Math.random() * 1e9)}`;
 	/** @type {string[]} */
@@ -681,10 +699,13 @@ async function executeWorkflow({
 	const workflowExecute = new core.WorkflowExecute(additionalData, mode);
 	const execution = startRun(workflowExecute, workflow, startNode, pinData);
 	// What n8n's Stop button (and an execution timeout) does: cancel the running execution.
+	// n8n dying: the execution ends there, and its store calls from then on write nothing.
 	const watch =
-		stopWhen &&
+		(stopWhen || diesWhen) &&
 		setInterval(() => {
-			if (!stopWhen()) return;
+			const dies = diesWhen?.() === true;
+			if (!dies && !stopWhen?.()) return;
+			if (dies) deadWorkflows.add(workflow);
 			clearInterval(watch);
 			execution.cancel();
 		}, 2);
@@ -871,9 +892,10 @@ function hasValidSignature(url) {
  * @property {INodeParameters} [parameters]
  * @property {Array<INodeExecutionData | Record<string, unknown>>} [items]
  *           input items; plain objects are wrapped as `{ json }`. Default: one empty item.
- * @property {Record<string, ICredentialDataDecryptedObject>} [credentials]
+ * @property {Record<string, ICredentialDataDecryptedObject | (() => ICredentialDataDecryptedObject)>} [credentials]
  *           credential data keyed by credential type name; each is attached to the node
- *           as `{ id, name }` and served by the credentials helper.
+ *           as `{ id, name }` and served by the credentials helper (a function: called at each
+ *           read, e.g. a Base URL where nothing listens during a node's first try).
  * @property {'stopWorkflow' | 'continueRegularOutput' | 'continueErrorOutput'} [onError]
  * @property {Array<Record<string, unknown>>} [toolCalls] run the node as an AI tool instead: an
  *   agent calls it once per entry with these arguments (see createAgentNodeType); `toolAnswers`
@@ -894,6 +916,8 @@ function hasValidSignature(url) {
  * @property {() => boolean} [stopWhen] polled every 2 ms while the execution runs; once it
  *   returns true the execution is stopped as n8n's Stop button does (`cancel()`). The run then
  *   resolves when the node under test returns.
+ * @property {() => boolean} [diesWhen] polled likewise; once true, n8n "dies": the execution is
+ *   stopped and its calls to the deduplication store write nothing from then on
  */
 
 /**
@@ -953,7 +977,7 @@ async function runWorkflow(options) {
 		const id = `harness-cred-${index + 1}`;
 		const name = `${type} (harness)`;
 		nodeCredentials[type] = { id, name };
-		store[id] = { id, name, type, data: structuredClone(data) };
+		store[id] = { id, name, type, data: typeof data === 'function' ? data : structuredClone(data) };
 	});
 
 	const onError = options.onError ?? 'stopWorkflow';
@@ -1055,6 +1079,7 @@ async function runWorkflow(options) {
 		mode,
 		startNode,
 		stopWhen: options.stopWhen,
+		diesWhen: options.diesWhen,
 	});
 
 	/** @param {IRun} ran */

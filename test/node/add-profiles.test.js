@@ -297,3 +297,35 @@ describe('Add Profiles: Concurrency', () => {
 		);
 	});
 });
+
+test('one list per run under Retry On Fail: the batch creating the list was refused, the next one created it, and n8n’s retry of the refused batch adds to that list', async () => {
+	sandbox.injectFaults([
+		{ path: '/list/addProfiles', status: 400, body: { status: 'error', error: 'Bad' } },
+	]);
+	const listsBefore = sandbox.state.lists.size;
+	const result = await runNode(sandbox, {
+		parameters: addProfilesParameters({ options: { batchSize: 2, concurrency: 1 } }),
+		items: contacts(4),
+		onError: 'continueRegularOutput',
+		retryOnFail: true,
+		maxTries: 2,
+		waitBetweenTries: 0,
+	});
+	expect(sandbox.state.lists.size - listsBefore).toBe(1);
+	expect(result.success.map((item) => item.json.listCreated)).toEqual([false, true]);
+	expect(new Set(result.success.map((item) => item.json.listId)).size).toBe(1);
+	expectEachInputExactlyOnce(result, 4);
+});
+
+test('a List ID per item: error items come in input order, each paired to its item', async () => {
+	const items = contacts(6).map((contact, index) => ({
+		...contact,
+		list: index % 2 === 0 ? 'lst_missing_a' : 'lst_missing_b',
+	}));
+	const result = await runNode(sandbox, {
+		parameters: addProfilesParameters({ listMode: 'existing', listId: '={{ $json.list }}' }),
+		items,
+		onError: 'continueErrorOutput',
+	});
+	expect(result.errors.map(pairedIndexes)).toEqual([[0], [1], [2], [3], [4], [5]]);
+});

@@ -17,7 +17,7 @@ const {
 	useSandbox,
 } = require('../support');
 
-const sandbox = useSandbox();
+const sandbox = useSandbox({ lists: [{ listId: 'lst_news', name: 'News' }] });
 
 const errorDetails = (/** @type {any[]} */ items) => items.map((item) => item.json.details);
 
@@ -138,7 +138,7 @@ describe('error kinds on the error output (On Error: Continue (using error outpu
 	});
 
 	test('a 2xx answer that is not JSON fails with its status and a short excerpt', async () => {
-		sandbox.injectFaults([{ path: '/email/send', status: 200, body: '<html>maintenance</html>' }]);
+		sandbox.injectFaults([{ path: '/email/send', status: 200, body: 'down for maintenance' }]);
 		const result = await runNode(sandbox, {
 			parameters: sendParameters(),
 			items: contacts(1),
@@ -148,7 +148,45 @@ describe('error kinds on the error output (On Error: Continue (using error outpu
 			kind: 'unexpected_response',
 			httpCode: 200,
 		});
-		expect(result.errors[0].json.details.description).toContain('<html>maintenance</html>');
+		expect(result.errors[0].json.details.description).toContain('down for maintenance');
+	});
+
+	// n8n's editor renders an error's message and description as HTML and keeps links.
+	test.each([
+		[
+			'a link in a 400 message',
+			{
+				status: 400,
+				body: { status: 'error', error: 'Bad "to": <a href="https://x.test">fix it here</a>' },
+			},
+			'fix it here',
+		],
+		[
+			'an HTML error page',
+			{
+				status: 503,
+				body: '<html><body><h1>Service Unavailable</h1><a href="//x.test">status</a></body></html>',
+			},
+			'Service Unavailable status',
+		],
+	])('server text shows as plain text, never markup: %s', async (_, fault, text) => {
+		sandbox.injectFaults([{ path: '/email/send', ...fault }]);
+		for (const onError of /** @type {const} */ (['continueErrorOutput', 'stopWorkflow'])) {
+			const result = await runNode(sandbox, {
+				parameters: sendParameters({ options: { retries: 0 } }),
+				items: contacts(1),
+				onError,
+			});
+			const { message, description } = result.errors[0]?.json.details
+				? {
+						message: result.errors[0].json.error,
+						description: result.errors[0].json.details.description,
+					}
+				: result.error;
+			expect(`${message} ${description}`).toContain(text);
+			expect(`${message} ${description}`).not.toMatch(/[<>]/);
+			sandbox.injectFaults([{ path: '/email/send', ...fault }]);
+		}
 	});
 
 	test('a 5xx with an HTML body keeps the status and a short, safe excerpt', async () => {
@@ -200,19 +238,25 @@ describe('error kinds on the error output (On Error: Continue (using error outpu
 
 describe('error kinds of Create List, Create Campaign and Send Campaign (error output)', () => {
 	const operations = {
-		'Create List': { path: '/list/create', parameters: () => createListParameters() },
-		'Create Campaign': { path: '/campaign/create', parameters: () => createCampaignParameters() },
+		'Create List': { path: '/list/create', parameters: createListParameters },
+		'Create Campaign': { path: '/campaign/create', parameters: createCampaignParameters },
 		// Unknown to the sandbox: every case below answers before the lookup.
 		'Send Campaign': {
 			path: '/campaign/send',
-			parameters: () => sendCampaignParameters({ campaignId: '0123456789abcdef01234567' }),
+			parameters: (/** @type {any} */ overrides) =>
+				sendCampaignParameters({ campaignId: '0123456789abcdef01234567', ...overrides }),
 		},
 	};
 	/** @type {Array<[string, string, number | null, (path: string) => any]>} */
 	const cases = [
 		['invalid_request', 'a 400', 400, (path) => ({ fault: { path, status: 400 } })],
 		['invalid_api_key', 'a 401', 401, () => ({ apiKey: 'be_wrong_key' })],
-		['quota_exceeded', 'a 429', 429, (path) => ({ fault: { path, status: 429 } })],
+		[
+			'rate_limited',
+			'a 429 (published only for the daily email quota)',
+			429,
+			(path) => ({ fault: { path, status: 429 } }),
+		],
 		['server_error', 'a 502', 502, (path) => ({ fault: { path, status: 502 } })],
 		[
 			'unexpected_response',
@@ -235,7 +279,10 @@ describe('error kinds of Create List, Create Campaign and Send Campaign (error o
 			const { fault, apiKey, closed } = arrange(operation.path);
 			if (fault) sandbox.injectFaults([fault]);
 			const result = await runNode(sandbox, {
-				parameters: { ...operation.parameters(), requestOptions: { timeout: 300 } },
+				parameters: {
+					...operation.parameters({ options: { retries: 0 } }),
+					requestOptions: { timeout: 300 },
+				},
 				items: [{ crmId: 'c-1' }],
 				apiKey,
 				baseUrl: closed ? await closedBaseUrl() : undefined,
@@ -261,18 +308,41 @@ describe('429 in the middle of a run', () => {
 		expect(result.success).toHaveLength(10);
 		expectEachInputExactlyOnce(result, 40);
 	});
+});
 
-	test('Add Profiles: after a 429 the remaining batches are not sent', async () => {
-		sandbox.injectFaults([{ path: '/list/addProfiles', status: 429 }]);
+// The spec publishes 429 only for Send Email's daily quota (with no Retry-After).
+describe('a 429 that is not the daily email quota is a rate limit: waited as asked, sent again', () => {
+	test.each([
+		['Add Profiles', '/list/addProfiles', {}, addProfilesParameters],
+		['Send Email, with a short Retry-After', '/email/send', { 'retry-after': '0' }, sendParameters],
+	])('%s: the 429 is retried and the run goes on', async (_, path, headers, parameters) => {
+		sandbox.injectFaults([{ path, status: 429, headers }]);
 		const result = await runNode(sandbox, {
-			parameters: addProfilesParameters({ options: { batchSize: 2 } }),
+			parameters: parameters({ options: { batchSize: 2, retryWait: 1 } }),
 			items: contacts(5),
 			onError: 'continueErrorOutput',
 		});
-		expect(sandbox.requests).toHaveLength(1);
-		expect(result.errors.map((item) => item.json.details.kind)).toEqual(
-			Array(5).fill('quota_exceeded'),
-		);
+		expect(result.errors).toEqual([]);
+		expect(sandbox.requests.filter((request) => request.path === path).length).toBeGreaterThan(1);
+	});
+
+	test('Add Profiles: a rate limit that outlasts the retries fails its batch as rate_limited; the other batches go', async () => {
+		sandbox.injectFaults(Array(3).fill({ path: '/list/addProfiles', status: 429 }));
+		const result = await runNode(sandbox, {
+			parameters: addProfilesParameters({
+				listMode: 'existing',
+				listId: 'lst_news',
+				options: { batchSize: 2, retryWait: 1, concurrency: 1 },
+			}),
+			items: contacts(5),
+			onError: 'continueErrorOutput',
+		});
+		expect(result.errors.map((item) => item.json.details.kind)).toEqual([
+			'rate_limited',
+			'rate_limited',
+		]);
+		expect(result.errors[0].json.details.description).toMatch(/nothing was sent/);
+		expect(result.success.map((item) => item.json.addedCount)).toEqual([2, 1]);
 		expectEachInputExactlyOnce(result, 5);
 	});
 });

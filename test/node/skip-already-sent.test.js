@@ -267,14 +267,6 @@ test('On Error = Stop: emails not sent because the run stopped are released too'
 	expect(later.success.map((item) => item.json.skipped ?? false)).toEqual([false, false, false]);
 });
 
-test('History Size keeps the newest keys only', async () => {
-	const workflow = savedWorkflow();
-	const parameters = skipping({ historySize: 1 });
-	await runNode(sandbox, { ...workflow, parameters, items: contacts(2) });
-	const later = await runNode(sandbox, { ...workflow, parameters, items: contacts(2) });
-	expect(later.success.map((item) => item.json.skipped ?? false)).toEqual([false, true]);
-});
-
 test('under Retry On Fail, what try 1 sent is answered again, not reported as skipped', async () => {
 	sandbox.injectFaults([{ status: 500 }]);
 	const result = await runNode(sandbox, {
@@ -320,20 +312,22 @@ test('as an AI tool, a repeated call of another execution is skipped', async () 
 	expect(sandbox.requests).toHaveLength(1);
 });
 
-test('issue 28: History Size N remembers the last N emails sent, however many runs look them up', async () => {
+test('History Size N remembers at least the last N emails sent, however many runs look them up, and forgets older ones', async () => {
 	const workflow = savedWorkflow();
-	const parameters = skipping({ historySize: 5 });
+	const parameters = skipping({ historySize: 2 });
 	const run = async (/** @type {any[]} */ items) => {
 		const before = sandbox.requests.length;
 		await runNode(sandbox, { ...workflow, parameters, items });
 		return sandbox.requests.slice(before).map((request) => request.body.to);
 	};
-	expect(await run(contacts(3))).toHaveLength(3);
-	// Each run asks the store about the same three emails; none may push another out.
-	for (let day = 2; day <= 4; day++) expect(await run(contacts(3))).toEqual([]);
-	expect(await run(contacts(3, 3))).toHaveLength(3);
-	// Six sent, five remembered: the oldest, contact 0, is forgotten, and only it.
-	expect(await run(contacts(6))).toEqual(['contact0@customer.test']);
+	expect(await run(contacts(2))).toHaveLength(2);
+	// Each run asks the store about the same two emails; none may push another out.
+	for (let day = 2; day <= 4; day++) expect(await run(contacts(2))).toEqual([]);
+	// Four newer emails, in two runs: the first two are forgotten.
+	expect(await run(contacts(2, 2))).toHaveLength(2);
+	expect(await run(contacts(2, 4))).toHaveLength(2);
+	expect(await run(contacts(1))).toEqual(['contact0@customer.test']);
+	expect(await run(contacts(2, 4))).toEqual([]);
 });
 
 test('issue 28: a failed store call never marks an email as sent: whichever call fails, a later run sends what was not sent, and nothing twice', async () => {
@@ -414,4 +408,164 @@ test('issue 28: a dry run shows an email the real run would skip as skipped, and
 	expect(sandbox.requests).toEqual([]);
 	const real = await runNode(sandbox, { ...workflow, parameters: skipping(), items: contacts(1) });
 	expect(real.success[0].json.messageId).toEqual(expect.any(String));
+});
+
+describe('never twice, never lost, across tries, stores that fail, crashes and executions at once', () => {
+	const sentTo = () => sandbox.state.emails.map((email) => email.to);
+
+	test('an email sent by a Retry On Fail try is recorded: the next execution skips it', async () => {
+		const workflow = savedWorkflow();
+		const parameters = skipping({}, { retries: 0, retrySendOnServerError: true });
+		sandbox.injectFaults([{ path: '/email/send', status: 500 }]);
+		const first = await runNode(sandbox, {
+			...workflow,
+			parameters,
+			items: contacts(1),
+			onError: 'continueRegularOutput',
+			retryOnFail: true,
+			maxTries: 2,
+			waitBetweenTries: 0,
+		});
+		expect(first.success[0].json.messageId).toEqual(expect.any(String));
+		const second = await runNode(sandbox, { ...workflow, parameters, items: contacts(1) });
+		expect(second.success[0].json.skipped).toBe(true);
+		expect(sentTo()).toEqual(['contact0@customer.test']);
+	});
+
+	test('a store error while the run takes back its claims is tried again: emails the run never sent are sent by the next run', async () => {
+		const workflow = savedWorkflow();
+		sandbox.setOptions({ dailyLimit: 1 });
+		// Call 1 claims the three; the first write that takes claims back fails once.
+		deduplicationStore.failCalls(2);
+		const first = await runNode(sandbox, {
+			...workflow,
+			parameters: skipping({}, { concurrency: 1 }),
+			items: contacts(3),
+			onError: 'continueRegularOutput',
+		});
+		expect(first.success.map((item) => item.json.details?.kind ?? 'sent')).toEqual([
+			'sent',
+			'quota_exceeded',
+			'quota_exceeded',
+		]);
+		sandbox.setOptions({ dailyLimit: 1000 });
+		const next = await runNode(sandbox, {
+			...workflow,
+			parameters: skipping(),
+			items: contacts(3),
+			onError: 'continueRegularOutput',
+		});
+		expect(
+			next.success.map((item) => item.json.skipped ?? item.json.details?.kind ?? 'sent'),
+		).toEqual([true, 'sent', 'sent']);
+	});
+
+	test('a store that keeps failing while the run takes back its claims: the items say so, later runs call them "outcome unknown", and one run with Retry Send On Server Error sends them', async () => {
+		const workflow = savedWorkflow();
+		sandbox.setOptions({ dailyLimit: 0 });
+		deduplicationStore.failCalls(2, 3, 4, 5, 6, 7, 8);
+		const first = await runNode(sandbox, {
+			...workflow,
+			parameters: skipping({}, { concurrency: 1 }),
+			items: contacts(2),
+			onError: 'continueRegularOutput',
+		});
+		for (const item of first.success) {
+			expect(item.json.details.description).toMatch(
+				/could not record that it was not sent.*run once with Retry Send On Server Error on/,
+			);
+		}
+		deduplicationStore.failCalls();
+		sandbox.setOptions({ dailyLimit: 1000 });
+		const later = await runNode(sandbox, {
+			...workflow,
+			parameters: skipping(),
+			items: contacts(2),
+			onError: 'continueRegularOutput',
+		});
+		expect(later.success.map((item) => item.json.details.kind)).toEqual([
+			'outcome_unknown',
+			'outcome_unknown',
+		]);
+		expect(later.success[0].json.details.description).toMatch(/Retry Send On Server Error on/);
+		const released = await runNode(sandbox, {
+			...workflow,
+			parameters: skipping({}, { retrySendOnServerError: true }),
+			items: contacts(2),
+		});
+		expect(released.success.map((item) => item.json.messageId)).toEqual([
+			expect.any(String),
+			expect.any(String),
+		]);
+		expect(sentTo()).toEqual(['contact0@customer.test', 'contact1@customer.test']);
+	});
+
+	test('after n8n dies mid-run, the emails answered before read as sent, not "outcome unknown"', async () => {
+		const workflow = savedWorkflow();
+		sandbox.setOptions({ latencyMs: 30 });
+		await runNode(sandbox, {
+			...workflow,
+			parameters: skipping({}, { concurrency: 1 }),
+			items: contacts(3),
+			diesWhen: () => sandbox.requests.length >= 3,
+		});
+		sandbox.setOptions({ latencyMs: 0 });
+		const next = await runNode(sandbox, {
+			...workflow,
+			parameters: skipping(),
+			items: contacts(3),
+			onError: 'continueRegularOutput',
+		});
+		expect(next.success.slice(0, 2).map((item) => item.json.skipped)).toEqual([true, true]);
+		// The third was in flight when n8n died: nobody can know.
+		expect(next.success[2].json.details.kind).toBe('outcome_unknown');
+	});
+
+	test('executions side by side in one n8n lose none of each other’s records: the same 20 sign-ups again are all skipped', async () => {
+		const workflow = savedWorkflow();
+		const signUps = contacts(20).map((contact) => [contact]);
+		const burst = () =>
+			Promise.all(
+				signUps.map((items) =>
+					runNode(sandbox, {
+						...workflow,
+						parameters: skipping({ key: '={{ $json.email }}' }),
+						items,
+					}),
+				),
+			);
+		await burst();
+		const again = await burst();
+		expect(again.map((result) => result.success[0].json.skipped)).toEqual(Array(20).fill(true));
+		expect(sentTo()).toHaveLength(20);
+	});
+
+	test('a store outage is its own kind, store_unavailable, temporary: not invalid input', async () => {
+		deduplicationStore.failCalls(1);
+		const result = await runNode(sandbox, {
+			...savedWorkflow(),
+			parameters: skipping(),
+			items: contacts(1),
+		});
+		expect(result.error.message).toMatch(/could not reach n8n’s deduplication store/);
+		expect(result.error.description).toMatch(/kind: store_unavailable/);
+		expect(result.error.failure?.cause ?? result.nodeError?.failure?.cause).toBe(
+			'temporarily-unavailable',
+		);
+		expect(sandbox.requests).toEqual([]);
+	});
+});
+
+test('History Size counts emails sent, not emails claimed: a run stopped after one email leaves the three before it remembered', async () => {
+	const workflow = savedWorkflow();
+	const parameters = skipping({ key: '={{ $json.email }}', historySize: 3 }, { concurrency: 1 });
+	await runNode(sandbox, { ...workflow, parameters, items: contacts(1) });
+	await runNode(sandbox, {
+		...workflow,
+		parameters,
+		items: contacts(3, 1),
+		stopWhen: () => sandbox.requests.length >= 2,
+	});
+	const again = await runNode(sandbox, { ...workflow, parameters, items: contacts(1) });
+	expect(again.success[0].json.skipped).toBe(true);
 });

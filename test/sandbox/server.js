@@ -102,6 +102,7 @@ const { createFaultQueue, defaultFaultBody } = require('./faults');
  * @property {(partial: SandboxOptions) => void} setOptions Changes options until the next reset().
  * @property {(faults: import('./faults').Fault | import('./faults').Fault[]) => void} injectFaults
  * @property {() => number} pendingFaults Scripted faults not consumed yet.
+ * @property {() => void} clearFaults Drops the scripted faults not consumed yet.
  * @property {() => Promise<void>} close Stops the server, dropping open and hanging connections.
  */
 
@@ -435,6 +436,7 @@ async function startSandbox(input = {}) {
 			faults.add(newFaults);
 		},
 		pendingFaults: () => faults.pending,
+		clearFaults: () => faults.clear(),
 		close() {
 			closing ??= new Promise((resolve) => {
 				for (const timer of timers) clearTimeout(timer);

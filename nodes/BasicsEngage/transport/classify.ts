@@ -6,6 +6,7 @@ import { socketErrorCode } from './compat';
 import type { ErrorKind } from './failure';
 import { Failure, KIND_MESSAGES, RUN_STOPPING_KINDS, STOP_TRYING } from './failure';
 import { apiErrorText, MAX_ERROR_TEXT, MAX_EXCERPT, showServerText } from './redact';
+import { MAX_RETRY_AFTER_MS } from './retries';
 
 /** What a request came to: the success answer's body, or why it failed. */
 export type ApiResult = IDataObject | Failure;
@@ -21,6 +22,8 @@ export interface SuccessContract {
 	 * success, with or without a `data` object, and `check` sees `data` or `{}`.
 	 */
 	dataOptional?: boolean;
+	/** The endpoint counts toward the daily email quota, whose 429 the spec publishes (Send Email). */
+	dailyQuota?: boolean;
 }
 
 export interface HttpAnswer {
@@ -71,7 +74,8 @@ export function classifyAnswer(
 			description: `The BasicsEngage API never redirects, so the redirect was not followed and the API key was not sent to ${target}. Check the Base URL. ${mayHaveTakenEffect(contract)}`,
 		});
 	}
-	const kind = kindForStatus(statusCode);
+	const retryAfterMs = parseRetryAfter(answer.headers?.['retry-after']);
+	const kind = kindForStatus(statusCode, contract, retryAfterMs);
 	const apiText = apiErrorText(body);
 	const serverSays = apiText
 		? `HTTP ${statusCode}: ${asSentence(showServerText(apiText, secrets, MAX_ERROR_TEXT))}`
@@ -82,6 +86,8 @@ export function classifyAnswer(
 		// A 4xx is a refusal; a 5xx may come after the work was done.
 		mayHaveTakenEffect: statusCode >= 500,
 		...(kind === 'server_error' ? { retry: 'maybeSent' as const } : {}),
+		// A rate limit refused the request: nothing happened, so it can be sent again.
+		...(kind === 'rate_limited' ? { retry: 'notSent' as const } : {}),
 		// A refusal that every further call would get leaves the server's text ("retry the next
 		// day") to the description: its message says not to try again (see messageOf).
 		message:
@@ -94,11 +100,14 @@ export function classifyAnswer(
 				? `A Base URL without the API's path gets 404 for every request: ${BASE_URL_PATH_HINT}.`
 				: undefined,
 			statusCode >= 500 ? mayHaveTakenEffect(contract) : undefined,
+			kind === 'rate_limited'
+				? 'BasicsEngage refused the request, so nothing was sent: send it again later.'
+				: undefined,
 			STOP_TRYING[kind],
 		]
 			.filter(Boolean)
 			.join(' '),
-		retryAfterMs: parseRetryAfter(answer.headers?.['retry-after']),
+		retryAfterMs,
 	});
 }
 
@@ -117,10 +126,21 @@ function redirectHost(location: unknown, secrets: readonly string[]): string {
 	}
 }
 
-function kindForStatus(statusCode: number): ErrorKind {
+/**
+ * The spec publishes 429 only for Send Email's daily quota; any other 429, or one asking to
+ * come back within a minute, is a rate limit, which waiting ends.
+ */
+function kindForStatus(
+	statusCode: number,
+	contract: SuccessContract,
+	retryAfterMs: number | undefined,
+): ErrorKind {
 	if (statusCode === 400) return 'invalid_request';
 	if (statusCode === 401) return 'invalid_api_key';
-	if (statusCode === 429) return 'quota_exceeded';
+	if (statusCode === 429) {
+		const shortWait = retryAfterMs !== undefined && retryAfterMs <= MAX_RETRY_AFTER_MS;
+		return contract.dailyQuota && !shortWait ? 'quota_exceeded' : 'rate_limited';
+	}
 	if (statusCode >= 500 && statusCode < 600) return 'server_error';
 	return 'unexpected_response';
 }

@@ -9,7 +9,9 @@ export type ErrorKind =
 	| 'invalid_request'
 	| 'invalid_api_key'
 	| 'quota_exceeded'
+	| 'rate_limited'
 	| 'server_error'
+	| 'store_unavailable'
 	| 'network_error'
 	| 'unexpected_response'
 	| 'outcome_unknown';
@@ -85,6 +87,8 @@ const FAILURE_CAUSES: Partial<Record<ErrorKind, string>> = {
 	invalid_request: 'configuration-invalid',
 	invalid_input: 'configuration-invalid',
 	server_error: 'temporarily-unavailable',
+	rate_limited: 'temporarily-unavailable',
+	store_unavailable: 'temporarily-unavailable',
 };
 
 export const KIND_MESSAGES: Record<ErrorKind, string> = {
@@ -92,10 +96,12 @@ export const KIND_MESSAGES: Record<ErrorKind, string> = {
 	invalid_request: 'BasicsEngage rejected the request',
 	invalid_api_key: 'BasicsEngage rejected the API key',
 	quota_exceeded: 'The daily email quota of BasicsEngage is used up',
+	rate_limited: 'BasicsEngage is limiting the rate of requests',
 	server_error: 'BasicsEngage could not handle the request',
 	network_error: 'BasicsEngage could not be reached',
 	unexpected_response: 'BasicsEngage answered unexpectedly',
 	outcome_unknown: 'Not sent: an earlier request for it got no clear answer',
+	store_unavailable: 'Not sent: n8n’s deduplication store could not be reached',
 };
 
 // Said to the user and to an AI agent alike, so a model does not loop on a refusal that every

@@ -50,7 +50,11 @@ export interface OperationRequests {
 	/** What the operation adds to a failure of its request (e.g. Send Campaign's warning). */
 	explain?: (failure: Failure) => Failure;
 	/** Told each request's result as it comes: why the run must stop now, if it must. */
-	afterRequest?: (result: ApiResult, sent: IDataObject) => string | undefined;
+	afterRequest?: (
+		result: ApiResult,
+		sent: IDataObject,
+		itemIndexes: number[],
+	) => string | undefined;
 	/** Items answered without their request (Send Email's Skip Emails Already Sent). */
 	skip?: SkipHook;
 	/**
@@ -77,8 +81,8 @@ export interface SkipHook {
 	beforeSend: (itemIndex: number) => Promise<ApiResult | undefined>;
 	/** What the request came to; undefined when it never left. */
 	afterSend: (itemIndex: number, result: ApiResult | undefined) => void;
-	/** Waits until what `afterSend` was told is stored. */
-	flush: () => Promise<void>;
+	/** Waits until what `afterSend` was told is stored; answers a note for items it could not store. */
+	flush: () => Promise<Map<number, string>>;
 }
 
 /** A request's items and what they came to: an output json, or a failure. */
@@ -167,10 +171,11 @@ function applyOnError(context: IExecuteFunctions, outcomes: Outcome[]): INodeExe
 	const continueOnFail = context.continueOnFail();
 	const errorOutput = context.getNode().onError === 'continueErrorOutput';
 	outcomes.sort((a, b) => a.itemIndexes[0] - b.itemIndexes[0]);
-	return outcomes.flatMap(({ itemIndexes, result, batch }) => {
+	// A batch's success comes at its first item; its failures, one per item, each at its own.
+	const output = outcomes.flatMap(({ itemIndexes, result, batch }) => {
 		if (!(result instanceof Failure)) {
 			const pairedItem = batch ? itemIndexes.map((item) => ({ item })) : { item: itemIndexes[0] };
-			return [{ json: result, pairedItem }];
+			return [{ at: itemIndexes[0], item: { json: result, pairedItem } }];
 		}
 		return itemIndexes.map((itemIndex) => {
 			if (!continueOnFail) throw toNodeError(context, result, itemIndex);
@@ -186,9 +191,10 @@ function applyOnError(context: IExecuteFunctions, outcomes: Outcome[]): INodeExe
 				pairedItem: { item: itemIndex },
 			};
 			if (errorOutput) markForErrorOutput(item, toNodeError(context, result, itemIndex));
-			return item;
+			return { at: itemIndex, item };
 		});
 	});
+	return output.sort((a, b) => a.at - b.at).map(({ item }) => item);
 }
 
 /**
@@ -255,15 +261,36 @@ async function sendAll(
 	outcomes: Outcome[],
 ): Promise<void> {
 	const { context, settings, memory, stopSignal } = run;
-	const settle = (itemIndexes: number[], result: ApiResult, batch?: boolean) =>
+	let notes = new Map<number, string>();
+	const settle = (itemIndexes: number[], result: ApiResult, batch?: boolean) => {
+		const note = notes.get(itemIndexes[0]);
+		if (note && result instanceof Failure) {
+			result = result.with({ description: `${result.description} ${note}` });
+		}
 		outcomes.push({ itemIndexes, result, batch });
+	};
 	let planned = toSend;
 	const { skip, explain, afterRequest } = operation;
+	const { contract, repeatable } = operation;
+	const repeatableOf = (body: IDataObject) =>
+		typeof repeatable === 'function' ? repeatable(body) : repeatable;
 	if (skip) {
-		const fresh = planned.filter((request) => !memory.recall(request.itemIndexes, request.body()));
+		// What an earlier try sent and the memory answers is not claimed; what it sends again is.
+		const fresh = planned.filter(
+			(request) =>
+				!memory.answer(request.itemIndexes, request.body(), repeatableOf(request.body())),
+		);
 		const answered = skip.plan(fresh.map(({ itemIndexes }) => itemIndexes[0]));
 		for (const [itemIndex, result] of answered) settle([itemIndex], result);
 		planned = planned.filter(({ itemIndexes }) => !answered.has(itemIndexes[0]));
+	}
+
+	// What an earlier try sent is told first, in order, so the operation knows it before sending
+	// anything again (Add Profiles: the list that try created, so no second one is made).
+	for (const { itemIndexes, body: build } of afterRequest ? planned : []) {
+		const body = build();
+		const answered = memory.answer(itemIndexes, body, repeatableOf(body));
+		if (answered && !(answered instanceof Failure)) afterRequest?.(answered, body, itemIndexes);
 	}
 
 	const stop = new RunStop(stopSignal);
@@ -288,14 +315,13 @@ async function sendAll(
 				return undefined;
 			}
 			const body = build();
-			const { contract, repeatable } = operation;
 			let result = await sendRequest(
 				run,
 				{
 					path: operation.path,
 					body,
 					contract: typeof contract === 'function' ? contract(body) : contract,
-					repeatable: typeof repeatable === 'function' ? repeatable(body) : repeatable,
+					repeatable: repeatableOf(body),
 					misspelledAuthHeader: operation.misspelledAuthHeader,
 				},
 				itemIndexes,
@@ -303,14 +329,14 @@ async function sendAll(
 			skip?.afterSend(itemIndexes[0], result);
 			if (result instanceof Failure && explain) result = explain(result);
 			if (!(result instanceof Failure && result.fromEarlierTry)) stop.record(result);
-			const why = afterRequest?.(result, body);
+			const why = afterRequest?.(result, body, itemIndexes);
 			if (result instanceof Failure && (why || stopsTheRun(context, result))) {
 				stop.stopFor(result, why ?? stopReason(result));
 			}
 			return { body, result };
 		},
 	});
-	await skip?.flush();
+	notes = (await skip?.flush()) ?? notes;
 
 	// What each request came to; an item answered instead of sent (skipped) was no request.
 	const results = sent.map((request) =>

@@ -38,13 +38,21 @@ function serialize(body: unknown): string {
 	}
 }
 
-/** One line of server text, redacted and cut. */
+/**
+ * Markup as plain text: n8n's editor renders an error's text as HTML and keeps links, so a tag
+ * from a server (an HTML error page, a link in a 400's message) would show as one.
+ */
+function plain(text: string): string {
+	return text.replace(/<[^<>]*>/g, ' ').replace(/</g, '‹').replace(/>/g, '›');
+}
+
+/** One line of server text, redacted, as plain text, and cut. */
 export function showServerText(
 	body: unknown,
 	secrets: readonly string[],
 	maxLength: number,
 ): string {
-	const flat = redact(serialize(body), secrets).replace(/\s+/g, ' ').trim();
+	const flat = plain(redact(serialize(body), secrets)).replace(/\s+/g, ' ').trim();
 	return flat === '' ? '(empty)' : cut(flat, maxLength);
 }
 

@@ -43,9 +43,8 @@ export async function sendRequest(
 	itemIndexes: number[],
 ): Promise<ApiResult> {
 	const { memory, retryPolicy, stopSignal } = run;
-	const done = memory.recall(itemIndexes, request.body);
-	if (done && 'json' in done) return done.json;
-	if (done && (!request.repeatable || done.attempts >= 2)) return done.failure;
+	const answered = memory.answer(itemIndexes, request.body, request.repeatable);
+	if (answered) return answered;
 	for (let attempt = 0; ; attempt++) {
 		const result = await sendOnce(run, request);
 		const retry =

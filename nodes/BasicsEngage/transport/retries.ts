@@ -13,7 +13,7 @@ export interface RetryPolicy {
 /** The backoff never grows past this between two tries. */
 const MAX_BACKOFF_MS = 30_000;
 /** A longer Retry-After than this is not waited for inside a workflow run. */
-const MAX_RETRY_AFTER_MS = 60_000;
+export const MAX_RETRY_AFTER_MS = 60_000;
 
 export function readRetryPolicy(options: IDataObject): RetryPolicy {
 	return {

@@ -1,10 +1,8 @@
 import type { IContextObject, IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
+import type { ApiResult } from './classify';
 import type { FailureFields } from './failure';
 import { Failure } from './failure';
-
-/** What an earlier try did with a request: its success answer, or a failure that may have taken effect. */
-export type Recalled = { json: IDataObject } | { failure: Failure; attempts: number };
 
 type Records = Record<string, { json: IDataObject } | { failure: FailureFields; attempts: number }>;
 
@@ -47,16 +45,21 @@ export class RunMemory {
 		return key;
 	}
 
-	/** What an earlier try of this run did with this request, if it must not be repeated. */
-	recall(itemIndexes: number[], body: IDataObject): Recalled | undefined {
+	/**
+	 * An earlier try's answer to this request, when it is not to be sent again: its success, or
+	 * its failure that may have taken effect, unless the request is repeatable, and then only
+	 * once more.
+	 */
+	answer(itemIndexes: number[], body: IDataObject, repeatable: boolean): ApiResult | undefined {
 		const record = this.records[this.key(itemIndexes, body)];
-		if (!record || 'json' in record) return record;
-		const failure = new Failure({
+		if (!record) return undefined;
+		if ('json' in record) return record.json;
+		if (repeatable && record.attempts < 2) return undefined;
+		return new Failure({
 			...record.failure,
 			fromEarlierTry: true,
 			description: `Not sent again: an earlier try of this execution sent it and got no clear answer. ${record.failure.description}`,
 		});
-		return { failure, attempts: record.attempts };
 	}
 
 	/** Keeps a success, or a failure that may have taken effect; other failures can be repeated. */

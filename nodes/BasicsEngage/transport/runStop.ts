@@ -8,7 +8,11 @@ import { Failure } from './failure';
  * keeps a dead server from holding a run of thousands for hours (a 5-minute timeout each).
  */
 export const GIVE_UP_AFTER = 5;
-const SERVER_DOWN_KINDS: ReadonlySet<ErrorKind> = new Set(['server_error', 'network_error']);
+const SERVER_DOWN_KINDS: ReadonlySet<ErrorKind> = new Set([
+	'server_error',
+	'network_error',
+	'rate_limited',
+]);
 
 /**
  * Decides when a run stops sending before its last request: a failure that every later request

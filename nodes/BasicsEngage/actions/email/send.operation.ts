@@ -22,6 +22,7 @@ export const queuedEmail: SuccessContract = {
 			? undefined
 			: 'it has no "messageId"',
 	effect: 'the email may have been queued',
+	dailyQuota: true,
 };
 
 /** To, From and Subject: what every email of the node starts with (Send and Wait too). */

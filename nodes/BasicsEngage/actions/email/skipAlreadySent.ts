@@ -8,7 +8,7 @@ import type {
 
 import { readForRun, readNumberOption } from '../../helpers/read';
 import type { ApiResult, SkipHook } from '../../transport';
-import { Failure, invalidInput } from '../../transport';
+import { Failure } from '../../transport';
 
 const historySizeValue: INodeProperties = {
 	displayName: 'History Size',
@@ -79,13 +79,17 @@ export const skipAlreadySentOption: INodeProperties = {
  */
 const SENT = 'sent|';
 const SENDING = 'sending|';
+const ENTRIES_PER_EMAIL = 2;
 
 // Emails claimed per call: each call rewrites the whole history; a crash leaves those claimed
-// and not yet sent "unknown".
+// and not yet answered "unknown".
 const CLAIM_BATCH = 100;
 
 /** Server errors that say nothing was queued: the API's own 500 says "retry later". */
 const REFUSING_SERVER_ERRORS = new Set(['500', '502', '503']);
+
+/** Tries of the last write of a run's removals before its emails are said to be left "unknown". */
+const FINAL_WRITE_TRIES = 3;
 
 /** Whether BasicsEngage provably did not queue the email (undefined: it never left). */
 function notQueued(result: ApiResult | undefined): boolean {
@@ -153,24 +157,25 @@ export function skipAlreadySent(
 		},
 		async beforeSend(itemIndex) {
 			const batch = batchOf.get(itemIndex);
-			// Not planned: an earlier try of this run sent it, and the run's memory answers.
+			// Not planned: the run's memory answers it without a request.
 			if (!batch) return undefined;
 			batch.answers ??= claim(batch.items);
 			return (await batch.answers)[batch.items.indexOf(itemIndex)];
 		},
 		afterSend,
 		async flush() {
-			// Claimed ahead, never sent (the run stopped): left as they were.
+			// Claimed ahead, never sent (the run stopped): released as never sent.
 			for (const itemIndex of ours) afterSend(itemIndex, undefined);
-			await store.settle();
+			const unrecorded = await store.writeRemovals();
+			return new Map(unrecorded.map((itemIndex) => [itemIndex, UNRECORDED]));
 		},
 	};
 
 	function afterSend(itemIndex: number, result: ApiResult | undefined): void {
 		if (!ours.delete(itemIndex)) return;
 		const key = keys.get(itemIndex) as string;
-		if (notQueued(result)) store.release(SENT + key, SENDING + key);
-		else if (!(result instanceof Failure)) store.release(SENDING + key);
+		if (notQueued(result)) store.remove(itemIndex, SENT + key, SENDING + key);
+		else if (!(result instanceof Failure)) store.remove(itemIndex, SENDING + key);
 		else store.keep();
 	}
 
@@ -179,14 +184,19 @@ export function skipAlreadySent(
 		const batchKeys = batch.map((itemIndex) => keys.get(itemIndex) as string);
 		let known: Set<string>;
 		try {
-			known = await store.claim(batchKeys.flatMap((key) => [SENT + key, SENDING + key]));
+			// `sending|` entries last: trimming to History Size takes the oldest first, and must
+			// never take the mark of an email in flight.
+			known = await store.claim([
+				...batchKeys.map((key) => SENT + key),
+				...batchKeys.map((key) => SENDING + key),
+			]);
 		} catch (error) {
-			return batch.map(() => storeFailure(error as Error));
+			return batch.map(() => storeUnavailable(error as Error));
 		}
 		return batch.map((itemIndex, index) => {
 			const key = batchKeys[index];
 			if (!known.has(SENDING + key) && known.has(SENT + key)) {
-				store.release(SENDING + key);
+				store.remove(undefined, SENDING + key);
 				return skipped('an email with the same key was sent before');
 			}
 			if (known.has(SENDING + key) && !sendUnknown) {
@@ -203,83 +213,126 @@ function skipped(why: string): ApiResult {
 	return { skipped: true, reason: `Not sent: ${why} (Skip Emails Already Sent)` };
 }
 
+/** How to send an email that reads "outcome unknown", once BasicsEngage shows it never arrived. */
+export const RELEASE_UNKNOWN =
+	'Check the BasicsEngage dashboard; to send it anyway, run once with Retry Send On Server Error on.';
+
 /** An email whose earlier request got no answer that says whether it was queued. */
 function unknownEarlierOutcome(): Failure {
 	return new Failure({
 		kind: 'outcome_unknown',
 		message: 'Not sent: an earlier execution sent this email and got no clear answer',
-		description:
-			'Nobody knows whether BasicsEngage queued it (its answer was lost or timed out, or the run was cut off), so it is not sent again. Check the BasicsEngage dashboard; to send it anyway, run once with Retry Send On Server Error on.',
+		description: `Nobody knows whether BasicsEngage queued it (its answer was lost or timed out, or the run was cut off), so it is not sent again. ${RELEASE_UNKNOWN}`,
 	});
 }
 
-function storeFailure(error: Error): Failure {
-	return invalidInput(
-		'Not sent: Skip Emails Already Sent could not reach n8n’s deduplication store',
-		`Nothing was recorded for this email, so a later run sends it. n8n said: ${error.message}.`,
-	);
+/** Said of a failed email whose "never queued" n8n's store would not take. */
+const UNRECORDED = `Skip Emails Already Sent could not record that it was not sent (n8n’s deduplication store failed), so later runs fail it as "outcome unknown". ${RELEASE_UNKNOWN}`;
+
+function storeUnavailable(error: Error): Failure {
+	return new Failure({
+		kind: 'store_unavailable',
+		message: 'Not sent: Skip Emails Already Sent could not reach n8n’s deduplication store',
+		description: `Nothing was sent or recorded for this email, so a later run sends it. n8n said: ${error.message}.`,
+	});
 }
 
 /**
- * n8n's deduplication store for this run's entries: one call at a time (each rewrites the row
- * the others read), removals gathered into the next call.
+ * One row of n8n's deduplication store, as this n8n process uses it. Each call reads the whole
+ * row and writes it back, so two calls at once (two executions of a busy workflow) lose one's
+ * writes: every execution of this process queues its calls to the row here, one at a time.
  */
+interface Row {
+	tail: Promise<unknown>;
+	/**
+	 * Entries of emails claimed and not yet settled (two each), which History Size must not count:
+	 * an email claimed ahead and never sent must not push a sent one out.
+	 */
+	temporary: number;
+}
+
+const rows = new Map<string, Row>();
+
+/** n8n's deduplication store for this run's entries; removals are written promptly, gathered. */
 class Store {
-	private tail: Promise<unknown> = Promise.resolve();
+	private readonly row: Row;
 
-	/** The entries to remove, one list per email. */
-	private released: string[][] = [];
+	/** Removals not yet written, with the item each is for (none: a skipped email's). */
+	private removals: Array<{ itemIndex?: number; entries: string[] }> = [];
 
-	/** `sending|` entries this run claimed and has neither removed nor kept. */
-	private temporary = 0;
+	/** The write that will take the removals gathered so far, until it starts. */
+	private nextWrite: Promise<void> | undefined;
+
+	private lastWrite: Promise<void> = Promise.resolve();
 
 	constructor(
 		private readonly context: IExecuteFunctions,
 		private readonly scope: DeduplicationScope,
 		private readonly historySize: number,
-	) {}
+	) {
+		const rowKey = `${context.getWorkflow().id}|${scope === 'node' ? context.getNode().id : ''}`;
+		this.row = rows.get(rowKey) ?? { tail: Promise.resolve(), temporary: 0 };
+		rows.set(rowKey, this.row);
+	}
 
 	/** Records an email's two entries each; answers the entries that were there before. */
 	async claim(entries: string[]): Promise<Set<string>> {
-		await this.settle();
-		const emails = entries.length / 2;
-		this.temporary += emails;
-		// History Size counts emails: `sending|` entries to be removed must not push any out.
-		const options: ICheckProcessedOptions = {
-			mode: 'entries',
-			maxEntries: this.historySize + this.temporary,
-		};
-		const { helpers } = this.context;
-		const answer = this.serially(
-			async () => await helpers.checkProcessedAndRecord(entries, this.scope, options),
-		);
-		answer.catch(() => (this.temporary -= emails));
+		const answer = this.serially(async () => {
+			this.row.temporary += entries.length;
+			// History Size counts emails: `sending|` entries to be removed must not push any out.
+			const options: ICheckProcessedOptions = {
+				mode: 'entries',
+				maxEntries: this.historySize + this.row.temporary,
+			};
+			return await this.context.helpers
+				.checkProcessedAndRecord(entries, this.scope, options)
+				.catch((error: unknown) => {
+					this.row.temporary -= entries.length;
+					throw error;
+				});
+		});
 		return new Set((await answer).processed.map(String));
 	}
 
-	/** Removes an email's entries with the next call; if that fails, the email reads "unknown". */
-	release(...entries: string[]): void {
-		this.released.push(entries);
+	/** Removes an email's entries with the next write, which is queued now if none waits. */
+	remove(itemIndex: number | undefined, ...entries: string[]): void {
+		this.removals.push({ itemIndex, entries });
+		void this.write();
 	}
 
-	/** An email's `sending|` entry stays (its outcome is unknown) or was never this run's. */
+	/** An email's entries stay: its outcome is unknown, or they were never this run's. */
 	keep(): void {
-		this.temporary--;
+		this.row.temporary -= ENTRIES_PER_EMAIL;
 	}
 
-	async settle(): Promise<void> {
-		const released = this.released.splice(0);
-		if (released.length === 0) return;
-		const { helpers } = this.context;
-		await this.serially(
-			async () => await helpers.removeProcessed(released.flat(), this.scope, { mode: 'entries' }),
-		).catch(() => undefined);
-		this.temporary -= released.length;
+	/** Waits for the removals; answers the items whose removals could still not be written. */
+	async writeRemovals(): Promise<number[]> {
+		await this.lastWrite;
+		for (let tries = 1; tries < FINAL_WRITE_TRIES && this.removals.length > 0; tries++) {
+			await this.write();
+		}
+		return this.removals.flatMap(({ itemIndex }) => (itemIndex === undefined ? [] : [itemIndex]));
+	}
+
+	private write(): Promise<void> {
+		this.nextWrite ??= this.lastWrite = this.serially(async () => {
+			this.nextWrite = undefined;
+			const removals = this.removals.splice(0);
+			try {
+				const entries = removals.flatMap((removal) => removal.entries);
+				await this.context.helpers.removeProcessed(entries, this.scope, { mode: 'entries' });
+				this.row.temporary -= ENTRIES_PER_EMAIL * removals.length;
+			} catch {
+				// Kept for the next write; until one succeeds, these emails read "unknown".
+				this.removals.unshift(...removals);
+			}
+		});
+		return this.nextWrite;
 	}
 
 	private serially<T>(call: () => Promise<T>): Promise<T> {
-		const done = this.tail.then(call, call);
-		this.tail = done.catch(() => undefined);
+		const done = this.row.tail.then(call, call);
+		this.row.tail = done.catch(() => undefined);
 		return done;
 	}
 }

@@ -173,6 +173,8 @@ export const requests: DeclareRequests = function (options) {
 			? autoMapper(this.getInputData())
 			: (itemIndex: number) => readProfileFields(this, itemIndex);
 	let createdListId: string | undefined;
+	/** The first item of the batch that created the list (in this try or an earlier one). */
+	let creatingItem: number | undefined;
 	return {
 		path: '/list/addProfiles',
 		// The batch's list (none: the run's new list) and the profile, as `profiles` lists it.
@@ -195,13 +197,13 @@ export const requests: DeclareRequests = function (options) {
 		concurrency: readNumberOption(options, batchConcurrency),
 		alone: () => newList !== undefined && createdListId === undefined,
 		contract: (body) => profilesAdded(body.listId === undefined),
-		toJson: (answer, sent, itemIndexes) => {
+		toJson: (answer, _sent, itemIndexes) => {
 			const data = answer.data as IDataObject;
 			return {
 				listId: data.listId,
 				addedCount: data.addedCount,
 				submittedCount: itemIndexes.length,
-				listCreated: sent.listId === undefined,
+				listCreated: itemIndexes[0] === creatingItem,
 			};
 		},
 		// Adding to a list can be sent again; the request that creates the list is not, once it
@@ -209,10 +211,11 @@ export const requests: DeclareRequests = function (options) {
 		repeatable: (body) => body.listId !== undefined,
 		done: 'Added',
 		misspelledAuthHeader: true,
-		afterRequest: (result, sent) => {
+		afterRequest: (result, sent, itemIndexes) => {
 			if (sent.listId !== undefined) return undefined;
 			if (!(result instanceof Failure)) {
 				createdListId = (result.data as IDataObject).listId as string;
+				creatingItem = itemIndexes[0];
 				return undefined;
 			}
 			// A lost answer to the creating request may hide a list that now exists; creating
