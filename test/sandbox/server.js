@@ -321,7 +321,13 @@ async function startSandbox(input = {}) {
 	 * @returns {Promise<Pick<ResponseLogEntry, 'status' | 'summary'>>}
 	 */
 	async function respond(request, routePath, req, res) {
+		const arrivedIn = generation;
 		await sleep(options.latencyMs);
+		// Its test ended while it waited (reset()): it must not change the next test's state.
+		if (arrivedIn !== generation) {
+			req.socket.destroy();
+			return { status: 'reset' };
+		}
 		const fault = faults.take(routePath);
 		if (fault) {
 			await sleep(fault.delayMs ?? 0);

@@ -43,7 +43,10 @@ function serialize(body: unknown): string {
  * from a server (an HTML error page, a link in a 400's message) would show as one.
  */
 function plain(text: string): string {
-	return text.replace(/<[^<>]*>/g, ' ').replace(/</g, '‹').replace(/>/g, '›');
+	return text
+		.replace(/<[^<>]*>/g, ' ')
+		.replace(/</g, '‹')
+		.replace(/>/g, '›');
 }
 
 /** One line of server text, redacted, as plain text, and cut. */
@@ -52,7 +55,9 @@ export function showServerText(
 	secrets: readonly string[],
 	maxLength: number,
 ): string {
-	const flat = plain(redact(serialize(body), secrets)).replace(/\s+/g, ' ').trim();
+	const flat = plain(redact(serialize(body), secrets))
+		.replace(/\s+/g, ' ')
+		.trim();
 	return flat === '' ? '(empty)' : cut(flat, maxLength);
 }
 

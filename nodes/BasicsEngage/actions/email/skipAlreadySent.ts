@@ -1,6 +1,5 @@
 import type {
 	DeduplicationScope,
-	ICheckProcessedOptions,
 	IDataObject,
 	IExecuteFunctions,
 	INodeProperties,
@@ -19,11 +18,7 @@ const historySizeValue: INodeProperties = {
 	description: 'How many emails to remember; the oldest are forgotten first',
 };
 
-/**
- * "Skip Emails Already Sent": remembered in n8n's own deduplication store (the one the Remove
- * Duplicates node uses). It lives in n8n's database, so it holds across executions and across
- * the workers of queue mode.
- */
+/** Kept in n8n's deduplication store (Remove Duplicates' own), in its database: shared by workers. */
 export const skipAlreadySentOption: INodeProperties = {
 	displayName: 'Skip Emails Already Sent',
 	name: 'skipAlreadySent',
@@ -31,19 +26,12 @@ export const skipAlreadySentOption: INodeProperties = {
 	placeholder: 'Add Skip Emails Already Sent',
 	default: { settings: {} },
 	description:
-		'Whether to skip an email that BasicsEngage already accepted in an earlier execution of this node or workflow, so a run can be repeated after a failure or a stop. A skipped email costs no quota.',
+		'Whether to skip an email that BasicsEngage already accepted in an earlier execution of this node or workflow, so a run can be repeated after a failure or a stop. One whose earlier answer was lost fails as "outcome unknown", so no recipient gets it twice.',
 	options: [
 		{
 			displayName: 'Settings',
 			name: 'settings',
 			values: [
-				{
-					displayName:
-						'Skips an email BasicsEngage accepted before. One whose earlier answer was lost fails as "outcome unknown", so no recipient gets it twice.',
-					name: 'skipNotice',
-					type: 'notice',
-					default: '',
-				},
 				{
 					displayName: 'Key',
 					name: 'key',
@@ -71,31 +59,23 @@ export const skipAlreadySentOption: INodeProperties = {
 
 /*
  * n8n's store answers "was it there?" only by recording it, so asking is claiming: an email's two
- * entries are claimed in one call just before it is sent. `sent|<key>` stays; `sending|<key>` is
- * removed once BasicsEngage accepted the email, so it outlives the run only when nobody knows
- * whether the email was queued. Both go when it provably never reached BasicsEngage. Whatever
- * fails, what is left reads "outcome unknown", never "sent": a failed store call can cost a send
- * now, never a send for ever, and never a second one.
+ * entries are claimed just before it is sent. `sent|<key>` stays; `sending|<key>` goes once the
+ * email was accepted, both when it provably never arrived. Whatever fails, what is left reads
+ * "outcome unknown", never "sent": a failed store call can cost a send now, never a second one.
  */
 const SENT = 'sent|';
 const SENDING = 'sending|';
-const ENTRIES_PER_EMAIL = 2;
 
-// Emails claimed per call: each call rewrites the whole history; a crash leaves those claimed
-// and not yet answered "unknown".
+// Emails claimed per call (each rewrites the whole row); a crash leaves those unanswered "unknown".
 const CLAIM_BATCH = 100;
 
-/** Server errors that say nothing was queued: the API's own 500 says "retry later". */
-const REFUSING_SERVER_ERRORS = new Set(['500', '502', '503']);
+/** A request's result, or undefined: it never left (or, before sending, is to be sent). */
+type Answer = ApiResult | undefined;
 
-/** Tries of the last write of a run's removals before its emails are said to be left "unknown". */
-const FINAL_WRITE_TRIES = 3;
-
-/** Whether BasicsEngage provably did not queue the email (undefined: it never left). */
-function notQueued(result: ApiResult | undefined): boolean {
-	if (result === undefined) return true;
-	if (!(result instanceof Failure)) return false;
-	return !result.mayHaveTakenEffect || REFUSING_SERVER_ERRORS.has(result.httpCode ?? '');
+/** Whether BasicsEngage provably did not queue the email: the API's own 500 says "retry later". */
+function notQueued(result: Answer): boolean {
+	if (!(result instanceof Failure)) return result === undefined;
+	return !result.mayHaveTakenEffect || ['500', '502', '503'].includes(result.httpCode ?? '');
 }
 
 /**
@@ -117,38 +97,27 @@ export function skipAlreadySent(
 	});
 	const keys = new Map<number, string>();
 	/** Each planned item's batch, claimed in one store call when its first item is sent. */
-	const batchOf = new Map<
-		number,
-		{ items: number[]; answers?: Promise<Array<ApiResult | undefined>> }
-	>();
+	const batchOf = new Map<number, { items: number[]; answers?: Promise<Answer[]> }>();
 	/** Items whose entries are this run's to settle once their request is done. */
 	const ours = new Set<number>();
 	return {
 		readKey(itemIndex, email) {
 			const custom = setting('key', itemIndex);
-			const key =
-				typeof custom === 'string' || typeof custom === 'number' ? String(custom).trim() : '';
-			// Else everything that is sent: a second order confirmation with a new number is another email.
-			keys.set(
-				itemIndex,
-				key !== ''
-					? `key:${key}`
-					: `email:${JSON.stringify({ ...email, to: String(email.to).toLowerCase() })}`,
-			);
+			const key = ['string', 'number'].includes(typeof custom) ? String(custom).trim() : '';
+			// Else all that is sent: a second order confirmation with a new number is another email.
+			const whole = JSON.stringify({ ...email, to: String(email.to).toLowerCase() });
+			keys.set(itemIndex, key !== '' ? `key:${key}` : `email:${whole}`);
 		},
 		plan(itemIndexes) {
 			const firstWithKey = new Map<string, number>();
 			const answered = new Map<number, ApiResult>();
-			const toClaim = itemIndexes.filter((itemIndex) => {
+			for (const itemIndex of itemIndexes) {
 				const key = keys.get(itemIndex) as string;
 				const first = firstWithKey.get(key);
-				if (first === undefined) {
-					firstWithKey.set(key, itemIndex);
-					return true;
-				}
-				answered.set(itemIndex, skipped(`item ${first} of this run has the same key`));
-				return false;
-			});
+				if (first === undefined) firstWithKey.set(key, itemIndex);
+				else answered.set(itemIndex, skipped(`item ${first} of this run has the same key`));
+			}
+			const toClaim = [...firstWithKey.values()];
 			for (let start = 0; start < toClaim.length; start += CLAIM_BATCH) {
 				const batch = { items: toClaim.slice(start, start + CLAIM_BATCH) };
 				for (const itemIndex of batch.items) batchOf.set(itemIndex, batch);
@@ -166,12 +135,11 @@ export function skipAlreadySent(
 		async flush() {
 			// Claimed ahead, never sent (the run stopped): released as never sent.
 			for (const itemIndex of ours) afterSend(itemIndex, undefined);
-			const unrecorded = await store.writeRemovals();
-			return new Map(unrecorded.map((itemIndex) => [itemIndex, UNRECORDED]));
+			return new Map((await store.flush()).map((itemIndex) => [itemIndex, UNRECORDED]));
 		},
 	};
 
-	function afterSend(itemIndex: number, result: ApiResult | undefined): void {
+	function afterSend(itemIndex: number, result: Answer): void {
 		if (!ours.delete(itemIndex)) return;
 		const key = keys.get(itemIndex) as string;
 		if (notQueued(result)) store.remove(itemIndex, SENT + key, SENDING + key);
@@ -179,20 +147,12 @@ export function skipAlreadySent(
 		else store.keep();
 	}
 
-	/** The answer for each item of the batch: undefined to send it. */
-	async function claim(batch: number[]): Promise<Array<ApiResult | undefined>> {
+	async function claim(batch: number[]): Promise<Answer[]> {
 		const batchKeys = batch.map((itemIndex) => keys.get(itemIndex) as string);
-		let known: Set<string>;
-		try {
-			// `sending|` entries last: trimming to History Size takes the oldest first, and must
-			// never take the mark of an email in flight.
-			known = await store.claim([
-				...batchKeys.map((key) => SENT + key),
-				...batchKeys.map((key) => SENDING + key),
-			]);
-		} catch (error) {
-			return batch.map(() => storeUnavailable(error as Error));
-		}
+		// `sending|` last: History Size trims the oldest first, never the mark of an email in flight.
+		const entries = [SENT, SENDING].flatMap((prefix) => batchKeys.map((key) => prefix + key));
+		const known = await store.claim(entries).catch((error: Error) => error);
+		if (known instanceof Error) return batch.map(() => storeUnavailable(known));
 		return batch.map((itemIndex, index) => {
 			const key = batchKeys[index];
 			if (!known.has(SENDING + key) && known.has(SENT + key)) {
@@ -201,7 +161,7 @@ export function skipAlreadySent(
 			}
 			if (known.has(SENDING + key) && !sendUnknown) {
 				store.keep();
-				return unknownEarlierOutcome();
+				return UNKNOWN_EARLIER_OUTCOME;
 			}
 			ours.add(itemIndex);
 			return undefined;
@@ -214,17 +174,15 @@ function skipped(why: string): ApiResult {
 }
 
 /** How to send an email that reads "outcome unknown", once BasicsEngage shows it never arrived. */
-export const RELEASE_UNKNOWN =
+const RELEASE_UNKNOWN =
 	'Check the BasicsEngage dashboard; to send it anyway, run once with Retry Send On Server Error on.';
 
 /** An email whose earlier request got no answer that says whether it was queued. */
-function unknownEarlierOutcome(): Failure {
-	return new Failure({
-		kind: 'outcome_unknown',
-		message: 'Not sent: an earlier execution sent this email and got no clear answer',
-		description: `Nobody knows whether BasicsEngage queued it (its answer was lost or timed out, or the run was cut off), so it is not sent again. ${RELEASE_UNKNOWN}`,
-	});
-}
+const UNKNOWN_EARLIER_OUTCOME = new Failure({
+	kind: 'outcome_unknown',
+	message: 'Not sent: an earlier execution sent this email and got no clear answer',
+	description: `Nobody knows whether BasicsEngage queued it (its answer was lost or timed out, or the run was cut off), so it is not sent again. ${RELEASE_UNKNOWN}`,
+});
 
 /** Said of a failed email whose "never queued" n8n's store would not take. */
 const UNRECORDED = `Skip Emails Already Sent could not record that it was not sent (n8n’s deduplication store failed), so later runs fail it as "outcome unknown". ${RELEASE_UNKNOWN}`;
@@ -238,63 +196,50 @@ function storeUnavailable(error: Error): Failure {
 }
 
 /**
- * One row of n8n's deduplication store, as this n8n process uses it. Each call reads the whole
- * row and writes it back, so two calls at once (two executions of a busy workflow) lose one's
- * writes: every execution of this process queues its calls to the row here, one at a time.
+ * n8n's store rewrites the node's whole row at each call, so two calls at once (two executions
+ * of a busy workflow) lose one's writes: the executions of this n8n process take turns per row.
+ * `held` counts the entries of emails claimed and not yet settled, two each, which History Size
+ * must not count: an email claimed ahead and never sent must not push a sent one out.
  */
-interface Row {
-	tail: Promise<unknown>;
-	/**
-	 * Entries of emails claimed and not yet settled (two each), which History Size must not count:
-	 * an email claimed ahead and never sent must not push a sent one out.
-	 */
-	temporary: number;
-}
+const rows = new Map<string, { turn: Promise<unknown>; held: number }>();
 
-const rows = new Map<string, Row>();
-
-/** n8n's deduplication store for this run's entries; removals are written promptly, gathered. */
+/** n8n's deduplication store for this run's emails; removals written as they come, gathered. */
 class Store {
-	private readonly row: Row;
+	private readonly row: { turn: Promise<unknown>; held: number };
 
-	/** Removals not yet written, with the item each is for (none: a skipped email's). */
+	/** Removals not written yet, each with its item (none: a skipped email's). */
 	private removals: Array<{ itemIndex?: number; entries: string[] }> = [];
 
-	/** The write that will take the removals gathered so far, until it starts. */
-	private nextWrite: Promise<void> | undefined;
-
-	private lastWrite: Promise<void> = Promise.resolve();
+	/** The write that takes the removals gathered so far, until it starts; the last one queued. */
+	private queued: Promise<void> | undefined;
+	private written: Promise<void> = Promise.resolve();
 
 	constructor(
 		private readonly context: IExecuteFunctions,
 		private readonly scope: DeduplicationScope,
 		private readonly historySize: number,
 	) {
-		const rowKey = `${context.getWorkflow().id}|${scope === 'node' ? context.getNode().id : ''}`;
-		this.row = rows.get(rowKey) ?? { tail: Promise.resolve(), temporary: 0 };
-		rows.set(rowKey, this.row);
+		const key = `${context.getWorkflow().id}|${scope === 'node' ? context.getNode().id : ''}`;
+		this.row = rows.get(key) ?? { turn: Promise.resolve(), held: 0 };
+		rows.set(key, this.row);
 	}
 
-	/** Records an email's two entries each; answers the entries that were there before. */
+	/** Records the entries; answers those that were there before. */
 	async claim(entries: string[]): Promise<Set<string>> {
-		const answer = this.serially(async () => {
-			this.row.temporary += entries.length;
-			// History Size counts emails: `sending|` entries to be removed must not push any out.
-			const options: ICheckProcessedOptions = {
+		const { processed } = await this.inTurn(async () => {
+			const maxEntries = this.historySize + this.row.held + entries.length;
+			const { helpers } = this.context;
+			const answer = await helpers.checkProcessedAndRecord(entries, this.scope, {
 				mode: 'entries',
-				maxEntries: this.historySize + this.row.temporary,
-			};
-			return await this.context.helpers
-				.checkProcessedAndRecord(entries, this.scope, options)
-				.catch((error: unknown) => {
-					this.row.temporary -= entries.length;
-					throw error;
-				});
+				maxEntries,
+			});
+			this.row.held += entries.length;
+			return answer;
 		});
-		return new Set((await answer).processed.map(String));
+		return new Set(processed.map(String));
 	}
 
-	/** Removes an email's entries with the next write, which is queued now if none waits. */
+	/** Removes an email's entries with the next write, queued now unless one is waiting. */
 	remove(itemIndex: number | undefined, ...entries: string[]): void {
 		this.removals.push({ itemIndex, entries });
 		void this.write();
@@ -302,37 +247,35 @@ class Store {
 
 	/** An email's entries stay: its outcome is unknown, or they were never this run's. */
 	keep(): void {
-		this.row.temporary -= ENTRIES_PER_EMAIL;
+		this.row.held -= 2;
 	}
 
-	/** Waits for the removals; answers the items whose removals could still not be written. */
-	async writeRemovals(): Promise<number[]> {
-		await this.lastWrite;
-		for (let tries = 1; tries < FINAL_WRITE_TRIES && this.removals.length > 0; tries++) {
-			await this.write();
-		}
+	/** Waits for the removals, a failed one tried twice more; answers the items still unwritten. */
+	async flush(): Promise<number[]> {
+		await this.written;
+		for (let retry = 0; retry < 2 && this.removals.length > 0; retry++) await this.write();
 		return this.removals.flatMap(({ itemIndex }) => (itemIndex === undefined ? [] : [itemIndex]));
 	}
 
 	private write(): Promise<void> {
-		this.nextWrite ??= this.lastWrite = this.serially(async () => {
-			this.nextWrite = undefined;
+		this.queued ??= this.written = this.inTurn(async () => {
+			this.queued = undefined;
 			const removals = this.removals.splice(0);
+			const entries = removals.flatMap((removal) => removal.entries);
 			try {
-				const entries = removals.flatMap((removal) => removal.entries);
 				await this.context.helpers.removeProcessed(entries, this.scope, { mode: 'entries' });
-				this.row.temporary -= ENTRIES_PER_EMAIL * removals.length;
+				this.row.held -= 2 * removals.length;
 			} catch {
-				// Kept for the next write; until one succeeds, these emails read "unknown".
+				// The next write tries again; until one succeeds, these emails read "unknown".
 				this.removals.unshift(...removals);
 			}
 		});
-		return this.nextWrite;
+		return this.queued;
 	}
 
-	private serially<T>(call: () => Promise<T>): Promise<T> {
-		const done = this.row.tail.then(call, call);
-		this.row.tail = done.catch(() => undefined);
+	private inTurn<T>(call: () => Promise<T>): Promise<T> {
+		const done = this.row.turn.then(call, call);
+		this.row.turn = done.catch(() => undefined);
 		return done;
 	}
 }
