@@ -23,6 +23,7 @@ export const log = (message) => process.stderr.write(`[queue] ${message}\n`);
 /**
  * Sandbox on a free port (with a daily quota large enough for the bursts), Redis and Postgres
  * on free ports, n8n main (5678 when free) and `workers` workers, all in one temp folder.
+ * `workers: 0`: regular mode instead, one n8n process on SQLite (as `npm run dev` runs it).
  */
 export async function startQueueTestEnvironment({
 	workers = 2,
@@ -41,7 +42,7 @@ export async function startQueueTestEnvironment({
 			sandboxOptions: { dailyLimit: 100_000, ...sandboxOptions },
 			userFolder: path.join(tmp, 'n8n'),
 			importExamples: 'always',
-			queue: { workers },
+			queue: workers > 0 ? { workers } : undefined,
 			onProgress: log,
 			...options,
 		});
