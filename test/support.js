@@ -17,8 +17,10 @@
  */
 
 const { randomUUID } = require('node:crypto');
+const fs = require('node:fs');
 const http = require('node:http');
 const net = require('node:net');
+const os = require('node:os');
 const path = require('node:path');
 const { deduplicationStore, runWorkflow, loadPackage, testCredential } = require('./harness/n8n');
 const parameters = require('./parameters');
@@ -165,6 +167,18 @@ function expectNoSecret(result, apiKey) {
 	expect(visible).not.toContain(apiKey);
 }
 
+/**
+ * What a restarted n8n runs after one died (runWorkflow's `diesWhen`): the built package loaded
+ * again, from a copy, so its modules start without the state the dead process held.
+ */
+async function restartN8n() {
+	const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'basicsengage-restarted-'));
+	fs.cpSync(path.join(PACKAGE_DIR, 'dist'), path.join(copy, 'dist'), { recursive: true });
+	fs.copyFileSync(path.join(PACKAGE_DIR, 'package.json'), path.join(copy, 'package.json'));
+	fs.symlinkSync(path.join(PACKAGE_DIR, 'node_modules'), path.join(copy, 'node_modules'));
+	await loadPackage(copy);
+}
+
 /** One saved workflow with one node, run again and again (runNode options). */
 const savedWorkflow = () => ({
 	workflowId: `wf-${randomUUID()}`,
@@ -251,6 +265,7 @@ module.exports = {
 	loadPackage,
 	loopbackBaseUrl,
 	pairedIndexes,
+	restartN8n,
 	runCredentialTest,
 	runNode,
 	savedWorkflow,

@@ -20,6 +20,7 @@ const {
 	closedBaseUrl,
 	deduplicationStore,
 	pairedIndexes,
+	restartN8n,
 	runNode,
 	savedWorkflow,
 	sendCampaignParameters,
@@ -263,6 +264,7 @@ async function play(history) {
 		}
 		// The campaign sends of this execution (with its Retry), or of the two side by side.
 		/** @type {any} */ (runs.at(-1)).sends.to = sandbox.state.campaignSends.length;
+		if (planned.end.by === 'die') await restartN8n();
 	}
 	sandbox.clearFaults();
 	deduplicationStore.failCalls();

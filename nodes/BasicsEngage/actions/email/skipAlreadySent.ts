@@ -1,11 +1,7 @@
-import type {
-	DeduplicationScope,
-	IDataObject,
-	IExecuteFunctions,
-	INodeProperties,
-} from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import { readForRun, readNumberOption } from '../../helpers/read';
+import { DeduplicationStore } from './deduplicationStore';
 import type { ApiResult, SkipHook } from '../../transport';
 import { Failure } from '../../transport';
 
@@ -93,7 +89,8 @@ export function skipAlreadySent(
 		context.getNodeParameter(`options.skipAlreadySent.settings.${name}`, itemIndex, '');
 	const store = readForRun(() => {
 		const historySize = readNumberOption({ historySize: setting('historySize') }, historySizeValue);
-		return new Store(context, setting('scope') === 'workflow' ? 'workflow' : 'node', historySize);
+		const scope = setting('scope') === 'workflow' ? 'workflow' : 'node';
+		return new DeduplicationStore(context, scope, historySize);
 	});
 	const keys = new Map<number, string>();
 	/** Each planned item's batch, claimed in one store call when its first item is sent. */
@@ -142,8 +139,8 @@ export function skipAlreadySent(
 	function afterSend(itemIndex: number, result: Answer): void {
 		if (!ours.delete(itemIndex)) return;
 		const key = keys.get(itemIndex) as string;
-		if (notQueued(result)) store.remove(itemIndex, SENT + key, SENDING + key);
-		else if (!(result instanceof Failure)) store.accepted(itemIndex, key);
+		if (notQueued(result)) store.remove(itemIndex, [SENT + key, SENDING + key]);
+		else if (!(result instanceof Failure)) store.remove(itemIndex, [SENDING + key], SENT + key);
 		else store.keep();
 	}
 
@@ -155,8 +152,8 @@ export function skipAlreadySent(
 		if (known instanceof Error) return batch.map(() => storeUnavailable(known));
 		return batch.map((itemIndex, index) => {
 			const key = batchKeys[index];
-			if (store.acceptedHere(key) || (!known.has(SENDING + key) && known.has(SENT + key))) {
-				store.remove(undefined, SENDING + key);
+			if (store.wrote(SENT + key) || (!known.has(SENDING + key) && known.has(SENT + key))) {
+				store.remove(undefined, [SENDING + key]);
 				return skipped('an email with the same key was sent before');
 			}
 			if (known.has(SENDING + key) && !sendUnknown) {
@@ -193,116 +190,4 @@ function storeUnavailable(error: Error): Failure {
 		message: 'Not sent: Skip Emails Already Sent could not reach n8n’s deduplication store',
 		description: `Nothing was sent or recorded for this email, so a later run sends it. n8n said: ${error.message}.`,
 	});
-}
-
-/**
- * n8n's store rewrites the node's whole row at each call, so two calls at once (two executions
- * of a busy workflow) lose one's writes: the executions of this n8n process take turns per row.
- * Another process (a queue-mode worker) can still erase what this one wrote, so each call also
- * writes again what this process knows of its last emails accepted (`recent`). `held` counts the
- * entries of emails claimed and not yet settled, two each, which History Size must not count.
- */
-interface Row {
-	turn: Promise<unknown>;
-	held: number;
-	recent: Set<string>;
-}
-const rows = new Map<string, Row>();
-const RECENT = 100;
-
-/** n8n's deduplication store for this run's emails; removals written as they come, gathered. */
-class Store {
-	private readonly row: Row;
-
-	/** Removals not written yet, each with its item (none: a skipped email's). */
-	private removals: Array<{ itemIndex?: number; entries: string[] }> = [];
-
-	/** The write that takes the removals gathered so far, until it starts; the last one queued. */
-	private queued: Promise<void> | undefined;
-	private written: Promise<void> = Promise.resolve();
-
-	constructor(
-		private readonly context: IExecuteFunctions,
-		private readonly scope: DeduplicationScope,
-		private readonly historySize: number,
-	) {
-		const key = `${context.getWorkflow().id}|${scope === 'node' ? context.getNode().id : ''}`;
-		this.row = rows.get(key) ?? { turn: Promise.resolve(), held: 0, recent: new Set() };
-		rows.set(key, this.row);
-	}
-
-	/** Records the entries; answers those that were there before. */
-	async claim(entries: string[]): Promise<Set<string>> {
-		const { processed } = await this.inTurn(async () => {
-			const maxEntries = this.historySize + this.row.held + entries.length;
-			const options = { mode: 'entries' as const, maxEntries };
-			const again = [...this.row.recent]
-				.map((key) => SENT + key)
-				.filter((e) => !entries.includes(e));
-			const record = async () =>
-				await this.context.helpers.checkProcessedAndRecord(
-					[...entries, ...again],
-					this.scope,
-					options,
-				);
-			// A failed call wrote nothing: once more (two workers creating the row at once, one fails).
-			const answer = await record().catch(record);
-			this.row.held += entries.length;
-			return answer;
-		});
-		return new Set(processed.map(String));
-	}
-
-	/** Removes an email's entries with the next write, queued now unless one is waiting. */
-	remove(itemIndex: number | undefined, ...entries: string[]): void {
-		this.removals.push({ itemIndex, entries });
-		void this.write();
-	}
-
-	/** The email was accepted: its `sending|` entry goes, and this process knows it was sent. */
-	accepted(itemIndex: number, key: string): void {
-		const { recent } = this.row;
-		recent.delete(key);
-		recent.add(key);
-		for (const old of recent)
-			if (recent.size > Math.min(RECENT, this.historySize)) recent.delete(old);
-		this.remove(itemIndex, SENDING + key);
-	}
-
-	acceptedHere = (key: string): boolean => this.row.recent.has(key);
-
-	/** An email's entries stay: its outcome is unknown, or they were never this run's. */
-	keep(): void {
-		this.row.held -= 2;
-	}
-
-	/** Waits for the removals, a failed one tried twice more; answers the items still unwritten. */
-	async flush(): Promise<number[]> {
-		await this.written;
-		for (let retry = 0; retry < 2 && this.removals.length > 0; retry++) await this.write();
-		return this.removals.flatMap(({ itemIndex }) => (itemIndex === undefined ? [] : [itemIndex]));
-	}
-
-	private write(): Promise<void> {
-		this.queued ??= this.written = this.inTurn(async () => {
-			this.queued = undefined;
-			const removals = this.removals.splice(0);
-			const again = [...this.row.recent].map((key) => SENDING + key);
-			const entries = [...removals.flatMap((removal) => removal.entries), ...again];
-			try {
-				await this.context.helpers.removeProcessed(entries, this.scope, { mode: 'entries' });
-				this.row.held -= 2 * removals.length;
-			} catch {
-				// The next write tries again; until one succeeds, these emails read "unknown".
-				this.removals.unshift(...removals);
-			}
-		});
-		return this.queued;
-	}
-
-	private inTurn<T>(call: () => Promise<T>): Promise<T> {
-		const done = this.row.turn.then(call, call);
-		this.row.turn = done.catch(() => undefined);
-		return done;
-	}
 }
