@@ -445,7 +445,8 @@ const FORM_FIELDS = [
 	{ fieldLabel: 'PIN', fieldType: 'password' },
 	{ fieldType: 'hiddenField', fieldName: 'ticket', fieldValue: 'T-17' },
 ];
-// What the browser posts for a full answer: each field as field-<index>, checkboxes repeated.
+// A full answer as the browser posts it (each field as field-<index>, checkboxes repeated) and n8n
+// hands over the multipart post's fields: under `data`, a repeated field as a list.
 const FULL_POST = {
 	'field-0': '2031-05-04',
 	'field-1': '  Jane Doe ',
@@ -511,7 +512,9 @@ describe('custom form: the link opens a form with the fields the workflow sets; 
 
 			const form = await result.callWebhook({ url });
 			expect(form.resumed).toBe(false);
-			expect(form.body.match(/<form[^>]*>/g)).toEqual(['<form method="post">']);
+			expect(form.body.match(/<form[^>]*>/g)).toEqual([
+				'<form method="post" enctype="multipart/form-data">',
+			]);
 			for (const input of [
 				'<input id="field-0" name="field-0" type="date"',
 				'<input id="field-1" name="field-1" type="text"',
@@ -532,14 +535,14 @@ describe('custom form: the link opens a form with the fields the workflow sets; 
 			expect(form.body).not.toMatch(/T-17|field-10/);
 
 			const before = Date.now();
-			const answer = await result.callWebhook({ url, method: 'POST', body: FULL_POST });
+			const answer = await result.callWebhook({ url, method: 'POST', body: { data: FULL_POST } });
 			expect(answer.resumed).toBe(true);
 			expect(answer.body).toContain('Your response has been recorded');
 			const [{ json }] = answer.result.success;
 			expect(json).toEqual({ data: FULL_ANSWER });
 			expectRespondedSince(json.data.respondedAt, before);
 
-			const again = await result.callWebhook({ url, method: 'POST', body: FULL_POST });
+			const again = await result.callWebhook({ url, method: 'POST', body: { data: FULL_POST } });
 			expect(again.resumed).toBe(false);
 			expect(sandbox.requestsTo('/email/send')).toHaveLength(1);
 		},
@@ -553,7 +556,7 @@ describe('custom form: the link opens a form with the fields the workflow sets; 
 				expect([method, agent, opened.resumed]).toEqual([method, agent, false]);
 			}
 		}
-		const answer = await result.callWebhook({ url, method: 'POST', body: FULL_POST });
+		const answer = await result.callWebhook({ url, method: 'POST', body: { data: FULL_POST } });
 		expect(answer.result.success[0].json.data).toEqual(FULL_ANSWER);
 	});
 
@@ -574,17 +577,17 @@ describe('custom form: the link opens a form with the fields the workflow sets; 
 		'a bad post (%s) shows the form again with the reason, the answers kept, and records nothing; a good post then answers',
 		async (_case, change, reason) => {
 			const { result, url } = await waitingForm();
-			const body = { ...FULL_POST, ...change };
+			const body = { data: { ...FULL_POST, ...change } };
 			const refused = await result.callWebhook({ url, method: 'POST', body });
 			expect(refused.resumed).toBe(false);
 			expect(refused.body).toContain('Nothing was recorded yet');
 			expect(refused.body).toContain(reason);
-			expect(refused.body).toContain('<form method="post">');
+			expect(refused.body).toContain('<form method="post" enctype="multipart/form-data">');
 			const kept = 'field-3' in change ? '120.5' : 'jane@customer.test';
 			expect(refused.body).toContain(`value="${kept}"`);
 			expect(refused.body).not.toContain('value="1234"'); // the password is not sent back
 
-			const answer = await result.callWebhook({ url, method: 'POST', body: FULL_POST });
+			const answer = await result.callWebhook({ url, method: 'POST', body: { data: FULL_POST } });
 			expect(answer.result.success[0].json.data).toEqual(FULL_ANSWER);
 		},
 	);
@@ -592,11 +595,9 @@ describe('custom form: the link opens a form with the fields the workflow sets; 
 	test("unknown posted fields are ignored; the hidden field keeps the workflow's value, whatever is posted", async () => {
 		const { result, url } = await waitingForm();
 		const body = {
-			...FULL_POST,
-			'field-10': 'T-99',
+			data: { ...FULL_POST, 'field-10': 'T-99', ticket: 'T-99', approved: 'true' },
+			files: { 'field-2': { originalFilename: 'x.exe', size: 1 } },
 			ticket: 'T-99',
-			approved: 'true',
-			__proto__x: 1,
 		};
 		const answer = await result.callWebhook({ url, method: 'POST', body });
 		expect(answer.result.success[0].json.data).toEqual(FULL_ANSWER);
@@ -605,7 +606,11 @@ describe('custom form: the link opens a form with the fields the workflow sets; 
 	test("optional fields left empty: '' for text, null for number, date and single choices, [] for checkboxes and multiple choice", async () => {
 		const optional = FORM_FIELDS.map((field) => ({ ...field, requiredField: false }));
 		const { result, url } = await waitingForm(fieldsForm(optional));
-		const answer = await result.callWebhook({ url, method: 'POST', body: { 'field-1': '' } });
+		const answer = await result.callWebhook({
+			url,
+			method: 'POST',
+			body: { data: { 'field-1': '' } },
+		});
 		expect(answer.result.success[0].json.data).toEqual({
 			'Delivery date': null,
 			Name: '',
@@ -634,7 +639,8 @@ describe('custom form: the link opens a form with the fields the workflow sets; 
 		});
 		const pages = [
 			(await result.callWebhook({ url })).body,
-			(await result.callWebhook({ url, method: 'POST', body: { 'field-1': 'other' } })).body,
+			(await result.callWebhook({ url, method: 'POST', body: { data: { 'field-1': 'other' } } }))
+				.body,
 		];
 		for (const body of pages) {
 			expect(body).not.toContain('<img');
@@ -649,7 +655,7 @@ describe('custom form: the link opens a form with the fields the workflow sets; 
 		const answer = await result.callWebhook({
 			url,
 			method: 'POST',
-			body: { 'field-0': 'Jane', 'field-1': evil },
+			body: { data: { 'field-0': 'Jane', 'field-1': evil } },
 		});
 		expect(answer.result.success[0].json.data).toMatchObject({ Pick: evil });
 	});
@@ -743,7 +749,7 @@ describe('custom form: the link opens a form with the fields the workflow sets; 
 		});
 		const resumed = await result.passWaitLimit();
 		expect(resumed.success.map((/** @type {any} */ item) => item.json)).toEqual([JANE]);
-		const late = await result.callWebhook({ url, method: 'POST', body: FULL_POST });
+		const late = await result.callWebhook({ url, method: 'POST', body: { data: FULL_POST } });
 		expect(late.resumed).toBe(false);
 	});
 });

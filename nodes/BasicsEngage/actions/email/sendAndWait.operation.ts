@@ -343,8 +343,8 @@ function page(title: string, body = ''): string {
 }
 
 /** A form without action: the browser posts it to the page's own URL, signature and all. */
-function postForm(fields: string, label: string): string {
-	return `<form method="post">${fields}<p><button type="submit" style="${PRIMARY}border:0;font-size:1em;cursor:pointer">${escapeHtml(label)}</button></p></form>`;
+function postForm(fields: string, label: string, attributes = ''): string {
+	return `<form method="post"${attributes}>${fields}<p><button type="submit" style="${PRIMARY}border:0;font-size:1em;cursor:pointer">${escapeHtml(label)}</button></p></form>`;
 }
 
 function recorded(data: IDataObject): IWebhookResponseData {
@@ -377,15 +377,20 @@ export async function webhook(this: IWebhookFunctions): Promise<IWebhookResponse
 	const options = this.getNodeParameter('options', {}) as IDataObject;
 	const body = (method === 'POST' ? this.getBodyData() : {}) as IDataObject;
 	let fields: string;
+	let attributes = '';
 	let problems: string[] = [];
 	if (this.getNodeParameter('responseType', 'approval') === 'customForm') {
 		const formFields = readFormFields((name, fallback) => this.getNodeParameter(name, fallback));
+		// n8n 2.x takes a custom form's post only as multipart/form-data; it hands over its fields
+		// as `data` (and any files, which are ignored, as `files`).
+		attributes = ' enctype="multipart/form-data"';
+		const posted = isObject(body.data) ? body.data : {};
 		if (method === 'POST') {
-			const read = readFormAnswer(formFields, body);
+			const read = readFormAnswer(formFields, posted);
 			if ('answer' in read) return recorded(read.answer);
 			problems = read.problems;
 		}
-		fields = formFieldsHtml(formFields, body);
+		fields = formFieldsHtml(formFields, posted);
 	} else {
 		if (typeof body.text === 'string' && body.text.trim() !== '')
 			return recorded({ text: body.text });
@@ -401,7 +406,7 @@ export async function webhook(this: IWebhookFunctions): Promise<IWebhookResponse
 		textOption(options.responseFormDescription) ?? String(this.getNodeParameter('message', ''));
 	const form =
 		`<p style="white-space:pre-wrap">${escapeHtml(description)}</p>${refusal}` +
-		postForm(fields, textOption(options.responseFormButtonLabel) ?? 'Submit');
+		postForm(fields, textOption(options.responseFormButtonLabel) ?? 'Submit', attributes);
 	return { webhookResponse: page(textOption(options.responseFormTitle) ?? subject, form) };
 }
 
