@@ -1,8 +1,8 @@
 // Send and Wait for Response in a real n8n (2.41.1; 1.123.81 under `npm run test:e2e:v1`): the
-// refund example (examples/approve-refund.json) started by a real form submission; the links of
-// the email the sandbox received are opened as a link scanner does (GET and HEAD, with any
-// User-Agent) and by a person in Chromium (open, then press the page's button), through n8n's
-// own waiting webhooks and signature check.
+// refund examples (examples/approve-refund.json, approve-refund-form.json) started by a real form
+// submission; the links of the email the sandbox received are opened as a link scanner does (GET
+// and HEAD, with any User-Agent) and by a person in Chromium (open, then press the page's button
+// or fill in its form), through n8n's own waiting webhooks and signature check.
 import { randomUUID } from 'node:crypto';
 import fsp from 'node:fs/promises';
 import http from 'node:http';
@@ -23,6 +23,7 @@ import { launchBrowser, startTestEnvironment } from './helpers.mjs';
 
 const NODE_TYPE = 'n8n-nodes-basicsengage.basicsEngage';
 const REFUND = 'beExampleRefund1';
+const REFUND_FORM = 'beExampleRefForm';
 const ASK = 'Ask finance to approve';
 const BROWSER =
 	'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36';
@@ -461,6 +462,27 @@ test('a wait limit that passes resumes the node without data: the "no answer" br
 
 const choices = (...names) => ({ values: names.map((option) => ({ option })) });
 
+/** What a person does with a form: opens the link in Chromium, fills it in, submits it. */
+async function fillAndSubmit(url, fill) {
+	const page = await browser.context.newPage();
+	try {
+		await page.goto(url);
+		await fill(page);
+		const [posted] = await Promise.all([
+			page.waitForResponse((res) => res.request().method() === 'POST'),
+			page.locator('button').click(),
+		]);
+		await page.waitForLoadState();
+		return {
+			status: posted.status(),
+			title: await page.title(),
+			text: await page.textContent('body'),
+		};
+	} finally {
+		await page.close();
+	}
+}
+
 /** A custom form's post as a script sends it: multipart/form-data, as n8n 2.x requires. */
 function postForm(url, fields) {
 	const body = new FormData();
@@ -518,9 +540,7 @@ test('custom form: a scanner opening the link and a bad post record nothing; a p
 	expect(await bad.text()).toContain('Amount: enter a number');
 	expect((await listExecutions(env.rest, FORM)).find((e) => e.id === id).status).toBe('waiting');
 
-	const page = await browser.context.newPage();
-	try {
-		await page.goto(Answer);
+	const recorded = await fillAndSubmit(Answer, async (page) => {
 		await page.fill('#field-0', '2031-05-04');
 		await page.fill('#field-1', 'Ann Finance');
 		await page.fill('#field-2', 'Box arrived open');
@@ -532,16 +552,8 @@ test('custom form: a scanner opening the link and a bad post record nothing; a p
 		await page.check('input[name="field-7"][value="Voucher"]');
 		await page.check('input[name="field-8"][value="This week"]');
 		await page.fill('#field-9', '2468');
-		const [posted] = await Promise.all([
-			page.waitForResponse((res) => res.request().method() === 'POST'),
-			page.locator('button').click(),
-		]);
-		await page.waitForLoadState();
-		expect(posted.status()).toBe(200);
-		expect(await page.textContent('body')).toContain(RECORDED);
-	} finally {
-		await page.close();
-	}
+	});
+	expect(recorded).toMatchObject({ status: 200, text: expect.stringContaining(RECORDED) });
 	const execution = await waitForExecution(env.rest, FORM, { afterId: before, n8nDir: env.n8nDir });
 	expect(execution.status).toBe('success');
 	expect(nodeOutput(execution, ASK)).toEqual([
@@ -573,4 +585,27 @@ test('custom form: a scanner opening the link and a bad post record nothing; a p
 		(await listExecutions(env.rest, FORM)).filter((e) => Number(e.id) > Number(before)),
 	).toHaveLength(1);
 	expect(requestsTo('/email/send')).toHaveLength(1);
+});
+
+test('the form example (examples/approve-refund-form.json): finance chooses Refund and an amount in the form; "Refund approved" runs with that amount', async () => {
+	const { before } = await requestRefund(REFUND_FORM, 'basicsengage-refund-form');
+	const { Answer } = emailLinks();
+	expect((await (await open(Answer)).text()).includes('<title>Refund for order 1042</title>')).toBe(
+		true,
+	);
+	const recorded = await fillAndSubmit(Answer, async (page) => {
+		await page.check('input[name="field-0"][value="Refund"]');
+		await page.fill('#field-1', '90');
+	});
+	expect(recorded.text).toContain(RECORDED);
+	const execution = await waitForExecution(env.rest, REFUND_FORM, {
+		afterId: before,
+		n8nDir: env.n8nDir,
+	});
+	expect(nodeOutput(execution, ASK)).toEqual([
+		{ data: { Decision: 'Refund', 'Amount (EUR)': 90, 'Note to the customer': '', ...RESPONDED } },
+	]);
+	expect(nodeOutput(execution, 'Refund approved')).toEqual([
+		{ nextStep: 'Refund 90 EUR for order 1042: put your payment step here' },
+	]);
 });
