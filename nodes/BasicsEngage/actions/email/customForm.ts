@@ -59,14 +59,14 @@ export const customFormProperties: INodeProperties[] = [
 						default: 'text',
 						options: [
 							{ name: 'Checkboxes', value: 'checkbox' },
-							{ name: 'Custom Date', value: 'date' },
-							{ name: 'Dropdown List', value: 'dropdown' },
+							{ name: 'Date', value: 'date' },
+							{ name: 'Dropdown', value: 'dropdown' },
 							{ name: 'Email', value: 'email' },
 							{ name: 'Hidden Field', value: 'hiddenField' },
 							{ name: 'Number', value: 'number' },
 							{ name: 'Password', value: 'password' },
 							{ name: 'Radio Buttons', value: 'radio' },
-							{ name: 'Text', value: 'text' },
+							{ name: 'Text Input', value: 'text' },
 							{ name: 'Textarea', value: 'textarea' },
 						],
 					},
@@ -188,12 +188,13 @@ export function readFormFields(
 	} else {
 		fields = parameter('formFields.values', []) as FormField[];
 	}
+	// A copy: the node's parameters stay as set. A field without type is text, as in n8n's form.
+	fields = fields.map((field) => ({ ...field, fieldType: field.fieldType || 'text' }));
 	const keys = new Set<string>();
 	for (const field of fields) {
-		field.fieldType ??= 'text';
 		const key = keyOf(field);
 		const name = field.fieldType === 'hiddenField' ? 'Field Name' : 'Field Label';
-		if (!SUPPORTED_TYPES.includes(field.fieldType)) {
+		if (!SUPPORTED_TYPES.includes(field.fieldType!)) {
 			throw badSetting(
 				`Form field "${key}" has the type "${field.fieldType}", which this node does not offer`,
 				`Use one of: ${SUPPORTED_TYPES.join(', ')}.`,
@@ -209,7 +210,7 @@ export function readFormFields(
 			);
 		}
 		keys.add(key);
-		if (CHOICES.includes(field.fieldType) && optionsOf(field).every((option) => option === '')) {
+		if (CHOICES.includes(field.fieldType!) && optionsOf(field).every((option) => option === '')) {
 			throw badSetting(`Form field "${key}" has no options`, 'Add its Field Options.');
 		}
 	}
@@ -249,11 +250,7 @@ export function readFormAnswer(
 		const texts = (values as string[]).filter((text) => text.trim() !== '');
 		if (texts.length === 0) {
 			if (field.requiredField) problems.push(`${label} is required`);
-			answer[label] = isMultiple(field)
-				? []
-				: ['text', 'textarea', 'email', 'password'].includes(field.fieldType!)
-					? ''
-					: null;
+			answer[label] = emptyAnswer(field);
 			return;
 		}
 		if (isMultiple(field)) {
@@ -274,6 +271,12 @@ export function readFormAnswer(
 		answer[label] = value ?? null;
 	});
 	return problems.length > 0 ? { problems } : { answer };
+}
+
+/** A field left empty: no text for the text types, no choice for the others. */
+function emptyAnswer(field: FormField): string | [] | null {
+	if (isMultiple(field)) return [];
+	return ['text', 'textarea', 'email', 'password'].includes(field.fieldType!) ? '' : null;
 }
 
 const PROBLEMS: Record<string, string> = {

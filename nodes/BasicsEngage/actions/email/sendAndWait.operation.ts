@@ -19,7 +19,7 @@ import { addressProperties, queuedEmail, readAddress, toSentEmail } from './send
 /**
  * The links of the email resume the execution here: n8n's waiting webhooks, at
  * /webhook-waiting/<execution id>/<node id>. GET opens a link (its page answers nothing); POST
- * is that page's button or the free-text form: the answer.
+ * is that page's button or its form (free text, custom form): the answer.
  */
 export const webhooks: IWebhookDescription[] = ['GET', 'POST'].map((httpMethod) => ({
 	name: 'default',
@@ -320,8 +320,8 @@ function emailHtml(context: IExecuteFunctions): string {
 	if (responseType === 'freeText' || responseType === 'customForm') {
 		// A form that cannot work fails the run here, before the email goes out.
 		if (responseType === 'customForm') readFormFields(executeParameter(context));
-		const label = context.getNodeParameter('options.messageButtonLabel', 0, '') as string;
-		buttons.push(button(label.trim() || 'Respond', PRIMARY, {}));
+		const label = textOption(context.getNodeParameter('options.messageButtonLabel', 0, ''));
+		buttons.push(button(label ?? 'Respond', PRIMARY, {}));
 	} else {
 		const approval = context.getNodeParameter('approvalOptions.values', 0, {}) as IDataObject;
 		if (approval.approvalType === 'double') {
