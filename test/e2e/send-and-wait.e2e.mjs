@@ -1,8 +1,8 @@
 // Send and Wait for Response in a real n8n (2.41.1; 1.123.81 under `npm run test:e2e:v1`): the
-// refund example (examples/approve-refund.json) started by a real form submission; the links of
-// the email the sandbox received are opened as a link scanner does (GET and HEAD, with any
-// User-Agent) and by a person in Chromium (open, then press the page's button), through n8n's
-// own waiting webhooks and signature check.
+// refund examples (examples/approve-refund.json, approve-refund-form.json) started by a real form
+// submission; the links of the email the sandbox received are opened as a link scanner does (GET
+// and HEAD, with any User-Agent) and by a person in Chromium (open, then press the page's button
+// or fill in its form), through n8n's own waiting webhooks and signature check.
 import { randomUUID } from 'node:crypto';
 import fsp from 'node:fs/promises';
 import http from 'node:http';
@@ -23,6 +23,7 @@ import { launchBrowser, startTestEnvironment } from './helpers.mjs';
 
 const NODE_TYPE = 'n8n-nodes-basicsengage.basicsEngage';
 const REFUND = 'beExampleRefund1';
+const REFUND_FORM = 'beExampleRefForm';
 const ASK = 'Ask finance to approve';
 const BROWSER =
 	'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36';
@@ -202,13 +203,18 @@ test('the Decline press resumes with approved: false', async () => {
 	]);
 });
 
-test('n8n 2.x derives the human-review tool (basicsEngageHitlTool) from the node; 1.x has none', async () => {
+test('n8n 2.x derives the human-review tool (basicsEngageHitlTool) from the node, its Response Type fixed to Approval (Custom Form stays out of it); 1.x has none', async () => {
 	const nodes = await (
 		await fetch(`${env.n8n.url}/types/nodes.json`, { headers: { cookie: env.cookie } })
 	).json();
-	const names = nodes.map((n) => n.name);
+	const hitl = nodes.find((n) => n.name === `${NODE_TYPE}HitlTool`);
 	const v1 = process.env.N8N_DEV_RUNTIME === 'v1';
-	expect(names.includes(`${NODE_TYPE}HitlTool`)).toBe(!v1);
+	expect(hitl === undefined).toBe(v1);
+	if (!v1) {
+		expect(hitl.properties.filter((p) => p.name === 'responseType')).toEqual([
+			expect.objectContaining({ type: 'hidden', default: 'approval' }),
+		]);
+	}
 });
 
 /**
@@ -453,3 +459,153 @@ test('a wait limit that passes resumes the node without data: the "no answer" br
 	]);
 	expect(requestsTo('/email/send')).toHaveLength(1);
 }, 150_000);
+
+const choices = (...names) => ({ values: names.map((option) => ({ option })) });
+
+/** What a person does with a form: opens the link in Chromium, fills it in, submits it. */
+async function fillAndSubmit(url, fill) {
+	const page = await browser.context.newPage();
+	try {
+		await page.goto(url);
+		await fill(page);
+		const [posted] = await Promise.all([
+			page.waitForResponse((res) => res.request().method() === 'POST'),
+			page.locator('button').click(),
+		]);
+		await page.waitForLoadState();
+		return {
+			status: posted.status(),
+			title: await page.title(),
+			text: await page.textContent('body'),
+		};
+	} finally {
+		await page.close();
+	}
+}
+
+/** A custom form's post as a script sends it: multipart/form-data, as n8n 2.x requires. */
+function postForm(url, fields) {
+	const body = new FormData();
+	for (const [name, value] of Object.entries(fields)) body.append(name, value);
+	return fetch(url, { method: 'POST', headers: { 'user-agent': BROWSER }, body });
+}
+
+test('custom form: a scanner opening the link and a bad post record nothing; a person fills every field type in Chromium and submits: the run resumes once with the answer keyed by label', async () => {
+	const FORM = await publishVariant('c0f0', (ask) => {
+		ask.parameters.responseType = 'customForm';
+		delete ask.parameters.approvalOptions;
+		ask.parameters.formFields = {
+			values: [
+				{ fieldLabel: 'Refund date', fieldType: 'date', requiredField: true },
+				{ fieldLabel: 'Approved by', fieldType: 'text', requiredField: true },
+				{ fieldLabel: 'Reason', fieldType: 'textarea' },
+				{ fieldLabel: 'Copy to', fieldType: 'email' },
+				{ fieldLabel: 'Amount', fieldType: 'number', requiredField: true },
+				{ fieldLabel: 'Method', fieldType: 'dropdown', fieldOptions: choices('Card', 'Voucher') },
+				{
+					fieldLabel: 'Items',
+					fieldType: 'dropdown',
+					multiselect: true,
+					fieldOptions: choices('Box', 'Cable', 'Manual'),
+				},
+				{
+					fieldLabel: 'Extras',
+					fieldType: 'checkbox',
+					fieldOptions: choices('Apology', 'Voucher'),
+				},
+				{ fieldLabel: 'Urgency', fieldType: 'radio', fieldOptions: choices('Today', 'This week') },
+				{ fieldLabel: 'PIN', fieldType: 'password' },
+				{ fieldType: 'hiddenField', fieldName: 'source', fieldValue: 'email' },
+			],
+		};
+		// The example's Limit Wait Time (2 days) stays.
+		ask.parameters.options = {
+			...ask.parameters.options,
+			messageButtonLabel: 'Answer',
+			responseFormTitle: 'Refund <details>',
+		};
+	});
+	const { id, before } = await requestRefund(FORM, 'basicsengage-refund-c0f0');
+	const { Answer } = emailLinks();
+	await scanLinks([Answer]);
+	const form = await (await open(Answer)).text();
+	expect(form).toContain('<title>Refund &lt;details&gt;</title>');
+
+	// A post with an amount that is no number: refused, the run waits on.
+	const bad = await postForm(Answer, {
+		'field-0': '2031-05-04',
+		'field-1': 'Ann',
+		'field-4': 'lots',
+	});
+	expect(await bad.text()).toContain('Amount: enter a number');
+	expect((await listExecutions(env.rest, FORM)).find((e) => e.id === id).status).toBe('waiting');
+
+	const recorded = await fillAndSubmit(Answer, async (page) => {
+		await page.fill('#field-0', '2031-05-04');
+		await page.fill('#field-1', 'Ann Finance');
+		await page.fill('#field-2', 'Box arrived open');
+		await page.fill('#field-3', 'ann@example.com');
+		await page.fill('#field-4', '120.5');
+		await page.selectOption('#field-5', 'Voucher');
+		await page.selectOption('#field-6', ['Box', 'Manual']);
+		await page.check('input[name="field-7"][value="Apology"]');
+		await page.check('input[name="field-7"][value="Voucher"]');
+		await page.check('input[name="field-8"][value="This week"]');
+		await page.fill('#field-9', '2468');
+	});
+	expect(recorded).toMatchObject({ status: 200, text: expect.stringContaining(RECORDED) });
+	const execution = await waitForExecution(env.rest, FORM, { afterId: before, n8nDir: env.n8nDir });
+	expect(execution.status).toBe('success');
+	expect(nodeOutput(execution, ASK)).toEqual([
+		{
+			data: {
+				'Refund date': '2031-05-04',
+				'Approved by': 'Ann Finance',
+				Reason: 'Box arrived open',
+				'Copy to': 'ann@example.com',
+				Amount: 120.5,
+				Method: 'Voucher',
+				Items: ['Box', 'Manual'],
+				Extras: ['Apology', 'Voucher'],
+				Urgency: 'This week',
+				PIN: '2468',
+				source: 'email',
+				...RESPONDED,
+			},
+		},
+	]);
+	// Once: the same form posted again records nothing more.
+	const again = await postForm(Answer, {
+		'field-0': '2031-05-04',
+		'field-1': 'Ann',
+		'field-4': '1',
+	});
+	expect(await again.text()).not.toContain(RECORDED);
+	expect(
+		(await listExecutions(env.rest, FORM)).filter((e) => Number(e.id) > Number(before)),
+	).toHaveLength(1);
+	expect(requestsTo('/email/send')).toHaveLength(1);
+});
+
+test('the form example (examples/approve-refund-form.json): finance chooses Refund and an amount in the form; "Refund approved" runs with that amount', async () => {
+	const { before } = await requestRefund(REFUND_FORM, 'basicsengage-refund-form');
+	const { Answer } = emailLinks();
+	expect((await (await open(Answer)).text()).includes('<title>Refund for order 1042</title>')).toBe(
+		true,
+	);
+	const recorded = await fillAndSubmit(Answer, async (page) => {
+		await page.check('input[name="field-0"][value="Refund"]');
+		await page.fill('#field-1', '90');
+	});
+	expect(recorded.text).toContain(RECORDED);
+	const execution = await waitForExecution(env.rest, REFUND_FORM, {
+		afterId: before,
+		n8nDir: env.n8nDir,
+	});
+	expect(nodeOutput(execution, ASK)).toEqual([
+		{ data: { Decision: 'Refund', 'Amount (EUR)': 90, 'Note to the customer': '', ...RESPONDED } },
+	]);
+	expect(nodeOutput(execution, 'Refund approved')).toEqual([
+		{ nextStep: 'Refund 90 EUR for order 1042: put your payment step here' },
+	]);
+});

@@ -422,3 +422,334 @@ describe('sending as Send Email does', () => {
 		expectNoSecret(answer.result, API_KEY);
 	});
 });
+
+const options = (/** @type {string[]} */ ...names) => ({
+	values: names.map((option) => ({ option })),
+});
+// Every field type Custom Form offers, as n8n's Form node defines them.
+const FORM_FIELDS = [
+	{ fieldLabel: 'Delivery date', fieldType: 'date', requiredField: true },
+	{ fieldLabel: 'Name', fieldType: 'text', requiredField: true, placeholder: 'Jane Doe' },
+	{ fieldLabel: 'Reason', fieldType: 'textarea' },
+	{ fieldLabel: 'Email', fieldType: 'email' },
+	{ fieldLabel: 'Amount', fieldType: 'number', requiredField: true },
+	{ fieldLabel: 'Slot', fieldType: 'dropdown', fieldOptions: options('Morning', 'Evening') },
+	{
+		fieldLabel: 'Rooms',
+		fieldType: 'dropdown',
+		multiselect: true,
+		fieldOptions: options('Hall', 'Kitchen', 'Attic'),
+	},
+	{ fieldLabel: 'Extras', fieldType: 'checkbox', fieldOptions: options('Gift wrap', 'Call first') },
+	{ fieldLabel: 'Carrier', fieldType: 'radio', fieldOptions: options('DHL', 'UPS') },
+	{ fieldLabel: 'PIN', fieldType: 'password' },
+	{ fieldType: 'hiddenField', fieldName: 'ticket', fieldValue: 'T-17' },
+];
+// A full answer as the browser posts it (each field as field-<index>, checkboxes repeated) and n8n
+// hands over the multipart post's fields: under `data`, a repeated field as a list.
+const FULL_POST = {
+	'field-0': '2031-05-04',
+	'field-1': '  Jane Doe ',
+	'field-2': 'Ring twice\nthen wait',
+	'field-3': 'jane@customer.test',
+	'field-4': '120.5',
+	'field-5': 'Evening',
+	'field-6': ['Hall', 'Attic'],
+	'field-7': ['Gift wrap', 'Call first'],
+	'field-8': 'UPS',
+	'field-9': '1234',
+};
+const FULL_ANSWER = {
+	'Delivery date': '2031-05-04',
+	Name: 'Jane Doe',
+	Reason: 'Ring twice\nthen wait',
+	Email: 'jane@customer.test',
+	Amount: 120.5,
+	Slot: 'Evening',
+	Rooms: ['Hall', 'Attic'],
+	Extras: ['Gift wrap', 'Call first'],
+	Carrier: 'UPS',
+	PIN: '1234',
+	ticket: 'T-17',
+	respondedAt: expect.any(String),
+};
+const fieldsForm = (/** @type {unknown[]} */ fields = FORM_FIELDS) => ({
+	responseType: 'customForm',
+	formFields: { values: fields },
+});
+// The same fields as Define Form > Using JSON takes them: options as a plain list, and the hidden
+// field named by fieldLabel (n8n 1.x's JSON has no fieldName).
+const jsonForm = (/** @type {any[]} */ fields = FORM_FIELDS) => ({
+	responseType: 'customForm',
+	defineForm: 'json',
+	jsonOutput: JSON.stringify(
+		fields.map(({ fieldName, ...field }) => ({
+			...field,
+			...(fieldName && { fieldLabel: fieldName }),
+			...(field.fieldOptions && { fieldOptions: field.fieldOptions.values }),
+		})),
+	),
+});
+
+/** Waits with a custom form; returns the run and its one link, the form's. */
+async function waitingForm(/** @type {Record<string, unknown>} */ overrides = fieldsForm()) {
+	const result = await waitingRun(overrides);
+	const [respond, ...others] = links();
+	expect(others).toEqual([]);
+	return { result, url: respond.url, label: respond.label };
+}
+
+describe('custom form: the link opens a form with the fields the workflow sets; its POST answers once, checked', () => {
+	test.each([
+		['Using Fields Below', fieldsForm()],
+		['Using JSON', jsonForm()],
+	])(
+		'defined %s: the form page has an input per field, posting to the same signed link; the POST resumes once with data keyed by label, typed, with respondedAt; a second POST changes nothing',
+		async (_how, parameters) => {
+			const { result, url, label } = await waitingForm(parameters);
+			expect(label).toBe('Respond');
+			expect(new URL(url).searchParams.get('signature')).toMatch(/^[0-9a-f]{64}$/);
+
+			const form = await result.callWebhook({ url });
+			expect(form.resumed).toBe(false);
+			expect(form.body.match(/<form[^>]*>/g)).toEqual([
+				'<form method="post" enctype="multipart/form-data">',
+			]);
+			for (const input of [
+				'<input id="field-0" name="field-0" type="date"',
+				'<input id="field-1" name="field-1" type="text"',
+				'<textarea id="field-2" name="field-2"',
+				'<input id="field-3" name="field-3" type="email"',
+				'<input id="field-4" name="field-4" type="number"',
+				'<select id="field-5" name="field-5"',
+				'<select id="field-6" name="field-6" multiple',
+				'<input type="checkbox" name="field-7" value="Call first"',
+				'<input type="radio" name="field-8" value="UPS"',
+				'<input id="field-9" name="field-9" type="password"',
+			]) {
+				expect(form.body).toContain(input);
+			}
+			expect(form.body).toContain('placeholder="Jane Doe"');
+			expect(form.body.match(/ required/g)).toHaveLength(3); // date, text, number
+			// The hidden field is the workflow's: not in the page at all.
+			expect(form.body).not.toMatch(/T-17|field-10/);
+
+			const before = Date.now();
+			const answer = await result.callWebhook({ url, method: 'POST', body: { data: FULL_POST } });
+			expect(answer.resumed).toBe(true);
+			expect(answer.body).toContain('Your response has been recorded');
+			const [{ json }] = answer.result.success;
+			expect(json).toEqual({ data: FULL_ANSWER });
+			expectRespondedSince(json.data.respondedAt, before);
+
+			const again = await result.callWebhook({ url, method: 'POST', body: { data: FULL_POST } });
+			expect(again.resumed).toBe(false);
+			expect(sandbox.requestsTo('/email/send')).toHaveLength(1);
+		},
+	);
+
+	test('opening the link (GET, HEAD) records nothing, from browsers, phones and scanners alike; the POST afterwards answers', async () => {
+		const { result, url } = await waitingForm();
+		for (const [, agent] of OPENERS) {
+			for (const method of /** @type {const} */ (['GET', 'HEAD'])) {
+				const opened = await result.callWebhook({ url, method, headers: userAgent(agent) });
+				expect([method, agent, opened.resumed]).toEqual([method, agent, false]);
+			}
+		}
+		const answer = await result.callWebhook({ url, method: 'POST', body: { data: FULL_POST } });
+		expect(answer.result.success[0].json.data).toEqual(FULL_ANSWER);
+	});
+
+	test.each([
+		['a required text left blank', { 'field-1': '   ' }, 'Name is required'],
+		['a required date missing', { 'field-0': undefined }, 'Delivery date is required'],
+		['a number that is not one', { 'field-4': 'twelve' }, 'Amount: enter a number'],
+		['a date that does not exist', { 'field-0': '2031-02-30' }, 'Delivery date: enter a date'],
+		['a date in another format', { 'field-0': '04/05/2031' }, 'Delivery date: enter a date'],
+		['an email address that is not one', { 'field-3': 'jane@' }, 'Email: enter an email address'],
+		['a dropdown value not offered', { 'field-5': 'Midnight' }, 'Slot: choose one of the options'],
+		['a checkbox not offered', { 'field-7': ['Gift wrap', 'Free'] }, 'Extras: choose among'],
+		['a checkbox twice', { 'field-7': ['Gift wrap', 'Gift wrap'] }, 'Extras: choose among'],
+		['two radio answers', { 'field-8': ['DHL', 'UPS'] }, 'Carrier takes one answer'],
+		['a value too long', { 'field-2': 'x'.repeat(10_001) }, 'Reason: the answer is not valid'],
+		['an object for a text', { 'field-1': { name: 'Jane' } }, 'Name: the answer is not valid'],
+	])(
+		'a bad post (%s) shows the form again with the reason, the answers kept, and records nothing; a good post then answers',
+		async (_case, change, reason) => {
+			const { result, url } = await waitingForm();
+			const body = { data: { ...FULL_POST, ...change } };
+			const refused = await result.callWebhook({ url, method: 'POST', body });
+			expect(refused.resumed).toBe(false);
+			expect(refused.body).toContain('Nothing was recorded yet');
+			expect(refused.body).toContain(reason);
+			expect(refused.body).toContain('<form method="post" enctype="multipart/form-data">');
+			const kept = 'field-3' in change ? '120.5' : 'jane@customer.test';
+			expect(refused.body).toContain(`value="${kept}"`);
+			expect(refused.body).not.toContain('value="1234"'); // the password is not sent back
+
+			const answer = await result.callWebhook({ url, method: 'POST', body: { data: FULL_POST } });
+			expect(answer.result.success[0].json.data).toEqual(FULL_ANSWER);
+		},
+	);
+
+	test("unknown posted fields are ignored; the hidden field keeps the workflow's value, whatever is posted", async () => {
+		const { result, url } = await waitingForm();
+		const body = {
+			data: { ...FULL_POST, 'field-10': 'T-99', ticket: 'T-99', approved: 'true' },
+			files: { 'field-2': { originalFilename: 'x.exe', size: 1 } },
+			ticket: 'T-99',
+		};
+		const answer = await result.callWebhook({ url, method: 'POST', body });
+		expect(answer.result.success[0].json.data).toEqual(FULL_ANSWER);
+	});
+
+	test("optional fields left empty: '' for text, null for number, date and single choices, [] for checkboxes and multiple choice", async () => {
+		const optional = FORM_FIELDS.map((field) => ({ ...field, requiredField: false }));
+		const { result, url } = await waitingForm(fieldsForm(optional));
+		const answer = await result.callWebhook({
+			url,
+			method: 'POST',
+			body: { data: { 'field-1': '' } },
+		});
+		expect(answer.result.success[0].json.data).toEqual({
+			'Delivery date': null,
+			Name: '',
+			Reason: '',
+			Email: '',
+			Amount: null,
+			Slot: null,
+			Rooms: [],
+			Extras: [],
+			Carrier: null,
+			PIN: '',
+			ticket: 'T-17',
+			respondedAt: expect.any(String),
+		});
+	});
+
+	test('labels, options, placeholders, the title and the description are escaped on the form page and in its reasons', async () => {
+		const evil = '<img src=x onerror=alert(1)>"\'&';
+		const escaped = '&lt;img src=x onerror=alert(1)&gt;&quot;&#39;&amp;';
+		const { result, url } = await waitingForm({
+			...fieldsForm([
+				{ fieldLabel: `Name ${evil}`, fieldType: 'text', requiredField: true, placeholder: evil },
+				{ fieldLabel: 'Pick', fieldType: 'radio', fieldOptions: options(evil) },
+			]),
+			options: { responseFormTitle: `Title ${evil}`, responseFormDescription: `About ${evil}` },
+		});
+		const pages = [
+			(await result.callWebhook({ url })).body,
+			(await result.callWebhook({ url, method: 'POST', body: { data: { 'field-1': 'other' } } }))
+				.body,
+		];
+		for (const body of pages) {
+			expect(body).not.toContain('<img');
+			for (const text of [`Name ${escaped}`, `Title ${escaped}`, `About ${escaped}`]) {
+				expect(body).toContain(text);
+			}
+			expect(body).toContain(`placeholder="${escaped}"`);
+			expect(body).toContain(`value="${escaped}"`);
+		}
+		expect(pages[1]).toContain(`<li>Name ${escaped} is required</li>`);
+		// The option's text as the browser posts it back (unescaped) is the answer.
+		const answer = await result.callWebhook({
+			url,
+			method: 'POST',
+			body: { data: { 'field-0': 'Jane', 'field-1': evil } },
+		});
+		expect(answer.result.success[0].json.data).toMatchObject({ Pick: evil });
+	});
+
+	test.each([
+		['Message Button Label, title, description and button label', 'customForm'],
+		['the same options', 'freeText'],
+	])('%s set the link and the page (%s)', async (_what, responseType) => {
+		const { result, url, label } = await waitingForm({
+			...fieldsForm(),
+			responseType,
+			options: {
+				messageButtonLabel: 'Pick a date',
+				responseFormTitle: 'Your delivery',
+				responseFormDescription: 'When may we come?',
+				responseFormButtonLabel: 'Send my answer',
+			},
+		});
+		expect(label).toBe('Pick a date');
+		const { body } = await result.callWebhook({ url });
+		expect(body).toContain('<title>Your delivery</title>');
+		expect(body).toContain('When may we come?');
+		expect(body).toMatch(/<button[^>]*>Send my answer<\/button>/);
+		expect(body).not.toContain('Refund 120 EUR to Jane?');
+	});
+
+	test.each([
+		[
+			'a type it does not offer (file)',
+			fieldsForm([{ fieldLabel: 'Photo', fieldType: 'file' }]),
+			'Form field "Photo" has the type "file", which this node does not offer',
+		],
+		[
+			'two fields with one label',
+			fieldsForm([{ fieldLabel: 'Date' }, { fieldLabel: 'Date', fieldType: 'date' }]),
+			'Two form fields are called "Date"',
+		],
+		[
+			'a field without label',
+			fieldsForm([{ fieldType: 'text' }]),
+			'A form field has no Field Label',
+		],
+		[
+			'a hidden field without name',
+			fieldsForm([{ fieldType: 'hiddenField', fieldValue: 'x' }]),
+			'A form field has no Field Name',
+		],
+		[
+			'a dropdown without options',
+			fieldsForm([{ fieldLabel: 'Slot', fieldType: 'dropdown' }]),
+			'Form field "Slot" has no options',
+		],
+		[
+			'JSON that is not JSON',
+			{ ...jsonForm(), jsonOutput: '[{ "fieldLabel": ' },
+			'Form Fields (JSON) is not valid',
+		],
+		[
+			'JSON with a key fields lack',
+			{ ...jsonForm(), jsonOutput: '[{ "fieldLabel": "A", "colour": "red" }]' },
+			"Key 'colour' in field 0 is not valid",
+		],
+	])(
+		'a form that cannot work (%s) fails every item before sending; nothing waits',
+		async (_case, parameters, message) => {
+			const result = await runNode(sandbox, {
+				parameters: sendAndWaitParameters(parameters),
+				items: [JANE, JANE],
+				onError: 'continueErrorOutput',
+			});
+			expect(result.errors).toHaveLength(2);
+			expect(result.errors[0].json.error).toContain(message);
+			expect(result.errors[0].json.details.kind).toBe('invalid_input');
+			expect(result.errors.map((/** @type {any} */ item) => item.pairedItem)).toEqual([
+				{ item: 0 },
+				{ item: 1 },
+			]);
+			expect(sandbox.requests).toHaveLength(0);
+			expect(result.waitTill).toBeUndefined();
+		},
+	);
+
+	test('with Limit Wait Time: when the limit passes, the input goes on without "data"; a post afterwards changes nothing', async () => {
+		const { result, url } = await waitingForm({
+			...fieldsForm(),
+			options: {
+				limitWaitTime: {
+					values: { limitType: 'afterTimeInterval', resumeAmount: 1, resumeUnit: 'hours' },
+				},
+			},
+		});
+		const resumed = await result.passWaitLimit();
+		expect(resumed.success.map((/** @type {any} */ item) => item.json)).toEqual([JANE]);
+		const late = await result.callWebhook({ url, method: 'POST', body: { data: FULL_POST } });
+		expect(late.resumed).toBe(false);
+	});
+});

@@ -7,7 +7,7 @@ import type { Failure } from '../transport/failure';
 // Deliberately simple: one @, no spaces, brackets or control characters, a dot in the domain.
 // The API has the final word; this only catches what can never be an address, before any
 // quota is spent.
-const EMAIL_ADDRESS =
+export const EMAIL_ADDRESS =
 	/^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:".]+(\.[^\s@<>()[\]\\,;:".]+)*\.[^\s@<>()[\]\\,;:".]{2,}$/;
 // Control, format (zero-width, soft hyphen, BOM) and separator characters other than a space:
 // invisible, or not what they seem, when pasted into an address.

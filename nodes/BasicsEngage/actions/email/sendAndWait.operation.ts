@@ -8,16 +8,18 @@ import type {
 	IWebhookResponseData,
 } from 'n8n-workflow';
 
+import { escapeHtml } from '../../helpers/html';
 import { optionsCollection, retryOptions } from '../../helpers/options';
 import { badSetting, isObject, readNumberOption, readText } from '../../helpers/read';
 import type { DeclareRequests } from '../../transport';
 import { invalidInput } from '../../transport';
+import { customFormProperties, formFieldsHtml, readFormAnswer, readFormFields } from './customForm';
 import { addressProperties, queuedEmail, readAddress, toSentEmail } from './send.operation';
 
 /**
  * The links of the email resume the execution here: n8n's waiting webhooks, at
  * /webhook-waiting/<execution id>/<node id>. GET opens a link (its page answers nothing); POST
- * is that page's button or the free-text form: the answer.
+ * is that page's button or its form (free text, custom form): the answer.
  */
 export const webhooks: IWebhookDescription[] = ['GET', 'POST'].map((httpMethod) => ({
 	name: 'default',
@@ -98,6 +100,40 @@ const limitWaitTimeOption: INodeProperties = {
 	],
 };
 
+/** The link and the page of Free Text and Custom Form, named as in n8n's own Send and Wait nodes. */
+const formOptions: INodeProperties[] = [
+	{
+		displayName: 'Message Button Label',
+		name: 'messageButtonLabel',
+		type: 'string',
+		default: 'Respond',
+		description: 'The label of the link in the email',
+	},
+	{
+		displayName: 'Response Form Title',
+		name: 'responseFormTitle',
+		type: 'string',
+		default: '',
+		description: 'The title of the form page; the subject when empty',
+	},
+	{
+		displayName: 'Response Form Description',
+		name: 'responseFormDescription',
+		type: 'string',
+		default: '',
+		description: 'Text shown above the fields; the message when empty',
+	},
+	{
+		displayName: 'Response Form Button Label',
+		name: 'responseFormButtonLabel',
+		type: 'string',
+		default: 'Submit',
+	},
+].map((option) => ({
+	...option,
+	displayOptions: { show: { '/responseType': ['freeText', 'customForm'] } },
+})) as INodeProperties[];
+
 const properties: INodeProperties[] = [
 	{
 		displayName:
@@ -132,6 +168,11 @@ const properties: INodeProperties[] = [
 				name: 'Free Text',
 				value: 'freeText',
 				description: 'A link to a page with a text box',
+			},
+			{
+				name: 'Custom Form',
+				value: 'customForm',
+				description: 'A link to a form with the fields you set',
 			},
 		],
 		default: 'approval',
@@ -175,7 +216,8 @@ const properties: INodeProperties[] = [
 			},
 		],
 	},
-	optionsCollection([limitWaitTimeOption, ...retryOptions]),
+	...updateDisplayOptions({ show: { responseType: ['customForm'] } }, customFormProperties),
+	optionsCollection([limitWaitTimeOption, ...formOptions, ...retryOptions]),
 ];
 
 export const description = updateDisplayOptions(
@@ -236,17 +278,6 @@ function readWaitTill(options: IDataObject): Date {
 	return new Date(Date.now() + amount * unit);
 }
 
-function escapeHtml(text: string): string {
-	const entities: Record<string, string> = {
-		'&': '&amp;',
-		'<': '&lt;',
-		'>': '&gt;',
-		'"': '&quot;',
-		"'": '&#39;',
-	};
-	return text.replace(/[&<>"']/g, (character) => entities[character]);
-}
-
 const BUTTON =
 	'display:inline-block;margin:4px 8px 4px 0;padding:10px 20px;border-radius:4px;text-decoration:none;font-weight:bold;';
 const PRIMARY = `${BUTTON}background:#1f6feb;color:#ffffff;`;
@@ -285,8 +316,12 @@ function emailHtml(context: IExecuteFunctions): string {
 	const button = (label: string, style: string, query: Record<string, string>) =>
 		`<a href="${escapeHtml(resumeUrl(context, query))}" target="_blank" style="${style}">${escapeHtml(label)}</a>`;
 	const buttons: string[] = [];
-	if (context.getNodeParameter('responseType', 0) === 'freeText') {
-		buttons.push(button('Respond', PRIMARY, {}));
+	const responseType = context.getNodeParameter('responseType', 0);
+	if (responseType === 'freeText' || responseType === 'customForm') {
+		// A form that cannot work fails the run here, before the email goes out.
+		if (responseType === 'customForm') readFormFields(executeParameter(context));
+		const label = textOption(context.getNodeParameter('options.messageButtonLabel', 0, ''));
+		buttons.push(button(label ?? 'Respond', PRIMARY, {}));
 	} else {
 		const approval = context.getNodeParameter('approvalOptions.values', 0, {}) as IDataObject;
 		if (approval.approvalType === 'double') {
@@ -308,8 +343,8 @@ function page(title: string, body = ''): string {
 }
 
 /** A form without action: the browser posts it to the page's own URL, signature and all. */
-function postForm(fields: string, label: string): string {
-	return `<form method="post">${fields}<p><button type="submit" style="${PRIMARY}border:0;font-size:1em;cursor:pointer">${escapeHtml(label)}</button></p></form>`;
+function postForm(fields: string, label: string, attributes = ''): string {
+	return `<form method="post"${attributes}>${fields}<p><button type="submit" style="${PRIMARY}border:0;font-size:1em;cursor:pointer">${escapeHtml(label)}</button></p></form>`;
 }
 
 function recorded(data: IDataObject): IWebhookResponseData {
@@ -339,13 +374,48 @@ export async function webhook(this: IWebhookFunctions): Promise<IWebhookResponse
 		const confirmation = `<p>Press the button to answer <strong>${escapeHtml(label)}</strong>.</p>${postForm('', label)}`;
 		return { webhookResponse: page(subject, confirmation) };
 	}
-	const { text } = (method === 'POST' ? this.getBodyData() : {}) as IDataObject;
-	if (typeof text === 'string' && text.trim() !== '') return recorded({ text });
+	const options = this.getNodeParameter('options', {}) as IDataObject;
+	const body = (method === 'POST' ? this.getBodyData() : {}) as IDataObject;
+	let fields: string;
+	let attributes = '';
+	let problems: string[] = [];
+	if (this.getNodeParameter('responseType', 'approval') === 'customForm') {
+		const formFields = readFormFields((name, fallback) => this.getNodeParameter(name, fallback));
+		// n8n 2.x takes a custom form's post only as multipart/form-data; it hands over its fields
+		// as `data` (and any files, which are ignored, as `files`).
+		attributes = ' enctype="multipart/form-data"';
+		const posted = isObject(body.data) ? body.data : {};
+		if (method === 'POST') {
+			const read = readFormAnswer(formFields, posted);
+			if ('answer' in read) return recorded(read.answer);
+			problems = read.problems;
+		}
+		fields = formFieldsHtml(formFields, posted);
+	} else {
+		if (typeof body.text === 'string' && body.text.trim() !== '')
+			return recorded({ text: body.text });
+		fields =
+			'<textarea name="text" rows="6" required style="width:100%;box-sizing:border-box"></textarea>';
+	}
+	// A refused post: the form again, with what is wrong; nothing is recorded.
+	const refusal =
+		problems.length === 0
+			? ''
+			: `<div role="alert" style="color:#b42318"><p>Nothing was recorded yet:</p><ul>${problems.map((problem) => `<li>${escapeHtml(problem)}</li>`).join('')}</ul></div>`;
+	const description =
+		textOption(options.responseFormDescription) ?? String(this.getNodeParameter('message', ''));
 	const form =
-		`<p style="white-space:pre-wrap">${escapeHtml(String(this.getNodeParameter('message', '')))}</p>` +
-		postForm(
-			'<textarea name="text" rows="6" required style="width:100%;box-sizing:border-box"></textarea>',
-			'Submit',
-		);
-	return { webhookResponse: page(subject, form) };
+		`<p style="white-space:pre-wrap">${escapeHtml(description)}</p>${refusal}` +
+		postForm(fields, textOption(options.responseFormButtonLabel) ?? 'Submit', attributes);
+	return { webhookResponse: page(textOption(options.responseFormTitle) ?? subject, form) };
+}
+
+/** A text option as set, or undefined when it is empty. */
+function textOption(value: unknown): string | undefined {
+	return typeof value === 'string' && value.trim() !== '' ? value : undefined;
+}
+
+/** Reads a parameter for the first item, as the email is made of the first item's values. */
+function executeParameter(context: IExecuteFunctions) {
+	return (name: string, fallback: unknown) => context.getNodeParameter(name, 0, fallback);
 }
