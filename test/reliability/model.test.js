@@ -178,7 +178,7 @@ function parametersOf(history, listName) {
 }
 
 /** Input items: a recipient (or campaign) each, and a uid the accepted email carries. */
-function itemsOf(/** @type {History} */ history, /** @type {number[]} */ picks) {
+function itemsOf(/** @type {number[]} */ picks) {
 	return picks.map((pick) => ({
 		uid: randomUUID(),
 		email: email(pick),
@@ -188,7 +188,7 @@ function itemsOf(/** @type {History} */ history, /** @type {number[]} */ picks) 
 }
 
 /**
- * One execution as n8n would run it, with its faults; `result` undefined when n8n died.
+ * One execution as n8n would run it: its Base URL refused for the first try, its Stop or death.
  * @param {History} history @param {History['executions'][number]} planned
  */
 async function execute(history, planned, workflow, items, listName) {
@@ -248,7 +248,7 @@ async function play(history) {
 			const next = executions[++index];
 			const pair = [planned, { ...next, end: planned.end }].map((one) => ({
 				planned: one,
-				items: itemsOf(history, one.items),
+				items: itemsOf(one.items),
 				listName: `List ${randomUUID()}`,
 			}));
 			const results = await Promise.all(
@@ -257,7 +257,7 @@ async function play(history) {
 			const together = { from: sendsBefore, to: 0, items: pair.flatMap((one) => one.items) };
 			pair.forEach((one, at) => runs.push({ ...one, result: results[at], sends: together }));
 		} else {
-			const items = itemsOf(history, planned.items);
+			const items = itemsOf(planned.items);
 			const listName = `List ${randomUUID()}`;
 			const result = await execute(history, planned, workflow, items, listName);
 			runs.push({ planned, items, listName, result, sends: { from: sendsBefore, to: 0, items } });
@@ -272,10 +272,7 @@ async function play(history) {
 	await new Promise((resolve) => setTimeout(resolve, 350));
 	let clean;
 	if (history.operation === 'send' && history.skip && !history.validateOnly) {
-		const items = itemsOf(
-			history,
-			Array.from({ length: RECIPIENTS }, (_, index) => index),
-		);
+		const items = itemsOf(Array.from({ length: RECIPIENTS }, (_, index) => index));
 		clean = {
 			items,
 			result: await runNode(sandbox, {
