@@ -176,6 +176,7 @@ async function restartN8n() {
 	fs.cpSync(path.join(PACKAGE_DIR, 'dist'), path.join(copy, 'dist'), { recursive: true });
 	fs.copyFileSync(path.join(PACKAGE_DIR, 'package.json'), path.join(copy, 'package.json'));
 	fs.symlinkSync(path.join(PACKAGE_DIR, 'node_modules'), path.join(copy, 'node_modules'));
+	process.once('exit', () => fs.rmSync(copy, { recursive: true, force: true }));
 	await loadPackage(copy);
 }
 
