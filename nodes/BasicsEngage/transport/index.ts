@@ -274,23 +274,20 @@ async function sendAll(
 	const { contract, repeatable } = operation;
 	const repeatableOf = (body: IDataObject) =>
 		typeof repeatable === 'function' ? repeatable(body) : repeatable;
+	// What an earlier try of this run sent, which the memory answers without a request: told to
+	// the operation first, in order (Add Profiles: the list that try created, so no second one),
+	// and not claimed by Skip Emails Already Sent (what is sent again is).
+	const fresh: number[] = [];
+	for (const { itemIndexes, body: build } of planned) {
+		const body = build();
+		const earlier = memory.answer(itemIndexes, body, repeatableOf(body));
+		if (!earlier) fresh.push(itemIndexes[0]);
+		else if (!(earlier instanceof Failure)) afterRequest?.(earlier, body, itemIndexes);
+	}
 	if (skip) {
-		// What an earlier try sent and the memory answers is not claimed; what it sends again is.
-		const fresh = planned.filter(
-			(request) =>
-				!memory.answer(request.itemIndexes, request.body(), repeatableOf(request.body())),
-		);
-		const answered = skip.plan(fresh.map(({ itemIndexes }) => itemIndexes[0]));
+		const answered = skip.plan(fresh);
 		for (const [itemIndex, result] of answered) settle([itemIndex], result);
 		planned = planned.filter(({ itemIndexes }) => !answered.has(itemIndexes[0]));
-	}
-
-	// What an earlier try sent is told first, in order, so the operation knows it before sending
-	// anything again (Add Profiles: the list that try created, so no second one is made).
-	for (const { itemIndexes, body: build } of afterRequest ? planned : []) {
-		const body = build();
-		const answered = memory.answer(itemIndexes, body, repeatableOf(body));
-		if (answered && !(answered instanceof Failure)) afterRequest?.(answered, body, itemIndexes);
 	}
 
 	const stop = new RunStop(stopSignal);
