@@ -577,7 +577,7 @@ async function main() {
 		},
 	});
 	if (values.help) {
-		console.log(fs.readFileSync(__filename, 'utf8').split('\n').slice(4, 15).join('\n'));
+		console.log(fs.readFileSync(__filename, 'utf8').split('\n').slice(5, 14).join('\n'));
 		return;
 	}
 	const config = values.quick ? QUICK : values.full ? FULL : DEFAULT;
