@@ -6,8 +6,10 @@
  * yet in the released @n8n/eslint-plugin-community-nodes 0.32.0), checked on what the package
  * really ships: the built node and credential as package.json's n8n section names them, their
  * icons, and package.json. The lint reads the source files, where the node's menus and options
- * are built from lists it cannot follow. The rules of the codex (`valid-node-categories` and its
- * kin), `hint-max-length` and `require-community-node-keyword` are held by test/package.test.js.
+ * are built from lists it cannot follow. test/package.test.js holds the rest: the codex
+ * (`valid-node-categories` and its kin), `hint-max-length`, `require-community-node-keyword`, and
+ * the node's name and one credential (`node-class-description-name-camelcase`,
+ * `node-class-description-naming`, `single-credential-per-node`).
  */
 
 const fs = require('node:fs');
@@ -100,14 +102,6 @@ const rules = [
 		() => choices.flatMap(names).filter((name) => name.includes('*')),
 	],
 	[
-		'node-class-description-name-camelcase, node-class-description-naming: camelCase name, a description, credentials named ...Api',
-		() => [
-			...(/^[a-z][a-zA-Z0-9]*$/.test(description.name) ? [] : [description.name]),
-			...(description.description ? [] : ['empty description']),
-			...(description.credentials ?? []).map((c) => c.name).filter((n) => !n.endsWith('Api')),
-		],
-	],
-	[
 		"node-class-description-non-core-color: not n8n's own #FF6D5A",
 		() =>
 			[description.defaults.color, /** @type {any} */ (description).color].filter(
@@ -122,10 +116,6 @@ const rules = [
 				? []
 				: [nodeFile];
 		},
-	],
-	[
-		'single-credential-per-node',
-		() => ((description.credentials ?? []).length > 1 ? (description.credentials ?? []) : []),
 	],
 	[
 		'cred-class-name-suffix, cred-class-naming, cred-filename-against-convention: class ...Api, file after it',
