@@ -25,7 +25,7 @@ const BENCH = __dirname;
 
 // ------------------------------------------------------------------ configuration
 
-/** The default run: every goal once, in about 6 minutes on an idle 2-CPU machine. */
+/** The default run: every goal once, in about 8 minutes on an idle 2-CPU machine. */
 const DEFAULT = {
 	add: { items: [20_000], batchSizes: [100, 1000] },
 	/** Map Automatically: compared with the floors and manual mapping at the largest size. */
@@ -369,7 +369,12 @@ function evaluate(config, only, s) {
 	 * @param {number | undefined} reference @param {string} [referenceLabel]
 	 */
 	const table = (scenario, runners, reference, referenceLabel) => {
-		for (const [runner, m] of runners) {
+		// The --candidate build's row follows the node's, the first runner.
+		const candidate = s.get(`${runners[0][1]?.key} candidate`);
+		const all = candidate
+			? [runners[0], ['node, candidate build', candidate], ...runners.slice(1)]
+			: runners;
+		for (const [runner, m] of /** @type {Array<[string, Summary | undefined]>} */ (all)) {
 			if (m)
 				rows.push({ scenario, runner, m, ratio: reference ? m.wallMs / reference : undefined });
 		}
@@ -403,7 +408,6 @@ function evaluate(config, only, s) {
 					scenario,
 					[
 						['node', node],
-						['node, candidate build', s.get(`${node?.key} candidate`)],
 						['n8n floor', floor],
 						['raw axios', raw],
 					],
@@ -435,7 +439,6 @@ function evaluate(config, only, s) {
 			scenario,
 			[
 				['node, Map Automatically', auto],
-				['node, candidate build', s.get(`${auto?.key} candidate`)],
 				['node, Map Each Field Manually', manual],
 				['engine floor (reads no parameter)', engineFloor],
 				['raw axios', raw],
@@ -473,7 +476,6 @@ function evaluate(config, only, s) {
 					scenario,
 					[
 						['node', node],
-						['node, candidate build', s.get(`${node?.key} candidate`)],
 						['n8n floor', floor],
 						['raw axios', raw],
 						['n8n floor + helpers.httpRequest', helper],
