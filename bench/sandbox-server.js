@@ -6,8 +6,8 @@
  * an IPC channel), so serving requests never competes with the measured process for its event
  * loop or shows up in its RSS.
  *
- * Messages from the parent: { id, cmd: 'stats' | 'reset' }. 'stats' answers what was received
- * since the last reset: requests per path, profiles carried, emails queued, non-2xx answers.
+ * Message from the parent: { cmd: 'reset' }, answered with what was received since the last
+ * reset (requests, non-2xx answers) before the sandbox forgets it.
  */
 
 const { startSandbox } = require('../test/sandbox/server');
@@ -27,35 +27,11 @@ async function main() {
 		},
 	});
 
-	function stats() {
-		/** @type {Record<string, number>} */
-		const byPath = {};
-		let profiles = 0;
-		for (const request of sandbox.requests) {
-			byPath[request.path] = (byPath[request.path] ?? 0) + 1;
-			const body = /** @type {any} */ (request.body);
-			if (request.path === '/list/addProfiles' && Array.isArray(body?.profiles)) {
-				profiles += body.profiles.length;
-			}
-		}
-		return {
-			requests: sandbox.requests.length,
-			byPath,
-			profiles,
-			emails: sandbox.state.emails.length,
-			failedAnswers,
-		};
-	}
-
-	process.on('message', (/** @type {{ id: number, cmd: string }} */ message) => {
-		if (message.cmd === 'stats') {
-			process.send?.({ id: message.id, stats: stats() });
-		} else if (message.cmd === 'reset') {
-			const before = stats();
-			sandbox.reset();
-			failedAnswers = 0;
-			process.send?.({ id: message.id, stats: before });
-		}
+	process.on('message', () => {
+		const stats = { requests: sandbox.requests.length, failedAnswers };
+		sandbox.reset();
+		failedAnswers = 0;
+		process.send?.({ stats });
 	});
 	process.on('disconnect', () => {
 		sandbox.close().then(() => process.exit(0));

@@ -3,8 +3,8 @@
 
 /**
  * What every runner of `npm run bench` sends: the input items, the node's parameters, the
- * floor's parameters, the raw client's request bodies and the HTTP Request node's parameters.
- * One place, so the four runners of a scenario carry the same data.
+ * floor's parameters and the raw client's request bodies. One place, so the runners of a
+ * scenario carry the same data.
  */
 
 const API_KEY = 'be_sandbox_demo_key';
@@ -18,7 +18,6 @@ const FLOOR_SEND_EMAIL_TYPE = 'n8n-nodes-bench-floor.benchFloorSendEmail';
 const FLOOR_ADD_PROFILES_HTTP_TYPE = 'n8n-nodes-bench-floor.benchFloorAddProfilesHttp';
 const FLOOR_SEND_EMAIL_HTTP_TYPE = 'n8n-nodes-bench-floor.benchFloorSendEmailHttp';
 const FLOOR_PASS_THROUGH_TYPE = 'n8n-nodes-bench-floor.benchFloorPassThrough';
-const HTTP_REQUEST_TYPE = 'n8n-nodes-base.httpRequest';
 
 /**
  * `count` contacts with distinct addresses (the shape test/support.js uses).
@@ -84,23 +83,6 @@ const ADD_PROFILES_HEADERS = {
 	Authroization: `Bearer ${API_KEY}`,
 };
 
-/** HTTP Request node, one request per item, default options; JSON body from an expression. */
-const addProfilesHttpParameters = (/** @type {string} */ baseUrl) => ({
-	method: 'POST',
-	url: `${baseUrl}/list/addProfiles`,
-	sendHeaders: true,
-	headerParameters: {
-		parameters: [
-			{ name: 'Authorization', value: `Bearer ${API_KEY}` },
-			{ name: 'Authroization', value: `Bearer ${API_KEY}` },
-		],
-	},
-	sendBody: true,
-	specifyBody: 'json',
-	jsonBody: `={{ JSON.stringify({ listId: "${LIST_ID}", profiles: [{ email: $json.email, firstName: $json.firstName, lastName: $json.lastName }] }) }}`,
-	options: {},
-});
-
 // ------------------------------------------------------------------ Send Email
 
 /** Per-item parameters of Send Email with HTML content; the floor reads exactly these. */
@@ -134,17 +116,6 @@ const SEND_EMAIL_HEADERS = {
 	Authorization: `Bearer ${API_KEY}`,
 };
 
-const sendEmailHttpParameters = (/** @type {string} */ baseUrl) => ({
-	method: 'POST',
-	url: `${baseUrl}/email/send`,
-	sendHeaders: true,
-	headerParameters: { parameters: [{ name: 'Authorization', value: `Bearer ${API_KEY}` }] },
-	sendBody: true,
-	specifyBody: 'json',
-	jsonBody: `={{ JSON.stringify({ to: $json.email, from: "${FROM}", subject: "${SUBJECT}", html: "<p>Hello " + $json.firstName + "!</p>" }) }}`,
-	options: {},
-});
-
 module.exports = {
 	API_KEY,
 	LIST_ID,
@@ -154,17 +125,14 @@ module.exports = {
 	FLOOR_ADD_PROFILES_HTTP_TYPE,
 	FLOOR_SEND_EMAIL_HTTP_TYPE,
 	FLOOR_PASS_THROUGH_TYPE,
-	HTTP_REQUEST_TYPE,
 	contacts,
 	profileParameters,
 	addProfilesNodeParameters,
 	addProfilesAutoParameters,
 	addProfilesBody,
 	ADD_PROFILES_HEADERS,
-	addProfilesHttpParameters,
 	emailParameters,
 	sendEmailNodeParameters,
 	sendEmailBody,
 	SEND_EMAIL_HEADERS,
-	sendEmailHttpParameters,
 };

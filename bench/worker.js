@@ -11,8 +11,7 @@
  *
  * Runners: `node` (the BasicsEngage node in n8n-core's WorkflowExecute, via test/harness),
  * `floor` (bench/floor: only reads the same per-item parameters, same engine), `raw` (axios with
- * a keep-alive agent, same request bodies), `http` (n8n-nodes-base's HTTP Request node, same
- * engine, one request per item, default options), `helper` (Send Email: the floor plus one
+ * a keep-alive agent, same request bodies), `helper` (Send Email: the floor plus one
  * this.helpers.httpRequest per item at the same concurrency; Add Profiles: the items' own fields
  * posted in the same batches through this.helpers.httpRequest), `auto` (Add Profiles with Map
  * Automatically), `passthrough` (bench/floor: reads no parameter, the engine's floor).
@@ -25,21 +24,18 @@ const scenarios = require('./scenarios');
 /**
  * @typedef {object} WorkerSpec
  * @property {'addProfiles' | 'sendEmail'} op
- * @property {'node' | 'auto' | 'floor' | 'passthrough' | 'raw' | 'http' | 'helper'} runner
+ * @property {'node' | 'auto' | 'floor' | 'passthrough' | 'raw' | 'helper'} runner
  * @property {number} items
  * @property {number} [batchSize]      addProfiles
  * @property {number} [concurrency]    sendEmail; addProfiles in the `wan` part
  * @property {string} baseUrl          the sandbox
  * @property {string} packageDir       snapshot of the built package
  * @property {string} floorDir         bench/floor
- * @property {string} [httpPackageDir] package directory holding n8n-nodes-base's HTTP Request node
  * @property {number} warmupItems
  */
 
 /** @type {WorkerSpec} */
 const spec = JSON.parse(process.argv[2]);
-
-const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 
 /** @param {any} message */
 const send = (message) =>
@@ -127,7 +123,7 @@ async function engineRunner() {
 			result.success.length === items.length
 				? undefined
 				: `${result.success.length} output items, expected ${items.length}`;
-	} else if (spec.runner === 'helper') {
+	} else {
 		await loadPackage(spec.floorDir);
 		const expected = (/** @type {any[]} */ items) =>
 			spec.op === 'addProfiles'
@@ -152,22 +148,6 @@ async function engineRunner() {
 			result.success.length === expected(items)
 				? undefined
 				: `${result.success.length} output items, expected ${expected(items)}`;
-	} else {
-		if (!spec.httpPackageDir) throw new Error('No n8n-nodes-base HTTP Request node to run');
-		await loadPackage(spec.httpPackageDir);
-		workflow = {
-			nodeType: scenarios.HTTP_REQUEST_TYPE,
-			parameters:
-				spec.op === 'addProfiles'
-					? scenarios.addProfilesHttpParameters(spec.baseUrl)
-					: scenarios.sendEmailHttpParameters(spec.baseUrl),
-		};
-		check = (result, items) => {
-			const ok = result.success.filter(
-				(/** @type {any} */ item) => item.json.status === 'success',
-			).length;
-			return ok === items.length ? undefined : `${ok} successful answers of ${items.length}`;
-		};
 	}
 
 	return async (items) => {
@@ -238,11 +218,9 @@ async function main() {
 
 	const rssBefore = process.memoryUsage().rss;
 	const items = scenarios.contacts(spec.items);
-	const startUs = nowUs();
 	const started = performance.now();
 	const result = await run(items);
 	const wallMs = performance.now() - started;
-	const endUs = nowUs();
 	const peakRss = process.resourceUsage().maxRSS * 1024;
 
 	await send({
@@ -252,8 +230,6 @@ async function main() {
 		check: result.check,
 		rssBefore,
 		peakRss,
-		// For bench/profile-summary.js: the measured window on the clock --cpu-prof samples use.
-		windowUs: [startUs, endUs],
 	});
 	// Keep-alive sockets would keep the process alive; --cpu-prof still writes its profile.
 	process.exit(0);

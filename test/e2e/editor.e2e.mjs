@@ -285,7 +285,7 @@ uiTest(
 		expect(await dropdownOptions(params, 'operation')).toEqual(
 			expect.arrayContaining(['Add Profiles to List']),
 		);
-		expect(await dropdownOptions(params, 'listMode')).toEqual(['Existing List', 'Create New List']);
+		expect(await dropdownOptions(params, 'listMode')).toEqual(['Create New List', 'Existing List']);
 		// the output pane: one item per request, all into the one new list
 		await page.getByText('3 items', { exact: true }).first().waitFor();
 		await page.setViewportSize(PANEL_VIEWPORT);

@@ -165,14 +165,14 @@ const properties: INodeProperties[] = [
 				description: 'Buttons in the email: Approve, or Approve and Decline',
 			},
 			{
-				name: 'Free Text',
-				value: 'freeText',
-				description: 'A link to a page with a text box',
-			},
-			{
 				name: 'Custom Form',
 				value: 'customForm',
 				description: 'A link to a form with the fields you set',
+			},
+			{
+				name: 'Free Text',
+				value: 'freeText',
+				description: 'A link to a page with a text box',
 			},
 		],
 		default: 'approval',

@@ -41,14 +41,14 @@ const properties: INodeProperties[] = [
 		noDataExpression: true,
 		options: [
 			{
-				name: 'Existing List',
-				value: 'existing',
-				description: 'Add the profiles to a list by its ID',
-			},
-			{
 				name: 'Create New List',
 				value: 'new',
 				description: 'Create one list in this run and add all profiles to it',
+			},
+			{
+				name: 'Existing List',
+				value: 'existing',
+				description: 'Add the profiles to a list by its ID',
 			},
 		],
 		default: 'existing',
@@ -91,14 +91,14 @@ const properties: INodeProperties[] = [
 		noDataExpression: true,
 		options: [
 			{
-				name: 'Map Each Field Manually',
-				value: 'defineBelow',
-				description: 'Set the email and names with the fields below, expressions included',
-			},
-			{
 				name: 'Map Automatically',
 				value: 'autoMapInputData',
 				description: "Take them from the item's own fields, by name: much faster on large runs",
+			},
+			{
+				name: 'Map Each Field Manually',
+				value: 'defineBelow',
+				description: 'Set the email and names with the fields below, expressions included',
 			},
 		],
 		default: 'defineBelow',
