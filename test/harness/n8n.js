@@ -32,7 +32,7 @@ const core = coreRequire('n8n-core');
 const workflowLib = coreRequire('n8n-workflow');
 const { Container } = coreRequire('@n8n/di');
 const { Logger } = coreRequire('@n8n/backend-common');
-const { get } = coreRequire('lodash');
+const { get, pick } = coreRequire('lodash');
 // 2.x sends requests through @n8n/backend-network's OutboundHttp (a DI service); 1.x uses axios.
 const { OutboundHttp } = coreHas('@n8n/backend-network')
 	? coreRequire('@n8n/backend-network')
@@ -58,9 +58,7 @@ const { Workflow, NodeHelpers, NodeConnectionTypes, UserError } = workflowLib;
  *   data: ICredentialDataDecryptedObject | (() => ICredentialDataDecryptedObject) }>} CredentialStore
  */
 
-// ---------------------------------------------------------------------------
 // Logging: a real n8n Logger whose winston backend is swapped for a capture.
-// ---------------------------------------------------------------------------
 
 /** @type {string[]} */
 const logLines = [];
@@ -104,9 +102,7 @@ function createCaptureBackend(/** @type {string[]} */ scopes = []) {
 const getLogs = () => [...logLines];
 const clearLogs = () => void (logLines.length = 0);
 
-// ---------------------------------------------------------------------------
 // DI bootstrap (once per module registry, i.e. once per jest test file).
-// ---------------------------------------------------------------------------
 
 /** @type {{ instanceSettings: any } | undefined} */
 let services;
@@ -259,9 +255,7 @@ function shutdown() {
 }
 /** @type {any} */ (globalThis)[Symbol.for('n8n-harness.shutdown')] = shutdown;
 
-// ---------------------------------------------------------------------------
 // Node and credential types (what LoadNodesAndCredentials does in the CLI).
-// ---------------------------------------------------------------------------
 
 /**
  * @typedef {object} LoadedNode
@@ -389,80 +383,40 @@ function createCredentialsHelper(store) {
 	};
 }
 
-/**
- * @param {string} typeName
- * @returns {LoadedNode}
- */
-function resolveNodeType(typeName) {
-	const exact = nodeRegistry.get(typeName);
-	if (exact) return exact;
-	const byShortName = [...nodeRegistry.values()].filter((n) => n.name.endsWith(`.${typeName}`));
-	if (byShortName.length === 1) return byShortName[0];
-	throw new Error(
-		`Node type "${typeName}" is not loaded. Call loadPackage() first. Loaded: ${[...nodeRegistry.keys()].join(', ') || '(none)'}`,
-	);
-}
-
-// ---------------------------------------------------------------------------
 // Harness node types: a source that emits the test items, and a sink.
-// ---------------------------------------------------------------------------
 
-const HARNESS_PACKAGE = 'n8n-nodes-harness';
-const SOURCE_TYPE = `${HARNESS_PACKAGE}.source`;
-const SINK_TYPE = `${HARNESS_PACKAGE}.sink`;
+const SOURCE_TYPE = 'n8n-nodes-harness.source';
+const SINK_TYPE = 'n8n-nodes-base.noOp';
+const AGENT_TYPE = 'n8n-nodes-harness.agent';
 
 /**
- * A harness node type's description: "Harness <Name>", one main output, no parameters.
- * @param {string} name @param {string} description @param {string} group
+ * A harness node type: one main output, no parameters.
+ * @param {string} name @param {INodeType['execute']} execute
  * @param {import('n8n-workflow').INodeTypeDescription['inputs']} [inputs]
- * @returns {import('n8n-workflow').INodeTypeDescription}
+ * @returns {INodeType}
  */
-function harnessDescription(name, description, group, inputs = [NodeConnectionTypes.Main]) {
-	const displayName = `Harness ${name[0].toUpperCase()}${name.slice(1)}`;
-	return {
-		displayName,
+const harnessNodeType = (name, execute, inputs = [NodeConnectionTypes.Main]) => ({
+	description: {
+		displayName: name,
 		name,
-		group: [group],
+		group: ['transform'],
 		version: 1,
-		description,
-		defaults: { name: displayName },
+		description: name,
+		defaults: { name },
 		inputs,
 		outputs: [NodeConnectionTypes.Main],
 		properties: [],
-	};
-}
+	},
+	execute,
+});
 
 /**
- * Emits a deep copy of the given items, like a Code/Edit Fields node right
- * after the manual trigger. One run of a source node = one test run, so the
- * items are closed over instead of being put into parameters (which would
- * make `=`-prefixed strings in test data evaluate as expressions).
+ * Emits a copy of the test's items, like a Code node after the trigger. The items are closed
+ * over, not put in parameters, where `=`-prefixed strings would evaluate as expressions.
  * @param {INodeExecutionData[]} items
- * @returns {INodeType}
  */
-function createSourceNodeType(items) {
-	return {
-		description: harnessDescription('source', 'Emits the test input items', 'input'),
-		async execute() {
-			return [structuredClone(items)];
-		},
-	};
-}
-
-/** Passes its input through unchanged (a NoOp), so downstream wiring is real. */
-/** @type {INodeType} */
-const sinkNodeType = {
-	description: harnessDescription(
-		'sink',
-		'Collects the items of one output of the node under test',
-		'output',
-	),
-	async execute() {
-		return [this.getInputData()];
-	},
-};
-
-const AGENT_TYPE = `${HARNESS_PACKAGE}.agent`;
+const createSourceNodeType = (items) =>
+	harnessNodeType('source', async () => [structuredClone(items)]);
 
 /**
  * Stands in for an AI Agent or n8n's MCP Server Trigger: asks n8n-core for its connected
@@ -477,14 +431,9 @@ const AGENT_TYPE = `${HARNESS_PACKAGE}.agent`;
  * @returns {INodeType}
  */
 function createAgentNodeType(calls, parallel = false) {
-	return {
-		description: harnessDescription(
-			'agent',
-			'Calls the connected tool like an agent',
-			'transform',
-			[NodeConnectionTypes.Main, { type: NodeConnectionTypes.AiTool, displayName: 'Tools' }],
-		),
-		async execute() {
+	return harnessNodeType(
+		'agent',
+		async function () {
 			const tools = /** @type {any[]} */ (
 				await this.getInputConnectionData(NodeConnectionTypes.AiTool, 0)
 			);
@@ -504,7 +453,8 @@ function createAgentNodeType(calls, parallel = false) {
 			else for (const args of calls) answers.push(await call(args));
 			return [answers];
 		},
-	};
+		[NodeConnectionTypes.Main, { type: NodeConnectionTypes.AiTool, displayName: 'Tools' }],
+	);
 }
 
 /**
@@ -550,9 +500,7 @@ function createNodeTypes(extra) {
 	};
 }
 
-// ---------------------------------------------------------------------------
 // additionalData (what the CLI's WorkflowExecuteAdditionalData.getBase builds)
-// ---------------------------------------------------------------------------
 
 /**
  * @param {{ credentialsHelper: any, executionId?: string, workflowId?: string, hooks?: any }} options
@@ -593,10 +541,8 @@ function createAdditionalData({ credentialsHelper, executionId, workflowId, hook
 	});
 }
 
-// ---------------------------------------------------------------------------
 // Engine API differences: the only places where the harness follows the
 // engine chosen in ./engines.js (everything else is the same API on 1.x and 2.x).
-// ---------------------------------------------------------------------------
 
 /**
  * WorkflowExecute.run for a full manual run: 2.x takes an options object
@@ -682,9 +628,7 @@ async function executeWorkflow({
 	}
 }
 
-// ---------------------------------------------------------------------------
 // Waiting executions: a node that called putExecutionToWait, resumed.
-// ---------------------------------------------------------------------------
 
 /** A browser's User-Agent, for the requests a person makes by opening a link. */
 const BROWSER_USER_AGENT =
@@ -852,13 +796,11 @@ const asItem = (item) =>
 		? /** @type {INodeExecutionData} */ (item)
 		: { json: item };
 
-// ---------------------------------------------------------------------------
 // runWorkflow
-// ---------------------------------------------------------------------------
 
 /**
  * @typedef {object} RunWorkflowOptions
- * @property {string} nodeType    full type name (`<package>.<node>`) or unique short name
+ * @property {string} nodeType    full type name, `<package>.<node>`
  * @property {string} [packageDir] load this package first (cached)
  * @property {INodeParameters} [parameters]
  * @property {Array<INodeExecutionData | Record<string, unknown>>} [items]
@@ -920,7 +862,8 @@ async function runWorkflow(options) {
 	ensureServices();
 	if (options.packageDir) await loadPackage(options.packageDir);
 
-	const tested = resolveNodeType(options.nodeType);
+	const tested = nodeRegistry.get(options.nodeType);
+	if (!tested) throw new Error(`Node type "${options.nodeType}" is not loaded (packageDir)`);
 	const description = tested.description;
 	const asTool = options.toolCalls !== undefined;
 	const testedTypeName = asTool ? `${tested.name}Tool` : tested.name;
@@ -967,9 +910,7 @@ async function runWorkflow(options) {
 		parameters: structuredClone(options.parameters ?? {}),
 		credentials: nodeCredentials,
 		onError,
-		...(options.retryOnFail !== undefined && { retryOnFail: options.retryOnFail }),
-		...(options.maxTries !== undefined && { maxTries: options.maxTries }),
-		...(options.waitBetweenTries !== undefined && { waitBetweenTries: options.waitBetweenTries }),
+		...pick(options, ['retryOnFail', 'maxTries', 'waitBetweenTries']),
 		...options.nodeOverrides,
 	};
 	const successSink = harnessNode('Success Sink', SINK_TYPE, [440, -100]);
@@ -980,29 +921,18 @@ async function runWorkflow(options) {
 	const nodes = asTool
 		? [sourceNode, agentNode, testedNode]
 		: [sourceNode, testedNode, successSink, ...(withErrorOutput ? [errorSink] : [])];
-	/** @type {import('n8n-workflow').IConnections} */
-	const toolConnections = {
-		[sourceNode.name]: {
-			main: [[{ node: agentNode.name, type: NodeConnectionTypes.Main, index: 0 }]],
-		},
-		[testedNode.name]: {
-			ai_tool: [[{ node: agentNode.name, type: NodeConnectionTypes.AiTool, index: 0 }]],
-		},
-	};
-	/** @type {import('n8n-workflow').IConnections} */
+	/** @param {INode} to @param {any} type */
+	const to = ({ name }, type = NodeConnectionTypes.Main) => [{ node: name, type, index: 0 }];
+	/** @type {IConnections} */
 	const connections = asTool
-		? toolConnections
+		? {
+				[sourceNode.name]: { main: [to(agentNode)] },
+				[testedNode.name]: { ai_tool: [to(agentNode, NodeConnectionTypes.AiTool)] },
+			}
 		: {
-				[sourceNode.name]: {
-					main: [[{ node: testedNode.name, type: NodeConnectionTypes.Main, index: 0 }]],
-				},
+				[sourceNode.name]: { main: [to(testedNode)] },
 				[testedNode.name]: {
-					main: [
-						[{ node: successSink.name, type: NodeConnectionTypes.Main, index: 0 }],
-						...(withErrorOutput
-							? [[{ node: errorSink.name, type: NodeConnectionTypes.Main, index: 0 }]]
-							: []),
-					],
+					main: [to(successSink), ...(withErrorOutput ? [to(errorSink)] : [])],
 				},
 			};
 
@@ -1016,7 +946,7 @@ async function runWorkflow(options) {
 		active: false,
 		nodeTypes: createNodeTypes({
 			[SOURCE_TYPE]: createSourceNodeType(items),
-			[SINK_TYPE]: sinkNodeType,
+			[SINK_TYPE]: standInNodeType(SINK_TYPE),
 			...(asTool && {
 				[AGENT_TYPE]: createAgentNodeType(options.toolCalls ?? [], options.parallelToolCalls),
 				[testedTypeName]: toToolNodeType(tested.type),
@@ -1067,9 +997,7 @@ async function runWorkflow(options) {
 	};
 }
 
-// ---------------------------------------------------------------------------
 // runWorkflowFile: a workflow as exported from the n8n editor
-// ---------------------------------------------------------------------------
 
 /**
  * A node type of the export that no loaded package has (n8n-nodes-base is not installed): the
@@ -1196,9 +1124,7 @@ async function runWorkflowFile(exported, options = {}) {
 	return { outputs, runData, error, logs, executedNodes };
 }
 
-// ---------------------------------------------------------------------------
 // testCredential
-// ---------------------------------------------------------------------------
 
 /**
  * The test a credential type declares: its own `test` request, else a `testedBy` on a node that
