@@ -812,7 +812,7 @@ const asItem = (item) =>
  * @property {'stopWorkflow' | 'continueRegularOutput' | 'continueErrorOutput'} [onError]
  * @property {Array<Record<string, unknown>>} [toolCalls] run the node as an AI tool instead: an
  *   agent calls it once per entry with these arguments (see createAgentNodeType); `toolAnswers`
- *   then holds one `{ answer } | { thrown }` per call and `toolRuns` the node's runData.
+ *   then holds one `{ answer } | { thrown }` per call.
  * @property {boolean} [parallelToolCalls] the agent makes the tool calls all at once
  * @property {string} [workflowId] default: a new id per run (give one to share n8n's deduplication
  *   store between runs, as one saved workflow does)
