@@ -820,8 +820,11 @@ const campaignLists = (answer) => answer.body.data.campaign.recepientList;
 
 // ---------------------------------------------------------------- POST /list/create
 
-test('spec, rule 27, rule 31: Create List creates an empty list from listName and listDescription (empty allowed, unknown fields ignored); the answer is only data.listId, list_<16 hex>, new for the same name', async () => {
-	const answer = await call(CREATE_LIST, validList({ listDescription: '', color: 'blue' }));
+test('spec, rule 27, rule 31: Create List creates an empty list from listName and listDescription (empty allowed, unknown fields ignored, profiles [] too); the answer is only data.listId, list_<16 hex>, new for the same name', async () => {
+	const answer = await call(
+		CREATE_LIST,
+		validList({ listDescription: '', color: 'blue', profiles: [] }),
+	);
 	expect(answer).toEqual({
 		status: 200,
 		body: { status: 'success', data: { listId: expect.stringMatching(LIST_ID) } },
