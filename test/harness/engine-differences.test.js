@@ -14,12 +14,12 @@
  */
 
 const fs = require('node:fs');
-const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
 
 const { loadPackage, runWorkflow, internals } = require('./n8n');
 const { engine } = require('./resolve');
+const { startSandbox } = require('../sandbox/server');
 
 const V1 = engine.major === 1;
 const { core, workflowLib } = internals;
@@ -48,17 +48,18 @@ async function probe() {
 		if (itemError.startsWith('hidden')) Object.defineProperty(item, 'error', { value: error, enumerable: false });
 		return [[item]];
 	}
-	if (action === 'throwFailureOption' || action === 'throwFailureAssigned') {
+	if (action === 'throwFailure') {
+		// json 'option': the failure as NodeApiError's option; else assigned after construction.
 		const cause = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
 		const failure = { cause: 'quota-exhausted' };
-		const viaOption = action === 'throwFailureOption' ? { failure } : {};
+		const viaOption = param('json') === 'option' ? { failure } : {};
 		const error = new NodeApiError(node, cause, { message: 'Quota used up', httpCode: '429', itemIndex: 0, ...viaOption });
-		if (action === 'throwFailureAssigned') error.failure = failure;
+		if (!viaOption.failure) error.failure = failure;
 		throw (globalThis.__probe.thrown = error);
 	}
 	if (action === 'statusConfig') {
 		const ignoreHttpStatusErrors = { ignore: true, except: [401] };
-		const json = await this.helpers.httpRequest({ url: param('url'), returnFullResponse: true, ignoreHttpStatusErrors }).then(
+		const json = await this.helpers.httpRequest({ method: 'POST', url: param('url'), returnFullResponse: true, ignoreHttpStatusErrors }).then(
 			(response) => ({ threw: false, statusCode: response.statusCode }),
 			(error) => ({ threw: true, status: error.response?.status }),
 		);
@@ -82,10 +83,8 @@ exports.Probe = Probe;
 
 /** @type {string} */
 let probeDir;
-/** @type {http.Server} */
-let server;
-/** @type {string} */
-let serverUrl;
+/** Answers a request without a key 401. @type {import('../sandbox/server').SandboxHandle} */
+let sandbox;
 
 beforeAll(async () => {
 	probeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'engine-probe-'));
@@ -109,16 +108,11 @@ beforeAll(async () => {
 	);
 	await loadPackage(probeDir);
 
-	server = http.createServer((_req, res) => {
-		res.writeHead(401, { 'content-type': 'application/json' });
-		res.end(JSON.stringify({ message: 'Unauthorized' }));
-	});
-	await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
-	serverUrl = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}/`;
+	sandbox = await startSandbox();
 });
 
 afterAll(async () => {
-	await new Promise((resolve) => server.close(() => resolve(undefined)));
+	await sandbox.close();
 	fs.rmSync(probeDir, { recursive: true, force: true });
 });
 
@@ -147,7 +141,7 @@ const runItem = (/** @type {object} */ json, itemError = '', options = {}) =>
 	runProbe({ action: 'item', json: JSON.stringify(json), itemError }, options);
 
 describe(`engine ${engine.displayName}`, () => {
-	test('the node, n8n-core and the harness share one n8n-workflow (and one @n8n/errors)', async () => {
+	test('the node, n8n-core and the harness share one n8n-workflow (and one @n8n/errors), with the exports the node imports at run time', async () => {
 		await runItem({ error: 'Boom' });
 		// What the node got from require('n8n-workflow') is the engine's copy...
 		expect(probeState().workflowLib).toBe(workflowLib);
@@ -160,9 +154,6 @@ describe(`engine ${engine.displayName}`, () => {
 			// filesystem.error.js:5); n8n-workflow 1.x re-exports it.
 			expect(new core.FileNotFoundError('/nowhere')).toBeInstanceOf(workflowLib.ApplicationError);
 		}
-	});
-
-	test('n8n-workflow exports the node imports at run time exist', () => {
 		for (const name of ['sleep', 'NodeConnectionTypes', 'NodeApiError', 'NodeOperationError']) {
 			expect(workflowLib[name]).toBeDefined();
 		}
@@ -237,15 +228,15 @@ describe(`engine ${engine.displayName}`, () => {
 		// 1.x n8n-workflow-v1/dist/cjs/errors/node-api.error.js:89 does not read `failure`;
 		// abstract/execution-base.error.js:16 declares a `cause` class field, which resets the
 		// native cause after super(), and :30-31 keep only a non-Error cause.
-		const viaOption = await runProbe({ action: 'throwFailureOption' }, { onError: 'stopWorkflow' });
+		const viaOption = await runProbe(
+			{ action: 'throwFailure', json: 'option' },
+			{ onError: 'stopWorkflow' },
+		);
 		expect(viaOption.error.failure).toEqual(V1 ? undefined : { cause: 'quota-exhausted' });
 		expect(probeState().thrown.cause?.code).toBe(V1 ? undefined : 'ECONNRESET');
 
 		// Assigning after construction works on both (the engine keeps own enumerable fields).
-		const assigned = await runProbe(
-			{ action: 'throwFailureAssigned' },
-			{ onError: 'stopWorkflow' },
-		);
+		const assigned = await runProbe({ action: 'throwFailure' }, { onError: 'stopWorkflow' });
 		expect(assigned.error.failure).toEqual({ cause: 'quota-exhausted' });
 		expect(assigned.error.httpCode).toBe('429');
 	});
@@ -253,7 +244,7 @@ describe(`engine ${engine.displayName}`, () => {
 	test('ignoreHttpStatusErrors { ignore: true, except: [401] }: 2.x throws for 401, 1.x ignores every status', async () => {
 		// 1.x n8n-core-v1/.../utils/request-helper-functions.js:449-451 (any truthy value:
 		// validateStatus = () => true); 2.x @n8n/backend-network http/axios/request.js:79-83.
-		const result = await runProbe({ action: 'statusConfig', url: serverUrl });
+		const result = await runProbe({ action: 'statusConfig', url: `${sandbox.baseUrl}/email/send` });
 		expect(result.success[0].json).toEqual(
 			V1 ? { threw: false, statusCode: 401 } : { threw: true, status: 401 },
 		);

@@ -2,45 +2,28 @@
 'use strict';
 
 /**
- * Test harness that runs a community node package inside n8n-core's real
- * execution engine (WorkflowExecute, ExecuteContext, RoutingNode, the real
- * HTTP stack: @n8n/backend-network on 2.x, n8n-core's axios helpers on 1.x),
- * the way an n8n server does it.
- * Nothing about the execution context is mocked: only the pieces the CLI
- * would fetch from its database (credentials, logging sinks) are replaced by
- * small in-memory implementations.
+ * Runs a community node package inside n8n-core's real engine (WorkflowExecute, ExecuteContext,
+ * RoutingNode and the real HTTP stack: @n8n/backend-network on 2.x, n8n-core's axios helpers on
+ * 1.x), the way an n8n server does. Nothing of the execution context is mocked: only what the
+ * CLI keeps in its database (credentials, the deduplication store, log sinks) is in memory here.
  *
- * The engine (n8n 2.x or the last 1.x) is chosen in ./engines.js; ./resolve.js
- * loads that engine's packages, and the few API differences are in the
- * "Engine API differences" section below.
- *
- * Exported API (see the JSDoc on each function):
- *   loadPackage(packageDir)                     -> LoadedPackage
+ *   loadPackage(packageDir)           the package as n8n's PackageDirectoryLoader loads it
  *   runWorkflow({ nodeType, parameters, items, credentials, onError, ... })
- *                                               -> { success, errors, runData, error, logs, ...,
- *                                                    waitTill, callWebhook, passWaitLimit }
- *   runWorkflowFile(exportedWorkflowJson, { credentials, pinData, startNode })
- *                                               -> { outputs, runData, error, logs, executedNodes, ... }
- *   testCredential({ credentialType, data })    -> { status: 'OK' | 'Error', message }
- *   getLogs() / clearLogs()                     -> every log line n8n emitted in this module registry
- *   shutdown()                                  -> stop services the engine started (jest-setup.js calls it)
+ *                                     Source -> node -> sinks, or the node as an agent's tool
+ *   runWorkflowFile(export, options)  a workflow exported from the editor, as a manual run
+ *   testCredential({ credentialType, data })   the editor's "Test credential"
+ *   getLogs() / clearLogs()           every log line n8n emitted, with its metadata
+ *   shutdown()                        stops what the engine started (jest-setup.js calls it)
  *
- * Everything n8n-core needs is resolved from n8n-core's own location, because
- * npm installs a second, older copy of several @n8n/* packages at the top of
- * node_modules (e.g. @n8n/di, @n8n/backend-network, @n8n/backend-common). DI
- * tokens are class objects, so configuring the wrong copy silently does
- * nothing.
- *
- * Plain CommonJS on purpose: n8n's community-node lint forbids `process`/`fs`
- * in TypeScript sources.
+ * The engine (2.x or the last 1.x) is chosen in ./engines.js; ./resolve.js loads its packages
+ * from n8n-core's own location, since npm hoists older copies of several @n8n/* packages whose DI
+ * tokens would silently configure nothing. Plain CommonJS: n8n's lint forbids `fs` in the node.
  */
 
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { randomUUID } = require('node:crypto');
-
-const { createCredentialsHelper } = require('./credentials-helper');
 
 const { coreRequire, coreHas, coreInternal, engine } = require('./resolve');
 
@@ -49,13 +32,13 @@ const core = coreRequire('n8n-core');
 const workflowLib = coreRequire('n8n-workflow');
 const { Container } = coreRequire('@n8n/di');
 const { Logger } = coreRequire('@n8n/backend-common');
-// n8n 2.x sends requests through @n8n/backend-network's OutboundHttp (a DI
-// service with SSRF protection); n8n 1.x's request helpers use axios directly.
+const { get, pick } = coreRequire('lodash');
+// 2.x sends requests through @n8n/backend-network's OutboundHttp (a DI service); 1.x uses axios.
 const { OutboundHttp } = coreHas('@n8n/backend-network')
 	? coreRequire('@n8n/backend-network')
 	: { OutboundHttp: undefined };
 
-const { Workflow, NodeHelpers, NodeConnectionTypes } = workflowLib;
+const { Workflow, NodeHelpers, NodeConnectionTypes, UserError } = workflowLib;
 
 /**
  * @typedef {import('n8n-workflow').INodeExecutionData} INodeExecutionData
@@ -68,68 +51,35 @@ const { Workflow, NodeHelpers, NodeConnectionTypes } = workflowLib;
  * @typedef {import('n8n-workflow').IRun} IRun
  * @typedef {import('n8n-workflow').IRunData} IRunData
  * @typedef {import('n8n-workflow').INodeParameters} INodeParameters
- * @typedef {import('n8n-workflow').IWorkflowExecuteAdditionalData} IWorkflowExecuteAdditionalData
+ * @typedef {import('n8n-workflow').IConnections} IConnections
+ * @typedef {import('n8n-workflow').WorkflowExecuteMode} WorkflowExecuteMode
  * @typedef {import('n8n-workflow').INodeCredentialTestResult} INodeCredentialTestResult
+ * @typedef {Record<string, { id: string, name: string, type: string,
+ *   data: ICredentialDataDecryptedObject | (() => ICredentialDataDecryptedObject) }>} CredentialStore
  */
 
-/**
- * @typedef {object} LoadedNode
- * @property {string} name          Full n8n type name, `<packageName>.<description.name>`.
- * @property {INodeType | IVersionedNodeType} type   The instance the loader created.
- * @property {import('n8n-workflow').INodeTypeDescription} description  Description of the latest version.
- * @property {string} sourcePath
- * @property {string} packageName
- */
-
-/**
- * @typedef {object} LoadedCredential
- * @property {string} name          Credential type name (credential types are not namespaced).
- * @property {ICredentialType} type
- * @property {string} sourcePath
- * @property {string[]} supportedNodes   Full node type names using this credential.
- * @property {string} packageName
- */
-
-/**
- * @typedef {object} LoadedPackage
- * @property {string} packageName
- * @property {string} directory
- * @property {Record<string, LoadedNode>} nodes               keyed by full type name
- * @property {Record<string, LoadedCredential>} credentials   keyed by credential type name
- * @property {any} loader   the n8n-core PackageDirectoryLoader instance
- */
-
-// ---------------------------------------------------------------------------
 // Logging: a real n8n Logger whose winston backend is swapped for a capture.
-// ---------------------------------------------------------------------------
 
 /** @type {string[]} */
 const logLines = [];
 
-/** JSON.stringify that survives cycles, BigInt and Errors. */
+/** JSON.stringify that survives cycles, BigInt and Errors (whose message would be lost). */
 function safeStringify(/** @type {unknown} */ value) {
 	const seen = new WeakSet();
-	try {
-		return JSON.stringify(value, (_key, v) => {
-			if (typeof v === 'bigint') return v.toString();
-			if (v instanceof Error) {
-				return { ...v, name: v.name, message: v.message, stack: v.stack };
-			}
-			if (v && typeof v === 'object') {
-				if (seen.has(v)) return '[Circular]';
-				seen.add(v);
-			}
-			return v;
-		});
-	} catch {
-		return String(value);
-	}
+	return JSON.stringify(value, (_key, v) => {
+		if (typeof v === 'bigint') return v.toString();
+		if (v instanceof Error) return { ...v, name: v.name, message: v.message, stack: v.stack };
+		if (v && typeof v === 'object') {
+			if (seen.has(v)) return '[Circular]';
+			seen.add(v);
+		}
+		return v;
+	});
 }
 
 /**
- * Minimal stand-in for the winston logger n8n's Logger wraps. Each entry is
- * rendered as one line with the message AND all metadata, so a test can
- * assert that a secret does not appear anywhere n8n would have written it.
+ * Stands in for the winston logger n8n's Logger wraps: each entry becomes one line with the
+ * message AND all metadata, so a test can assert a secret appears nowhere n8n would write it.
  */
 function createCaptureBackend(/** @type {string[]} */ scopes = []) {
 	return {
@@ -149,41 +99,30 @@ function createCaptureBackend(/** @type {string[]} */ scopes = []) {
 }
 
 /** All log lines captured so far (in this jest module registry). */
-function getLogs() {
-	return [...logLines];
-}
+const getLogs = () => [...logLines];
+const clearLogs = () => void (logLines.length = 0);
 
-function clearLogs() {
-	logLines.length = 0;
-}
-
-// ---------------------------------------------------------------------------
 // DI bootstrap (once per module registry, i.e. once per jest test file).
-// ---------------------------------------------------------------------------
 
-/** @type {{ logger: any, instanceSettings: any, tmpDir: string } | undefined} */
+/** @type {{ instanceSettings: any } | undefined} */
 let services;
 
 function ensureServices() {
 	if (services) return services;
-
-	// Shared by all workers/test files: InstanceSettings only writes a tiny
-	// `config` file (always the same key) there, so no cleanup is needed.
+	// InstanceSettings writes a tiny `config` file there (always the same key): shared, no cleanup.
 	const tmpDir = path.join(os.tmpdir(), 'n8n-test-harness');
 	fs.mkdirSync(tmpDir, { recursive: true });
 
-	// Real Logger, configured through plain objects so that it neither reads
-	// N8N_LOG_* env vars nor writes to the console or ~/.n8n/logs.
+	// The real Logger, configured by plain objects: it reads no N8N_LOG_* and writes no file.
 	const logger = new Logger(
 		/** @type {any} */ ({ logging: { level: 'debug', outputs: [], scopes: [] } }),
 		/** @type {any} */ ({ n8nFolder: tmpDir }),
 	);
 	logger.setInternalLogger(createCaptureBackend());
 	Container.set(Logger, logger);
-	// The Logger constructor already calls LoggerProxy.init(this); keep it explicit.
 	workflowLib.LoggerProxy.init(logger);
 
-	// InstanceSettings would otherwise create/read ~/.n8n/config (encryption key).
+	// Otherwise InstanceSettings creates ~/.n8n/config (the encryption key).
 	const instanceSettings = new core.InstanceSettings(
 		/** @type {any} */ ({
 			n8nFolder: tmpDir,
@@ -194,19 +133,13 @@ function ensureServices() {
 		logger,
 	);
 	Container.set(core.InstanceSettings, instanceSettings);
-
-	// Build the real outbound HTTP client (2.x: SsrfProtectionService + env-driven
-	// SsrfProtectionConfig, disabled by default as on a stock n8n; 1.x: nothing to
-	// build) and the real ErrorReporter (which, un-initialised, just logs through
-	// our Logger).
+	// The real outbound HTTP client (2.x; SSRF protection off, as on a stock n8n) and the real
+	// ErrorReporter, which un-initialised only logs.
 	if (OutboundHttp) Container.get(OutboundHttp);
 	Container.get(core.ErrorReporter);
-
-	// The server's deduplication store (checkProcessedAndRecord & co.) lives in its database;
-	// here an in-memory one, per worker, with the same semantics for the "entries" mode.
 	void core.DataDeduplicationService.init(createMemoryDeduplicator());
 
-	services = { logger, instanceSettings, tmpDir };
+	services = { instanceSettings };
 	return services;
 }
 
@@ -233,9 +166,8 @@ const deduplicationStore = {
 };
 
 /**
- * Executions whose n8n "died" (runWorkflow's `diesWhen`): from then on their store calls write
- * nothing, as if the process were gone; keyed by the execution's own Workflow instance, so the
- * next execution of the same saved workflow (the restarted n8n) is unaffected.
+ * Executions whose n8n "died" (runWorkflow's `diesWhen`): their store calls write nothing from
+ * then on. Keyed by the execution's Workflow instance, so the restarted n8n's run is unaffected.
  * @type {WeakSet<object>}
  */
 const deadWorkflows = new WeakSet();
@@ -246,29 +178,33 @@ function assertAlive(context) {
 }
 
 /**
- * What the n8n server's database-backed deduplicator does in "entries" mode
- * (packages/cli/src/deduplication/deduplication-helper.ts): per workflow and scope ('node'
- * scope: per node id) one row holding a list of values; `checkProcessedAndRecord` splits the
- * given values into those already recorded and new ones (recording the new ones, even when the
- * same value appears twice in one call, as the server does), keeping at most `maxEntries`
- * newest; `removeProcessed` deletes values. Each call reads the row and writes it back.
+ * The server's database-backed deduplicator in "entries" mode
+ * (packages/cli/src/deduplication/deduplication-helper.ts): per workflow and scope ('node':
+ * per node id) one row holding a list of values; `checkProcessedAndRecord` splits the values
+ * into recorded and new ones (recording the new ones, a value repeated in one call included),
+ * keeping the `maxEntries` newest; `removeProcessed` deletes values. Each call reads the row and
+ * writes it back, so overlapping calls lose writes, as on the server.
  */
 function createMemoryDeduplicator() {
 	/** @type {Map<string, string[]>} */
 	const store = new Map();
-	/** @param {string} scope @param {{ workflow: { id: string }, node?: { id: string } }} context */
+	/** @param {string} scope @param {any} context */
 	const keyOf = (scope, context) =>
 		`${context.workflow.id}|${scope === 'node' ? `n:${context.node?.id}` : ''}`;
+	/** Reads the row, yields (as the database round trip does), checks n8n is still alive. */
+	const readRow = async (/** @type {string} */ key, /** @type {any} */ context) => {
+		const recorded = [...(store.get(key) ?? [])];
+		await new Promise((resolve) => setImmediate(resolve));
+		assertAlive(context);
+		return recorded;
+	};
 	return {
 		/** @param {string[]} items @param {string} scope @param {any} context @param {{ mode: string, maxEntries?: number }} options */
 		async checkProcessedAndRecord(items, scope, context, options) {
 			if (options.mode !== 'entries') throw new Error('harness deduplicator: entries mode only');
 			deduplicationStore.beforeCall(context);
 			const key = keyOf(scope, context);
-			const recorded = [...(store.get(key) ?? [])];
-			// The server reads the row, then writes it back: calls that overlap lose writes there too.
-			await new Promise((resolve) => setImmediate(resolve));
-			assertAlive(context);
+			const recorded = await readRow(key, context);
 			const known = new Set(recorded);
 			/** @type {{ new: string[], processed: string[] }} */
 			const result = { new: [], processed: [] };
@@ -286,14 +222,13 @@ function createMemoryDeduplicator() {
 		/** @param {string[]} items @param {string} scope @param {any} context */
 		async removeProcessed(items, scope, context) {
 			deduplicationStore.beforeCall(context);
-			const recorded = [...(store.get(keyOf(scope, context)) ?? [])];
-			await new Promise((resolve) => setImmediate(resolve));
-			assertAlive(context);
+			const key = keyOf(scope, context);
+			const recorded = await readRow(key, context);
 			for (const item of items) {
 				const index = recorded.indexOf(String(item));
 				if (index !== -1) recorded.splice(index, 1);
 			}
-			store.set(keyOf(scope, context), recorded);
+			store.set(key, recorded);
 		},
 		/** @param {string} scope @param {any} context */
 		async clearAllProcessedItems(scope, context) {
@@ -309,12 +244,10 @@ function createMemoryDeduplicator() {
 }
 
 /**
- * What the CLI's shutdown does for the services the engine starts on first
- * use. n8n 1.x's SSHClientsManager (created with the first ExecuteContext)
- * starts a ref'd 60 s cleanup interval that only its onShutdown() clears
- * (n8n-core-v1/dist/execution-engine/ssh-clients-manager.js:57-58; 2.x unrefs
- * it), so without this jest never exits. test/harness/jest-setup.js calls it
- * after every test file that loaded the harness; safe to call more than once.
+ * What the CLI's shutdown does for the services the engine starts on first use: n8n 1.x's
+ * SSHClientsManager (created with the first ExecuteContext) starts a ref'd 60 s cleanup interval
+ * that only onShutdown() clears (2.x unrefs it), so without this jest never exits.
+ * test/harness/jest-setup.js calls it after every test file; safe to call more than once.
  */
 function shutdown() {
 	const { SSHClientsManager } = coreInternal('dist/execution-engine/ssh-clients-manager');
@@ -322,32 +255,43 @@ function shutdown() {
 }
 /** @type {any} */ (globalThis)[Symbol.for('n8n-harness.shutdown')] = shutdown;
 
-// ---------------------------------------------------------------------------
-// Node / credential registry (what LoadNodesAndCredentials does in the CLI).
-// ---------------------------------------------------------------------------
+// Node and credential types (what LoadNodesAndCredentials does in the CLI).
 
-/** @type {Map<string, LoadedPackage>} keyed by realpath of the package directory */
+/**
+ * @typedef {object} LoadedNode
+ * @property {string} name  full type name, `<packageName>.<description.name>`
+ * @property {INodeType | IVersionedNodeType} type
+ * @property {import('n8n-workflow').INodeTypeDescription} description  of the latest version
+ */
+/**
+ * @typedef {object} LoadedCredential
+ * @property {string} name
+ * @property {ICredentialType} type
+ * @property {string[]} supportedNodes  full type names of the nodes that use it
+ */
+/**
+ * @typedef {object} LoadedPackage
+ * @property {string} packageName
+ * @property {Record<string, LoadedNode>} nodes  by full type name
+ * @property {Record<string, LoadedCredential>} credentials  by credential type name
+ */
+
+/** @type {Map<string, LoadedPackage>} by the package directory's realpath */
 const packagesByDir = new Map();
 /** @type {Map<string, LoadedNode>} */
 const nodeRegistry = new Map();
 /** @type {Map<string, LoadedCredential>} */
 const credentialRegistry = new Map();
 
-function latestDescription(/** @type {INodeType | IVersionedNodeType} */ type) {
-	if ('nodeVersions' in type) {
-		return type.nodeVersions[type.currentVersion].description;
-	}
-	return type.description;
-}
+/** @param {INodeType | IVersionedNodeType} type */
+const latestDescription = (type) =>
+	'nodeVersions' in type ? type.nodeVersions[type.currentVersion].description : type.description;
 
 /**
- * Load a built community package from its directory the way the n8n server
- * does: through n8n-core's PackageDirectoryLoader, which runs
- * applySpecialNodeParameters (adds the "Request Options" collection to
- * declarative nodes, polling/CORS params, ...), icon path fixing, codex, and
- * description validation. Cached per directory.
- *
- * @param {string} packageDir directory containing package.json with an `n8n` section
+ * Loads a built community package as the n8n server does, through n8n-core's
+ * PackageDirectoryLoader (which adds the declarative "Request Options", fixes icon paths and
+ * validates descriptions). Cached per directory.
+ * @param {string} packageDir a directory whose package.json has an `n8n` section
  * @returns {Promise<LoadedPackage>}
  */
 async function loadPackage(packageDir) {
@@ -359,143 +303,120 @@ async function loadPackage(packageDir) {
 	const loader = new core.PackageDirectoryLoader(directory);
 	await loader.loadAll();
 	const { packageName } = loader;
-
 	/** @type {LoadedPackage} */
-	const loaded = { packageName, directory, nodes: {}, credentials: {}, loader };
-
-	for (const [shortName, { type, sourcePath }] of Object.entries(loader.nodeTypes)) {
-		const fullName = `${packageName}.${shortName}`;
-		const entry = {
-			name: fullName,
-			type,
-			description: latestDescription(type),
-			sourcePath: path.join(directory, sourcePath),
-			packageName,
-		};
-		loaded.nodes[fullName] = entry;
-		nodeRegistry.set(fullName, entry);
+	const loaded = { packageName, nodes: {}, credentials: {} };
+	for (const [shortName, { type }] of Object.entries(loader.nodeTypes)) {
+		const name = `${packageName}.${shortName}`;
+		loaded.nodes[name] = { name, type, description: latestDescription(type) };
+		nodeRegistry.set(name, loaded.nodes[name]);
 	}
-
-	for (const [name, { type, sourcePath }] of Object.entries(loader.credentialTypes)) {
+	for (const [name, { type }] of Object.entries(loader.credentialTypes)) {
 		const supportedNodes = (loader.known.credentials[name]?.supportedNodes ?? []).map(
-			(/** @type {string} */ nodeName) => `${packageName}.${nodeName}`,
+			(/** @type {string} */ node) => `${packageName}.${node}`,
 		);
-		const entry = {
-			name,
-			type,
-			sourcePath: path.join(directory, sourcePath),
-			supportedNodes,
-			packageName,
-		};
-		loaded.credentials[name] = entry;
-		credentialRegistry.set(name, entry);
+		loaded.credentials[name] = { name, type, supportedNodes };
+		credentialRegistry.set(name, loaded.credentials[name]);
 	}
-
 	packagesByDir.set(directory, loaded);
 	return loaded;
 }
 
-/** Registry view handed to the credentials helper. */
-const credentialTypes = {
-	/** @param {string} name */
-	recognizes: (name) => credentialRegistry.has(name),
-	/** @param {string} name @returns {ICredentialType} */
-	getByName(name) {
-		const entry = credentialRegistry.get(name);
-		if (!entry) throw new core.UnrecognizedCredentialTypeError(name);
-		return entry.type;
-	},
-	/** @param {string} name @returns {string[]} */
-	getSupportedNodes: (name) => credentialRegistry.get(name)?.supportedNodes ?? [],
-	/**
-	 * The `extends` chain, parents first-level then their parents, as the CLI's
-	 * CredentialTypes.getParentTypes returns it.
-	 * @param {string} name
-	 * @returns {string[]}
-	 */
-	getParentTypes(name) {
-		const direct = credentialRegistry.get(name)?.type.extends ?? [];
-		/** @type {string[]} */
-		const all = [...direct];
-		for (const parent of direct) all.push(...credentialTypes.getParentTypes(parent));
-		return all;
-	},
-};
+/** @param {string} name @returns {ICredentialType} */
+function credentialType(name) {
+	const entry = credentialRegistry.get(name);
+	if (!entry) throw new core.UnrecognizedCredentialTypeError(name);
+	return entry.type;
+}
 
 /**
- * @param {string} typeName
- * @returns {LoadedNode}
+ * The credential data a node gets: the stored data (a function: read again at each try) with
+ * the type's defaults, as the CLI's CredentialsHelper.applyDefaultsAndOverwrites gives it
+ * (getNodeParameters also drops unknown keys). Expressions in credential data are not resolved:
+ * no test writes one.
+ * @param {string} type @param {ICredentialDataDecryptedObject | (() => ICredentialDataDecryptedObject)} stored
  */
-function resolveNodeType(typeName) {
-	const exact = nodeRegistry.get(typeName);
-	if (exact) return exact;
-	const byShortName = [...nodeRegistry.values()].filter((n) => n.name.endsWith(`.${typeName}`));
-	if (byShortName.length === 1) return byShortName[0];
-	throw new Error(
-		`Node type "${typeName}" is not loaded. Call loadPackage() first. Loaded: ${[...nodeRegistry.keys()].join(', ') || '(none)'}`,
+function credentialData(type, stored) {
+	const data = structuredClone(typeof stored === 'function' ? stored() : stored);
+	const { properties } = credentialType(type);
+	return /** @type {ICredentialDataDecryptedObject} */ (
+		NodeHelpers.getNodeParameters(properties, /** @type {any} */ (data), true, false, null, null)
 	);
 }
 
-// ---------------------------------------------------------------------------
-// Harness node types: a source that emits the test items, and a sink.
-// ---------------------------------------------------------------------------
+/**
+ * The CLI's CredentialsHelper (packages/cli, not installed here) serves credentials from its
+ * database; this one from `store`, for what this package's credential needs: no parent types,
+ * no OAuth, no preAuthentication (n8n-core then re-sends a thrown 401 once, as on the server),
+ * and `authenticate` as a function.
+ * @param {CredentialStore} store
+ */
+function createCredentialsHelper(store) {
+	/** @param {{ id?: string | null, name?: string }} details @param {string} type */
+	const find = (details, type) => {
+		const stored = details?.id ? store[details.id] : undefined;
+		if (!stored || stored.type !== type) {
+			// The wording of the CLI's CredentialNotFoundError.
+			throw new UserError(`Credential with ID "${details?.id}" does not exist for type "${type}".`);
+		}
+		return stored;
+	};
+	return {
+		getParentTypes: () => [],
+		isCredentialUsableByNode: () => true,
+		/** @param {string} type */
+		getCredentialsProperties: (type) => credentialType(type).properties,
+		/** @param {any} _additionalData @param {any} details @param {string} type */
+		getDecrypted: async (_additionalData, details, type) =>
+			credentialData(type, find(details, type).data),
+		/** @param {ICredentialDataDecryptedObject} credentials @param {string} type @param {any} requestOptions */
+		async authenticate(credentials, type, requestOptions) {
+			const { authenticate } = credentialType(type);
+			if (authenticate === undefined) return requestOptions;
+			if (typeof authenticate !== 'function') {
+				throw new Error('The test harness runs only a credential whose authenticate is a function');
+			}
+			return await authenticate(credentials, requestOptions);
+		},
+		preAuthentication: async () => undefined,
+		runPreAuthentication: async () => undefined,
+		updateCredentialsOauthTokenData: async () => {},
+	};
+}
 
-const HARNESS_PACKAGE = 'n8n-nodes-harness';
-const SOURCE_TYPE = `${HARNESS_PACKAGE}.source`;
-const SINK_TYPE = `${HARNESS_PACKAGE}.sink`;
+// Harness node types: a source that emits the test items, and a sink.
+
+const SOURCE_TYPE = 'n8n-nodes-harness.source';
+const SINK_TYPE = 'n8n-nodes-base.noOp';
+const AGENT_TYPE = 'n8n-nodes-harness.agent';
 
 /**
- * A harness node type's description: "Harness <Name>", one main output, no parameters.
- * @param {string} name @param {string} description @param {string} group
+ * A harness node type: one main output, no parameters.
+ * @param {string} name @param {INodeType['execute']} execute
  * @param {import('n8n-workflow').INodeTypeDescription['inputs']} [inputs]
- * @returns {import('n8n-workflow').INodeTypeDescription}
+ * @returns {INodeType}
  */
-function harnessDescription(name, description, group, inputs = [NodeConnectionTypes.Main]) {
-	const displayName = `Harness ${name[0].toUpperCase()}${name.slice(1)}`;
-	return {
-		displayName,
+const harnessNodeType = (name, execute, inputs = [NodeConnectionTypes.Main]) => ({
+	description: {
+		displayName: name,
 		name,
-		group: [group],
+		group: ['transform'],
 		version: 1,
-		description,
-		defaults: { name: displayName },
+		description: name,
+		defaults: { name },
 		inputs,
 		outputs: [NodeConnectionTypes.Main],
 		properties: [],
-	};
-}
+	},
+	execute,
+});
 
 /**
- * Emits a deep copy of the given items, like a Code/Edit Fields node right
- * after the manual trigger. One run of a source node = one test run, so the
- * items are closed over instead of being put into parameters (which would
- * make `=`-prefixed strings in test data evaluate as expressions).
+ * Emits a copy of the test's items, like a Code node after the trigger. The items are closed
+ * over, not put in parameters, where `=`-prefixed strings would evaluate as expressions.
  * @param {INodeExecutionData[]} items
- * @returns {INodeType}
  */
-function createSourceNodeType(items) {
-	return {
-		description: harnessDescription('source', 'Emits the test input items', 'input'),
-		async execute() {
-			return [structuredClone(items)];
-		},
-	};
-}
-
-/** Passes its input through unchanged (a NoOp), so downstream wiring is real. */
-/** @type {INodeType} */
-const sinkNodeType = {
-	description: harnessDescription(
-		'sink',
-		'Collects the items of one output of the node under test',
-		'output',
-	),
-	async execute() {
-		return [this.getInputData()];
-	},
-};
-
-const AGENT_TYPE = `${HARNESS_PACKAGE}.agent`;
+const createSourceNodeType = (items) =>
+	harnessNodeType('source', async () => [structuredClone(items)]);
 
 /**
  * Stands in for an AI Agent or n8n's MCP Server Trigger: asks n8n-core for its connected
@@ -510,14 +431,9 @@ const AGENT_TYPE = `${HARNESS_PACKAGE}.agent`;
  * @returns {INodeType}
  */
 function createAgentNodeType(calls, parallel = false) {
-	return {
-		description: harnessDescription(
-			'agent',
-			'Calls the connected tool like an agent',
-			'transform',
-			[NodeConnectionTypes.Main, { type: NodeConnectionTypes.AiTool, displayName: 'Tools' }],
-		),
-		async execute() {
+	return harnessNodeType(
+		'agent',
+		async function () {
 			const tools = /** @type {any[]} */ (
 				await this.getInputConnectionData(NodeConnectionTypes.AiTool, 0)
 			);
@@ -537,7 +453,8 @@ function createAgentNodeType(calls, parallel = false) {
 			else for (const args of calls) answers.push(await call(args));
 			return [answers];
 		},
-	};
+		[NodeConnectionTypes.Main, { type: NodeConnectionTypes.AiTool, displayName: 'Tools' }],
+	);
 }
 
 /**
@@ -583,55 +500,49 @@ function createNodeTypes(extra) {
 	};
 }
 
-// ---------------------------------------------------------------------------
 // additionalData (what the CLI's WorkflowExecuteAdditionalData.getBase builds)
-// ---------------------------------------------------------------------------
 
 /**
- * @param {{ credentialsHelper: any, executionId?: string, workflowId?: string, hooks?: any, userId?: string }} options
- * @returns {IWorkflowExecuteAdditionalData}
+ * @param {{ credentialsHelper: any, executionId?: string, workflowId?: string, hooks?: any }} options
+ * @returns {import('n8n-workflow').IWorkflowExecuteAdditionalData}
  */
-function createAdditionalData({ credentialsHelper, executionId, workflowId, hooks, userId }) {
+function createAdditionalData({ credentialsHelper, executionId, workflowId, hooks }) {
 	const base = 'http://localhost:5678/';
 	const unsupported = (/** @type {string} */ what) => async () => {
 		throw new workflowLib.UserError(`${what} is not supported by the test harness`);
 	};
-	return /** @type {IWorkflowExecuteAdditionalData} */ (
-		/** @type {unknown} */ ({
-			credentialsHelper,
-			hooks,
-			executionId,
-			workflowId,
-			userId: userId ?? 'harness-user',
-			projectId: 'harness-project',
-			currentNodeExecutionIndex: 0,
-			currentNodeParameters: undefined,
-			executionTimeoutTimestamp: undefined,
-			restApiUrl: `${base}rest`,
-			instanceBaseUrl: base,
-			formBaseUrl: `${base}form`,
-			formWaitingBaseUrl: `${base}form-waiting`,
-			formTestBaseUrl: `${base}form-test`,
-			webhookBaseUrl: `${base}webhook`,
-			webhookWaitingBaseUrl: `${base}webhook-waiting`,
-			webhookTestBaseUrl: `${base}webhook-test`,
-			mcpBaseUrl: `${base}mcp`,
-			mcpTestBaseUrl: `${base}mcp-test`,
-			variables: {},
-			setExecutionStatus: () => {},
-			logAiEvent: () => {},
-			executeWorkflow: unsupported('Executing sub-workflows'),
-			getRunExecutionData: async () => undefined,
-			getRuntimeCredential: async () => undefined,
-			startRunnerTask: unsupported('Task runners (Code node)'),
-		})
-	);
+	return /** @type {any} */ ({
+		credentialsHelper,
+		hooks,
+		executionId,
+		workflowId,
+		userId: 'harness-user',
+		projectId: 'harness-project',
+		currentNodeExecutionIndex: 0,
+		currentNodeParameters: undefined,
+		executionTimeoutTimestamp: undefined,
+		restApiUrl: `${base}rest`,
+		instanceBaseUrl: base,
+		formBaseUrl: `${base}form`,
+		formWaitingBaseUrl: `${base}form-waiting`,
+		formTestBaseUrl: `${base}form-test`,
+		webhookBaseUrl: `${base}webhook`,
+		webhookWaitingBaseUrl: `${base}webhook-waiting`,
+		webhookTestBaseUrl: `${base}webhook-test`,
+		mcpBaseUrl: `${base}mcp`,
+		mcpTestBaseUrl: `${base}mcp-test`,
+		variables: {},
+		setExecutionStatus: () => {},
+		logAiEvent: () => {},
+		executeWorkflow: unsupported('Executing sub-workflows'),
+		getRunExecutionData: async () => undefined,
+		getRuntimeCredential: async () => undefined,
+		startRunnerTask: unsupported('Task runners (Code node)'),
+	});
 }
 
-// ---------------------------------------------------------------------------
 // Engine API differences: the only places where the harness follows the
 // engine chosen in ./engines.js (everything else is the same API on 1.x and 2.x).
-// ---------------------------------------------------------------------------
 
 /**
  * WorkflowExecute.run for a full manual run: 2.x takes an options object
@@ -688,7 +599,7 @@ async function executeWorkflow({
 	hooks.addHandler('nodeExecuteAfter', (/** @type {string} */ name) => {
 		executedNodes.push(name);
 	});
-	const credentialsHelper = createCredentialsHelper({ credentialTypes, store });
+	const credentialsHelper = createCredentialsHelper(store);
 	const additionalData = createAdditionalData({
 		credentialsHelper,
 		executionId,
@@ -717,9 +628,7 @@ async function executeWorkflow({
 	}
 }
 
-// ---------------------------------------------------------------------------
 // Waiting executions: a node that called putExecutionToWait, resumed.
-// ---------------------------------------------------------------------------
 
 /** A browser's User-Agent, for the requests a person makes by opening a link. */
 const BROWSER_USER_AGENT =
@@ -881,13 +790,17 @@ function hasValidSignature(url) {
 	return signature === expected;
 }
 
-// ---------------------------------------------------------------------------
+/** A plain object is an item's json, as n8n's pinned data and the Code node take it. @param {any} item */
+const asItem = (item) =>
+	item && typeof item === 'object' && 'json' in item && typeof item.json === 'object'
+		? /** @type {INodeExecutionData} */ (item)
+		: { json: item };
+
 // runWorkflow
-// ---------------------------------------------------------------------------
 
 /**
  * @typedef {object} RunWorkflowOptions
- * @property {string} nodeType    full type name (`<package>.<node>`) or unique short name
+ * @property {string} nodeType    full type name, `<package>.<node>`
  * @property {string} [packageDir] load this package first (cached)
  * @property {INodeParameters} [parameters]
  * @property {Array<INodeExecutionData | Record<string, unknown>>} [items]
@@ -899,20 +812,15 @@ function hasValidSignature(url) {
  * @property {'stopWorkflow' | 'continueRegularOutput' | 'continueErrorOutput'} [onError]
  * @property {Array<Record<string, unknown>>} [toolCalls] run the node as an AI tool instead: an
  *   agent calls it once per entry with these arguments (see createAgentNodeType); `toolAnswers`
- *   then holds one `{ answer } | { thrown }` per call and `toolRuns` the node's runData.
+ *   then holds one `{ answer } | { thrown }` per call.
  * @property {boolean} [parallelToolCalls] the agent makes the tool calls all at once
  * @property {string} [workflowId] default: a new id per run (give one to share n8n's deduplication
  *   store between runs, as one saved workflow does)
  * @property {boolean} [retryOnFail]
  * @property {number} [maxTries]
  * @property {number} [waitBetweenTries]
- * @property {boolean} [alwaysOutputData]
- * @property {boolean} [executeOnce]
- * @property {number} [typeVersion]  default: latest version of the node
- * @property {string} [nodeName]     default: 'Node Under Test'
  * @property {Partial<INode>} [nodeOverrides] merged into the INode of the tested node
  * @property {import('n8n-workflow').IWorkflowSettings} [settings] default `{ executionOrder: 'v1' }`
- * @property {import('n8n-workflow').WorkflowExecuteMode} [mode] default 'manual'
  * @property {() => boolean} [stopWhen] polled every 2 ms while the execution runs; once it
  *   returns true the execution is stopped as n8n's Stop button does (`cancel()`). The run then
  *   resolves when the node under test returns.
@@ -954,26 +862,22 @@ async function runWorkflow(options) {
 	ensureServices();
 	if (options.packageDir) await loadPackage(options.packageDir);
 
-	const tested = resolveNodeType(options.nodeType);
+	const tested = nodeRegistry.get(options.nodeType);
+	if (!tested) throw new Error(`Node type "${options.nodeType}" is not loaded (packageDir)`);
 	const description = tested.description;
 	const asTool = options.toolCalls !== undefined;
 	const testedTypeName = asTool ? `${tested.name}Tool` : tested.name;
-	const typeVersion =
-		options.typeVersion ??
-		(Array.isArray(description.version) ? Math.max(...description.version) : description.version);
+	const typeVersion = Array.isArray(description.version)
+		? Math.max(...description.version)
+		: description.version;
 
-	const items = (options.items ?? [{ json: {} }]).map((item) =>
-		item && typeof item === 'object' && 'json' in item && typeof item.json === 'object'
-			? /** @type {INodeExecutionData} */ (item)
-			: { json: /** @type {import('n8n-workflow').IDataObject} */ (item) },
-	);
+	const items = (options.items ?? [{ json: {} }]).map(asItem);
 
-	const credentialData = options.credentials ?? {};
 	/** @type {Record<string, { id: string, name: string }>} */
 	const nodeCredentials = {};
-	/** @type {Record<string, { id: string, name: string, type: string, data: ICredentialDataDecryptedObject }>} */
+	/** @type {CredentialStore} */
 	const store = {};
-	Object.entries(credentialData).forEach(([type, data], index) => {
+	Object.entries(options.credentials ?? {}).forEach(([type, data], index) => {
 		const id = `harness-cred-${index + 1}`;
 		const name = `${type} (harness)`;
 		nodeCredentials[type] = { id, name };
@@ -981,7 +885,6 @@ async function runWorkflow(options) {
 	});
 
 	const onError = options.onError ?? 'stopWorkflow';
-	const nodeName = options.nodeName ?? 'Node Under Test';
 
 	/**
 	 * A harness node of the workflow, without parameters.
@@ -1000,18 +903,14 @@ async function runWorkflow(options) {
 	/** @type {INode} */
 	const testedNode = {
 		id: randomUUID(),
-		name: nodeName,
+		name: 'Node Under Test',
 		type: testedTypeName,
 		typeVersion,
 		position: [220, 0],
 		parameters: structuredClone(options.parameters ?? {}),
 		credentials: nodeCredentials,
 		onError,
-		...(options.retryOnFail !== undefined && { retryOnFail: options.retryOnFail }),
-		...(options.maxTries !== undefined && { maxTries: options.maxTries }),
-		...(options.waitBetweenTries !== undefined && { waitBetweenTries: options.waitBetweenTries }),
-		...(options.alwaysOutputData !== undefined && { alwaysOutputData: options.alwaysOutputData }),
-		...(options.executeOnce !== undefined && { executeOnce: options.executeOnce }),
+		...pick(options, ['retryOnFail', 'maxTries', 'waitBetweenTries']),
 		...options.nodeOverrides,
 	};
 	const successSink = harnessNode('Success Sink', SINK_TYPE, [440, -100]);
@@ -1022,29 +921,18 @@ async function runWorkflow(options) {
 	const nodes = asTool
 		? [sourceNode, agentNode, testedNode]
 		: [sourceNode, testedNode, successSink, ...(withErrorOutput ? [errorSink] : [])];
-	/** @type {import('n8n-workflow').IConnections} */
-	const toolConnections = {
-		[sourceNode.name]: {
-			main: [[{ node: agentNode.name, type: NodeConnectionTypes.Main, index: 0 }]],
-		},
-		[testedNode.name]: {
-			ai_tool: [[{ node: agentNode.name, type: NodeConnectionTypes.AiTool, index: 0 }]],
-		},
-	};
-	/** @type {import('n8n-workflow').IConnections} */
+	/** @param {INode} to @param {any} type */
+	const to = ({ name }, type = NodeConnectionTypes.Main) => [{ node: name, type, index: 0 }];
+	/** @type {IConnections} */
 	const connections = asTool
-		? toolConnections
+		? {
+				[sourceNode.name]: { main: [to(agentNode)] },
+				[testedNode.name]: { ai_tool: [to(agentNode, NodeConnectionTypes.AiTool)] },
+			}
 		: {
-				[sourceNode.name]: {
-					main: [[{ node: testedNode.name, type: NodeConnectionTypes.Main, index: 0 }]],
-				},
+				[sourceNode.name]: { main: [to(testedNode)] },
 				[testedNode.name]: {
-					main: [
-						[{ node: successSink.name, type: NodeConnectionTypes.Main, index: 0 }],
-						...(withErrorOutput
-							? [[{ node: errorSink.name, type: NodeConnectionTypes.Main, index: 0 }]]
-							: []),
-					],
+					main: [to(successSink), ...(withErrorOutput ? [to(errorSink)] : [])],
 				},
 			};
 
@@ -1058,7 +946,7 @@ async function runWorkflow(options) {
 		active: false,
 		nodeTypes: createNodeTypes({
 			[SOURCE_TYPE]: createSourceNodeType(items),
-			[SINK_TYPE]: sinkNodeType,
+			[SINK_TYPE]: standInNodeType(SINK_TYPE),
 			...(asTool && {
 				[AGENT_TYPE]: createAgentNodeType(options.toolCalls ?? [], options.parallelToolCalls),
 				[testedTypeName]: toToolNodeType(tested.type),
@@ -1068,7 +956,7 @@ async function runWorkflow(options) {
 	});
 
 	const startNode = workflow.getNode(sourceNode.name) ?? undefined;
-	const mode = options.mode ?? 'manual';
+	const mode = 'manual';
 	const { run, executedNodes, logs, additionalData, executionId } = await executeWorkflow({
 		workflow,
 		workflowId,
@@ -1109,215 +997,100 @@ async function runWorkflow(options) {
 	};
 }
 
-// ---------------------------------------------------------------------------
 // runWorkflowFile: a workflow as exported from the n8n editor
-// ---------------------------------------------------------------------------
-
-/** n8n-nodes-base types the harness stands in for (n8n-nodes-base itself is not installed). */
-const MANUAL_TRIGGER_TYPE = 'n8n-nodes-base.manualTrigger';
-const NO_OP_TYPE = 'n8n-nodes-base.noOp';
-const STICKY_NOTE_TYPE = 'n8n-nodes-base.stickyNote';
 
 /**
- * What n8n's Manual Trigger emits in a manual run: one empty item.
- * @type {INodeType}
- */
-const manualTriggerNodeType = {
-	description: {
-		displayName: 'Manual Trigger (harness)',
-		name: 'manualTrigger',
-		group: ['trigger'],
-		version: 1,
-		description: 'Stands in for n8n-nodes-base.manualTrigger: emits one empty item',
-		defaults: { name: "When clicking 'Execute workflow'" },
-		inputs: [],
-		outputs: [NodeConnectionTypes.Main],
-		properties: [],
-	},
-	async execute() {
-		return [[{ json: {} }]];
-	},
-};
-
-/**
- * What n8n's No Operation node does: passes its input through.
- * @type {INodeType}
- */
-const noOpNodeType = {
-	description: {
-		displayName: 'No Operation (harness)',
-		name: 'noOp',
-		group: ['organization'],
-		version: 1,
-		description: 'Stands in for n8n-nodes-base.noOp: passes its input through',
-		defaults: { name: 'No Operation, do nothing' },
-		inputs: [NodeConnectionTypes.Main],
-		outputs: [NodeConnectionTypes.Main],
-		properties: [],
-	},
-	async execute() {
-		return [this.getInputData()];
-	},
-};
-
-/**
- * Any other node type of the export (Code, Edit Fields, a Webhook, a sticky note, ...): known to
- * the workflow so it can be built, but it cannot run; a node of this type must have pinned data,
- * which n8n's engine outputs instead of running the node.
+ * A node type of the export that no loaded package has (n8n-nodes-base is not installed): the
+ * Manual Trigger emits one empty item, No Operation passes its items on, and any other type must
+ * be pinned, since n8n's engine then outputs the pinned data instead of running the node.
  * @param {string} typeName
  * @returns {INodeType}
  */
-function createPinnedOnlyNodeType(typeName) {
+function standInNodeType(typeName) {
+	const trigger = typeName === 'n8n-nodes-base.manualTrigger';
 	return {
 		description: {
-			displayName: `${typeName} (pinned data only)`,
-			name: typeName.split('.').pop() ?? typeName,
-			group: ['transform'],
+			displayName: `${typeName} (harness)`,
+			name: typeName,
+			group: [trigger ? 'trigger' : 'transform'],
 			version: 1,
-			description: `Stands in for ${typeName}, which the harness cannot run`,
+			description: `Stands in for ${typeName}`,
 			defaults: { name: typeName },
-			inputs: [NodeConnectionTypes.Main],
+			inputs: trigger ? [] : [NodeConnectionTypes.Main],
 			outputs: [NodeConnectionTypes.Main],
 			properties: [],
 		},
 		async execute() {
-			throw new workflowLib.UserError(
-				`Node type "${typeName}" cannot run in the test harness: pin its output (pinData)`,
-			);
+			if (trigger) return [[{ json: {} }]];
+			if (typeName === 'n8n-nodes-base.noOp') return [this.getInputData()];
+			throw new UserError(`The test harness cannot run "${typeName}": pin its output`);
 		},
 	};
 }
 
 /**
- * @typedef {object} ExportedWorkflow  the JSON the n8n editor exports (Download, or copy the nodes)
+ * @typedef {object} ExportedWorkflow  the JSON the n8n editor exports (Download)
  * @property {string} [id]
  * @property {string} [name]
  * @property {INode[]} nodes
- * @property {import('n8n-workflow').IConnections} connections
+ * @property {IConnections} connections
  * @property {import('n8n-workflow').IWorkflowSettings} [settings]
- * @property {Record<string, Array<INodeExecutionData | Record<string, unknown>>>} [pinData]
+ * @property {Record<string, unknown[]>} [pinData]
  */
 
 /**
- * @typedef {object} RunWorkflowFileOptions
- * @property {string} [packageDir] load this package first (cached)
- * @property {Record<string, ICredentialDataDecryptedObject>} [credentials] credential data keyed
- *   by credential type: every credential of that type the export names (whatever its id and
- *   name) is served with this data; a node of a loaded package that names none gets one.
- * @property {Record<string, Array<INodeExecutionData | Record<string, unknown>>>} [pinData]
- *   merged over the export's own pinData (per node name); plain objects are wrapped as `{ json }`
- * @property {string} [startNode] name of the node the manual run starts from. Default: the only
- *   node no main connection leads to (sticky notes and disabled nodes aside), else the only
- *   such node whose type names a trigger or webhook.
- * @property {import('n8n-workflow').WorkflowExecuteMode} [mode] default 'manual'
- */
-
-/**
- * @typedef {object} RunWorkflowFileResult
- * @property {Record<string, INodeExecutionData[][]>} outputs  per node that ran: the main outputs
- *   of its last run (a node that failed has `[]`)
- * @property {IRunData} runData
- * @property {any} error                     resultData.error when the execution failed
- * @property {string[]} logs                 log lines n8n emitted during this run
- * @property {string[]} executedNodes        node names in the order nodeExecuteAfter fired
- * @property {IRun} run
- * @property {import('n8n-workflow').Workflow} workflow
- */
-
-/**
- * Run a workflow exported from the n8n editor, unchanged, as a manual "Execute workflow" run with
- * n8n-core's WorkflowExecute: every node keeps its exported parameters, settings (On Error, Retry
- * On Fail, Execute Once, ...), credentials and connections; pinned data (the export's and
- * `options.pinData`) replaces a node's run, as in the editor.
- *
- * Node types: those of loaded packages run for real; n8n-nodes-base's Manual Trigger (one empty
- * item) and No Operation (passes items through) have stand-ins; any other type (Code, Edit
- * Fields, Webhook, ...) must be pinned, and an unpinned one is refused before the run.
- *
+ * Runs an export unchanged as a manual "Execute workflow": every node keeps its parameters,
+ * settings (On Error, Retry On Fail, Execute Once, ...) and connections; pinned data (the
+ * export's, then `pinData`, by node name; plain objects are items' json) replaces a node's run.
+ * Every node of a loaded package is given the credential of `credentials` for each type it
+ * declares, whatever the export names. The run starts at the only node no connection leads to.
  * @param {ExportedWorkflow} exported
- * @param {RunWorkflowFileOptions} [options]
- * @returns {Promise<RunWorkflowFileResult>}
+ * @param {{ packageDir?: string, credentials?: Record<string, ICredentialDataDecryptedObject>,
+ *   pinData?: Record<string, unknown[]> }} [options]
+ * @returns {Promise<{ outputs: Record<string, INodeExecutionData[][]>, runData: IRunData,
+ *   error: any, logs: string[], executedNodes: string[] }>} `outputs`: per node that ran, the
+ *   main outputs of its last run (`[]` when it failed)
  */
 async function runWorkflowFile(exported, options = {}) {
 	ensureServices();
 	if (options.packageDir) await loadPackage(options.packageDir);
-
 	/** @type {INode[]} */
-	const nodes = structuredClone(exported.nodes ?? []);
-	const connections = structuredClone(exported.connections ?? {});
-	/** @type {import('n8n-workflow').IPinData} */
+	const nodes = structuredClone(exported.nodes);
+	const { connections } = exported;
 	const pinData = Object.fromEntries(
 		Object.entries({ ...exported.pinData, ...options.pinData }).map(([name, items]) => [
 			name,
-			items.map((item) =>
-				item && typeof item === 'object' && 'json' in item && typeof item.json === 'object'
-					? /** @type {INodeExecutionData} */ (item)
-					: { json: /** @type {import('n8n-workflow').IDataObject} */ (item) },
-			),
+			items.map(asItem),
 		]),
 	);
-	for (const name of Object.keys(pinData)) {
-		if (!nodes.some((node) => node.name === name)) {
-			throw new Error(`pinData names node "${name}", which the workflow does not have`);
-		}
-	}
-
-	/** @type {Record<string, INodeType>} */
-	const standIns = {};
-	for (const node of nodes) {
-		if (nodeRegistry.has(node.type) || node.type in standIns) continue;
-		if (node.type === MANUAL_TRIGGER_TYPE) standIns[node.type] = manualTriggerNodeType;
-		else if (node.type === NO_OP_TYPE) standIns[node.type] = noOpNodeType;
-		else standIns[node.type] = createPinnedOnlyNodeType(node.type);
-	}
-	const connected = new Set(Object.keys(connections));
-	for (const byType of Object.values(connections)) {
-		for (const outputs of Object.values(byType)) {
-			for (const targets of outputs ?? []) {
-				for (const target of targets ?? []) connected.add(target.node);
-			}
-		}
-	}
-	const unrunnable = nodes.filter(
-		(node) =>
-			standIns[node.type] !== undefined &&
-			node.type !== MANUAL_TRIGGER_TYPE &&
-			node.type !== NO_OP_TYPE &&
-			node.type !== STICKY_NOTE_TYPE &&
-			!node.disabled &&
-			connected.has(node.name) &&
-			pinData[node.name] === undefined,
-	);
-	if (unrunnable.length > 0) {
-		throw new Error(
-			`The harness cannot run ${unrunnable.map((node) => `"${node.name}" (${node.type})`).join(', ')}: ` +
-				`pin its output (pinData), or use a type it runs: the loaded packages' nodes, ${MANUAL_TRIGGER_TYPE}, ${NO_OP_TYPE}`,
-		);
-	}
-
-	// The credentials the export names, bound to the given data by type.
-	/** @type {Record<string, { id: string, name: string, type: string, data: ICredentialDataDecryptedObject }>} */
+	/** @type {CredentialStore} */
 	const store = {};
 	for (const node of nodes) {
-		const declared = nodeRegistry.get(node.type)?.description.credentials ?? [];
-		for (const { name: type } of declared) {
-			if (!options.credentials?.[type] || node.credentials?.[type]) continue;
-			node.credentials = { ...node.credentials, [type]: { id: null, name: `${type} (harness)` } };
-		}
-		for (const [type, details] of Object.entries(node.credentials ?? {})) {
+		for (const { name: type } of nodeRegistry.get(node.type)?.description.credentials ?? []) {
 			const data = options.credentials?.[type];
 			if (!data) continue;
-			// An export from an instance that did not share the credential names it without an id.
-			details.id ||= `harness-${type}`;
-			store[details.id] = {
-				id: details.id,
-				name: details.name,
-				type,
-				data: structuredClone(data),
-			};
+			store[type] = { id: type, name: `${type} (harness)`, type, data };
+			node.credentials = { ...node.credentials, [type]: { id: type, name: `${type} (harness)` } };
 		}
 	}
+	/** @type {Record<string, INodeType>} */
+	const standIns = {};
+	for (const { type } of nodes) if (!nodeRegistry.has(type)) standIns[type] = standInNodeType(type);
 
+	const targets = new Set(
+		Object.values(connections).flatMap((byType) =>
+			Object.values(byType)
+				.flat(2)
+				.map((target) => target?.node),
+		),
+	);
+	const roots = nodes.filter(
+		(node) =>
+			node.type !== 'n8n-nodes-base.stickyNote' && !node.disabled && !targets.has(node.name),
+	);
+	if (roots.length !== 1) {
+		throw new Error(`The run must start at one node; these could: ${roots.map((n) => n.name)}`);
+	}
 	const workflowId = exported.id ?? `harness-wf-${randomUUID().slice(0, 8)}`;
 	const settings = exported.settings ?? {};
 	const workflow = new Workflow({
@@ -1330,10 +1103,6 @@ async function runWorkflowFile(exported, options = {}) {
 		settings,
 		pinData,
 	});
-
-	const startNode = workflow.getNode(options.startNode ?? findStartNode(nodes, connections));
-	if (!startNode) throw new Error(`The workflow has no node "${options.startNode}" to start from`);
-
 	const { run, executedNodes, logs } = await executeWorkflow({
 		workflow,
 		workflowId,
@@ -1341,213 +1110,145 @@ async function runWorkflowFile(exported, options = {}) {
 		connections,
 		settings,
 		store,
-		mode: options.mode ?? 'manual',
-		startNode,
+		mode: 'manual',
+		startNode: workflow.getNode(roots[0].name) ?? undefined,
 		pinData,
 	});
-
-	const runData = run.data.resultData.runData;
-	/** @type {Record<string, INodeExecutionData[][]>} */
-	const outputs = {};
-	for (const [name, tasks] of Object.entries(runData)) {
-		outputs[name] = (tasks.at(-1)?.data?.main ?? []).map((items) => items ?? []);
-	}
-	return {
-		outputs,
-		runData,
-		error: run.data.resultData.error,
-		logs,
-		executedNodes,
-		run,
-		workflow,
-	};
+	const { runData, error } = run.data.resultData;
+	const outputs = Object.fromEntries(
+		Object.entries(runData).map(([name, tasks]) => [
+			name,
+			(tasks.at(-1)?.data?.main ?? []).map((items) => items ?? []),
+		]),
+	);
+	return { outputs, runData, error, logs, executedNodes };
 }
 
-/**
- * The node a manual run of an exported workflow starts from (see RunWorkflowFileOptions.startNode).
- * @param {INode[]} nodes
- * @param {import('n8n-workflow').IConnections} connections
- * @returns {string}
- */
-function findStartNode(nodes, connections) {
-	const targets = new Set(
-		Object.values(connections).flatMap((byType) =>
-			(byType.main ?? []).flatMap((targetsOfOutput) =>
-				(targetsOfOutput ?? []).map((target) => target.node),
-			),
-		),
-	);
-	const roots = nodes.filter(
-		(node) => node.type !== STICKY_NOTE_TYPE && !node.disabled && !targets.has(node.name),
-	);
-	if (roots.length === 1) return roots[0].name;
-	const triggers = roots.filter((node) => /trigger|webhook/i.test(node.type));
-	if (triggers.length === 1) return triggers[0].name;
-	throw new Error(
-		`Cannot tell which node the run starts from (${roots.map((node) => `"${node.name}"`).join(', ') || 'none'}): name it (startNode)`,
-	);
-}
-
-// ---------------------------------------------------------------------------
 // testCredential
-// ---------------------------------------------------------------------------
 
 /**
- * Run a credential type's test the way the n8n UI "Test credential" button
- * does. Mirrors packages/cli/src/services/credentials-tester.service.ts
- * (CredentialsTester.testCredentials) of n8n-io/n8n, reimplemented here:
- *
- *  - find the test: the credential's own `test` (ICredentialTestRequest), else a
- *    `testedBy` on a node using the credential (string -> methods.credentialTest
- *    function, object -> request);
- *  - apply credential defaults + resolve expressions in the credential data;
- *  - for request tests: a throw-away node type whose only property carries
- *    `routing.request` = the test request, run through n8n-core's RoutingNode
- *    with an ExecuteContext in 'internal' mode and the decrypted credentials;
- *  - on failure: `responseCode` rules are matched against
- *    error.cause.response.status; otherwise non-2xx yields
- *    `statusText || "Received HTTP status code: N"`; network errors yield
- *    error.cause.code; anything else yields error.message;
- *  - on success: `responseSuccessBody` rules are matched with a lodash-style
- *    `get(body, key) === value`; otherwise "Connection successful!".
- *
- * @param {{ credentialType: string, data: ICredentialDataDecryptedObject, packageDir?: string, id?: string, name?: string }} options
+ * The test a credential type declares: its own `test` request, else a `testedBy` on a node that
+ * uses it (a method name in methods.credentialTest, or a request).
+ * @param {string} type
+ * @returns {undefined | Function | { nodeType?: INodeType, testRequest: import('n8n-workflow').ICredentialTestRequest }}
+ */
+function findCredentialTest(type) {
+	const own = credentialType(type).test;
+	if (own) return { testRequest: own };
+	for (const nodeName of credentialRegistry.get(type)?.supportedNodes ?? []) {
+		const nodeType = /** @type {any} */ (nodeRegistry.get(nodeName)?.type);
+		const versions = nodeType?.nodeVersions
+			? Object.values(nodeType.nodeVersions).reverse()
+			: [nodeType];
+		for (const version of versions) {
+			const uses = version?.description.credentials?.find(
+				(/** @type {any} */ entry) => entry.name === type && entry.testedBy,
+			);
+			if (!uses) continue;
+			if (typeof uses.testedBy !== 'string')
+				return { nodeType: version, testRequest: uses.testedBy };
+			const method = version.methods?.credentialTest?.[uses.testedBy];
+			if (method) return method;
+		}
+	}
+	return undefined;
+}
+
+/**
+ * The editor's "Test credential", as the CLI's CredentialsTester.testCredentials runs it
+ * (packages/cli/src/services/credentials-tester.service.ts, not installed here): the credential
+ * data with its defaults; a method test is called with a CredentialTestContext; a request test
+ * runs through n8n-core's RoutingNode in 'internal' mode on a throw-away node whose only property
+ * routes the request. A failure is matched against the `responseCode` rules, else reads
+ * `statusText || "Received HTTP status code: N"`, the network error code, or the error's
+ * message; a success against the `responseSuccessBody` rules, else "Connection successful!".
+ * @param {{ credentialType: string, data: ICredentialDataDecryptedObject, packageDir?: string }} options
  * @returns {Promise<INodeCredentialTestResult>}
  */
-async function testCredential({ credentialType, data, packageDir, id, name }) {
+async function testCredential({ credentialType: type, data, packageDir }) {
 	ensureServices();
 	if (packageDir) await loadPackage(packageDir);
-
-	const testFunction = findCredentialTest(credentialType);
-	if (testFunction === undefined) {
+	const test = findCredentialTest(type);
+	if (test === undefined) {
 		return { status: 'Error', message: 'No testing function found for this credential.' };
 	}
-
-	const credentialId = id ?? 'harness-cred-test';
-	const credentialName = name ?? `${credentialType} (harness)`;
-	const store = {
-		[credentialId]: {
-			id: credentialId,
-			name: credentialName,
-			type: credentialType,
-			data: structuredClone(data),
-		},
-	};
-	const credentialsHelper = createCredentialsHelper({ credentialTypes, store });
-	const additionalData = createAdditionalData({ credentialsHelper });
-
-	/** @type {import('n8n-workflow').ICredentialsDecrypted} */
-	const credentialsDecrypted = {
-		id: credentialId,
-		name: credentialName,
-		type: credentialType,
-		data: structuredClone(data),
-	};
-	try {
-		credentialsDecrypted.data = await credentialsHelper.applyDefaultsAndOverwrites(
-			additionalData,
-			credentialsDecrypted.data ?? {},
-			credentialType,
-			'internal',
-		);
-	} catch (error) {
-		Container.get(Logger).debug('Credential test failed', /** @type {any} */ (error));
-		return { status: 'Error', message: String(/** @type {Error} */ (error).message) };
+	const details = { id: 'harness-cred-test', name: `${type} (harness)` };
+	const additionalData = createAdditionalData({
+		credentialsHelper: createCredentialsHelper({ [details.id]: { ...details, type, data } }),
+	});
+	const credentials = { ...details, type, data: credentialData(type, data) };
+	if (typeof test === 'function') {
+		return await test.call(new core.CredentialTestContext(additionalData), credentials);
 	}
 
-	if (typeof testFunction === 'function') {
-		const context = new core.CredentialTestContext(additionalData);
-		return await testFunction.call(context, credentialsDecrypted);
-	}
-
-	// The CLI borrows n8n-nodes-base.noOp as the base description; we do not
-	// load nodes-base, so an equivalent description is inlined.
-	/** @type {INodeType} */
-	const baseNodeType = testFunction.nodeType ?? {
-		description: {
-			displayName: 'No Operation, do nothing',
-			name: 'n8n-nodes-base.noOp',
-			group: ['organization'],
-			version: 1,
-			description: 'No Operation',
-			defaults: { name: 'No Operation, do nothing' },
-			inputs: [NodeConnectionTypes.Main],
-			outputs: [NodeConnectionTypes.Main],
-			properties: [],
-		},
+	// The CLI borrows n8n-nodes-base.noOp's description, which is not installed: an equivalent.
+	const description = test.nodeType?.description ?? {
+		...standInNodeType('n8n-nodes-base.noOp').description,
+		displayName: 'No Operation, do nothing',
 	};
-	const baseVersion = baseNodeType.description.version;
+	const version = [description.version].flat().at(-1);
 	/** @type {INode} */
 	const node = {
 		id: 'temp',
 		name: 'Temp-Node',
-		type: baseNodeType.description.name,
-		typeVersion: Array.isArray(baseVersion) ? baseVersion[baseVersion.length - 1] : baseVersion,
+		type: description.name,
+		typeVersion: /** @type {number} */ (version),
 		position: [0, 0],
 		parameters: {},
-		credentials: { [credentialType]: { id: credentialId, name: credentialName } },
+		credentials: { [type]: details },
 	};
 	/** @type {INodeType} */
 	const testNodeType = {
 		description: {
-			...baseNodeType.description,
-			credentials: [{ name: credentialType, required: true }],
+			...description,
+			credentials: [{ name: type, required: true }],
 			properties: [
 				{
 					displayName: 'Temp',
 					name: 'temp',
 					type: 'string',
-					routing: { request: testFunction.testRequest.request },
+					routing: { request: test.testRequest.request },
 					default: '',
 				},
 			],
 		},
 	};
-
 	const workflow = new Workflow({
 		nodes: [node],
 		connections: {},
 		active: false,
 		nodeTypes: createNodeTypes({ [node.type]: testNodeType }),
 	});
-	/** @type {import('n8n-workflow').IRunExecutionData} */
-	const runExecutionData = /** @type {any} */ ({ resultData: { runData: {} } });
-	const executeContext = new core.ExecuteContext(
+	const context = new core.ExecuteContext(
 		workflow,
 		node,
 		additionalData,
 		'internal',
-		runExecutionData,
+		/** @type {any} */ ({ resultData: { runData: {} } }),
 		0,
 		[],
 		{ main: [[{ json: {} }]] },
 		{ node, data: {}, source: null },
 		[],
 	);
-	const routingNode = new core.RoutingNode(executeContext, testNodeType, credentialsDecrypted);
-
-	const rules = testFunction.testRequest.rules;
+	const rules = test.testRequest.rules ?? [];
 	/** @type {INodeExecutionData[][] | null | undefined} */
 	let response;
 	try {
-		response = await routingNode.runNode();
+		response = await new core.RoutingNode(context, testNodeType, credentials).runNode();
 	} catch (caught) {
 		const error = /** @type {any} */ (caught);
 		Container.get(core.ErrorReporter).error(error);
-		const httpResponse = error?.cause?.response;
-		if (httpResponse) {
-			const statusCode = httpResponse.status;
-			const statusMessage = httpResponse.statusText;
-			for (const rule of Array.isArray(rules) ? rules : []) {
-				if (rule.type === 'responseCode' && rule.properties.value === statusCode) {
-					return { status: 'Error', message: rule.properties.message };
-				}
-			}
-			if (statusCode < 199 || statusCode > 299) {
-				return {
-					status: 'Error',
-					message: statusMessage || `Received HTTP status code: ${statusCode}`,
-				};
+		const answer = error?.cause?.response;
+		if (answer) {
+			const rule = rules.find(
+				(candidate) =>
+					candidate.type === 'responseCode' && candidate.properties.value === answer.status,
+			);
+			if (rule) return { status: 'Error', message: rule.properties.message };
+			if (answer.status < 199 || answer.status > 299) {
+				const message = answer.statusText || `Received HTTP status code: ${answer.status}`;
+				return { status: 'Error', message };
 			}
 		} else if (error?.cause?.code) {
 			return { status: 'Error', message: error.cause.code };
@@ -1555,65 +1256,13 @@ async function testCredential({ credentialType, data, packageDir, id, name }) {
 		Container.get(Logger).debug('Credential test failed', error);
 		return { status: 'Error', message: String(error?.message) };
 	}
-
-	for (const rule of Array.isArray(rules) ? rules : []) {
+	const body = response?.[0]?.[0]?.json;
+	for (const rule of rules) {
 		if (rule.type !== 'responseSuccessBody') continue;
-		const body = response?.[0]?.[0]?.json;
-		if (getPath(body, rule.properties.key) === rule.properties.value) {
+		if (get(body, rule.properties.key) === rule.properties.value)
 			return { status: 'Error', message: rule.properties.message };
-		}
 	}
 	return { status: 'OK', message: 'Connection successful!' };
-}
-
-/**
- * @param {string} credentialType
- * @returns {undefined | ((this: any, c: import('n8n-workflow').ICredentialsDecrypted) => Promise<INodeCredentialTestResult>) | { nodeType?: INodeType, testRequest: import('n8n-workflow').ICredentialTestRequest }}
- */
-function findCredentialTest(credentialType) {
-	const type = credentialTypes.getByName(credentialType);
-	if (type.test) return { testRequest: type.test };
-
-	for (const nodeName of credentialTypes.getSupportedNodes(credentialType)) {
-		const loaded = nodeRegistry.get(nodeName);
-		if (!loaded) continue;
-		const nodeTypeObject = loaded.type;
-		/** @type {INodeType[]} */
-		const versions =
-			'nodeVersions' in nodeTypeObject
-				? Object.keys(nodeTypeObject.nodeVersions)
-						.sort()
-						.reverse()
-						.map((v) => nodeTypeObject.nodeVersions[Number(v)])
-				: [nodeTypeObject];
-		for (const version of versions) {
-			for (const { name, testedBy } of version.description.credentials ?? []) {
-				if (name !== credentialType || !testedBy) continue;
-				if (typeof testedBy === 'string') {
-					const fn = version.methods?.credentialTest?.[testedBy];
-					if (fn) return fn;
-					continue;
-				}
-				return { nodeType: version, testRequest: testedBy };
-			}
-		}
-	}
-	return undefined;
-}
-
-/** lodash.get for dotted / bracketed paths. */
-function getPath(/** @type {any} */ object, /** @type {string | string[]} */ key) {
-	const parts = Array.isArray(key)
-		? key
-		: String(key)
-				.replace(/\[(\w+)\]/g, '.$1')
-				.split('.');
-	let value = object;
-	for (const part of parts) {
-		if (value === null || value === undefined) return undefined;
-		value = value[part];
-	}
-	return value;
 }
 
 module.exports = {
@@ -1625,16 +1274,6 @@ module.exports = {
 	clearLogs,
 	shutdown,
 	deduplicationStore,
-	/** exposed for advanced tests */
-	internals: {
-		coreRequire,
-		engine,
-		core,
-		workflowLib,
-		Container,
-		credentialTypes,
-		ensureServices,
-		createAdditionalData,
-		createNodeTypes,
-	},
+	/** for the tests of what differs between the engines */
+	internals: { core, workflowLib },
 };

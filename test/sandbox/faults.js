@@ -91,10 +91,6 @@ function createFaultQueue(settings) {
 			}
 			return undefined;
 		},
-		/** Faults still waiting for a request. */
-		get pending() {
-			return queue.length;
-		},
 		/** Drops the scripted faults; the next draw starts its seed's sequence again. */
 		clear() {
 			queue.length = 0;

@@ -61,7 +61,6 @@ const { createFaultQueue, defaultFaultBody } = require('./faults');
  * @property {string} url The request URL as received, query included.
  * @property {Record<string, string | string[] | undefined>} headers Lower-cased header names.
  * @property {unknown} body Parsed JSON, or undefined when empty or not valid JSON.
- * @property {string} rawBody
  * @property {string} receivedAt ISO timestamp.
  * @property {number | 'reset' | 'drop' | 'hang'} [answer] what it got, once answered (a hang: at once)
  *
@@ -102,7 +101,6 @@ const { createFaultQueue, defaultFaultBody } = require('./faults');
  *   campaigns, campaign sends, quota, requests, faults.
  * @property {(partial: SandboxOptions) => void} setOptions Changes options until the next reset().
  * @property {(faults: import('./faults').Fault | import('./faults').Fault[]) => void} injectFaults
- * @property {() => number} pendingFaults Scripted faults not consumed yet.
  * @property {() => void} clearFaults Drops the scripted faults not consumed yet.
  * @property {() => Promise<void>} close Stops the server, dropping open and hanging connections.
  */
@@ -290,7 +288,6 @@ async function startSandbox(input = {}) {
 			url: req.url ?? '/',
 			headers: { ...req.headers },
 			body: parseJson(rawBody),
-			rawBody,
 			receivedAt: new Date().toISOString(),
 		};
 		requests.push(request);
@@ -443,7 +440,6 @@ async function startSandbox(input = {}) {
 		injectFaults(newFaults) {
 			faults.add(newFaults);
 		},
-		pendingFaults: () => faults.pending,
 		clearFaults: () => faults.clear(),
 		close() {
 			closing ??= new Promise((resolve) => {
