@@ -223,6 +223,34 @@ test.each(ITEMWISE)(
 	},
 );
 
+test.each(ITEMWISE)(
+	'%s: a refused API key (401) stops the run after one request; the other items fail as not sent, with its kind',
+	async (name) => {
+		const result = await run(name, {
+			items: contacts(3),
+			apiKey: 'be_wrong_key',
+			onError: 'continueErrorOutput',
+		});
+		// Only one request: n8n does not send it again either (the node handles statuses itself).
+		expect(sandbox.requests).toHaveLength(1);
+		expect(result.errors.map((item) => item.json.details.kind)).toEqual(
+			Array(3).fill('invalid_api_key'),
+		);
+		expect(result.errors[1].json.error).toMatch(/^Not sent/);
+		expect(result.errors[1].json.details.description).toMatch(
+			/This item was not sent, so it can be sent again later/,
+		);
+		expectEachInputExactlyOnce(result, 3);
+		expectNoSecret(result, 'be_wrong_key');
+
+		sandbox.reset();
+		const stopped = await run(name, { items: contacts(3), apiKey: 'be_wrong_key' });
+		expect(stopped.error.failure).toEqual({ cause: 'credential-invalid' });
+		expect(stopped.error.message).toMatch(/BasicsEngage rejected the API key/);
+		expect(sandbox.requests).toHaveLength(1);
+	},
+);
+
 test.each(NAMES)(
 	'%s: a 200 that is not the documented success is unexpected_response, may have taken effect, and is never sent again',
 	async (name) => {

@@ -67,6 +67,17 @@ describe('classifyAnswer: the kind of each answer', () => {
 		expect(classify(error(200, body))).toBe(body);
 	});
 
+	test.each([301, 302, 303, 307, 308])(
+		'every redirect (%s) is unexpected_response, never followed',
+		(status) => {
+			const result = classify(error(status, '', { location: 'https://x.test/a' }));
+			expect(result).toMatchObject({ kind: 'unexpected_response', httpCode: String(status) });
+			expect(result.message).toBe(
+				`BasicsEngage answered unexpectedly: a redirect (HTTP ${status}) to x.test`,
+			);
+		},
+	);
+
 	test('a Retry-After date a minute away is a short wait', () => {
 		const result = classify(error(429, {}, { 'retry-after': inAMinute }), listCreated);
 		expect(result.retryAfterMs).toBeGreaterThan(100_000);
@@ -209,6 +220,13 @@ describe('shouldRetry and waitBeforeRetry: what is sent again, and when', () => 
 			true,
 			false,
 			failure(error(429, {}, { 'retry-after': '61' })),
+		],
+		['the daily email quota (429)', true, false, classify(error(429, {}))],
+		[
+			'a 5xx asking to wait more than a minute',
+			true,
+			false,
+			failure(error(503, '', { 'retry-after': '3600' })),
 		],
 	])('%s (repeatable: %s): sent again %s', (_, repeatable, expected, result) => {
 		expect(shouldRetry(result, repeatable)).toBe(expected);

@@ -95,6 +95,18 @@ describe('readEmailAddress', () => {
 		else expect(/** @type {any} */ (result).error).toMatch(expected);
 	});
 
+	// Zero-width space, non-joiner and joiner, word joiner, BOM, soft hyphen, a right-to-left
+	// override, a no-break space and a line separator.
+	test.each(['200b', '200c', '200d', '2060', 'feff', '00ad', '202e', '00a0', '2028'])(
+		'an invisible U+%s is refused, shown as \\uXXXX',
+		(code) => {
+			const address = `jane${String.fromCodePoint(parseInt(code, 16))}@customer.test`;
+			expect(read(() => readEmailAddress(address, 'To'))).toEqual(
+				refused(`To is not a valid email address: "jane\\u${code}@customer.test"`),
+			);
+		},
+	);
+
 	test('an invisible character is named in the description', () => {
 		expect(() => readEmailAddress('jane\u200b@customer.test', 'To')).toThrow(
 			expect.objectContaining({
