@@ -118,7 +118,7 @@ describe('server text is untrusted', () => {
 				onError: 'continueErrorOutput',
 			});
 			expect(result.error).toBeUndefined();
-			expect(result.success).toEqual([]);
+			expect(result.errors).toHaveLength(1);
 			expectEachInputExactlyOnce(result, 2);
 		}
 	});
