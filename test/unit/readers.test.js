@@ -7,6 +7,7 @@
  * a setting) and sends nothing is the engine's part: test/node/operations.test.js.
  */
 
+const fc = require('fast-check');
 const {
 	PLAIN_HTTP_TO_ANOTHER_HOST,
 	checkApiKey,
@@ -180,6 +181,13 @@ describe('credential checks', () => {
 		['the public default', 'https://api.basicsengage.com/api/v0/dev', undefined],
 		['a local sandbox', 'http://127.0.0.1:4010/api/v0/dev', undefined],
 		['not a URL', 'not a url at all', 'The Base URL in the credential is not valid'],
+		[
+			'a line break inside',
+			'http://127.0.0.1\r\n/x',
+			'The Base URL in the credential is not valid',
+		],
+		['a space inside', 'http://exa mple.com/api', 'The Base URL in the credential is not valid'],
+		['empty', '', 'The Base URL in the credential is not valid'],
 		['another scheme', 'ftp://api.test/', 'The Base URL in the credential is not valid'],
 		['a user and password before "@"', 'https://user:pw@api.test/', /user name or password/],
 		['a user before "@"', 'https://user@api.test/', /user name or password/],
@@ -200,6 +208,21 @@ describe('credential checks', () => {
 		const checked = checkApiKey(apiKey);
 		if (problem === undefined) expect(checked).toBeUndefined();
 		else expect(checked.message).toMatch(problem);
+	});
+
+	test('API key: any key that cannot be one header value is refused', () => {
+		fc.assert(
+			fc.property(
+				fc.string({ minLength: 1 }),
+				fc.constantFrom('\r\n', '\n', '\r', '\u0000', ' ', 'é', '\u2028'),
+				fc.string(),
+				(head, bad, tail) => {
+					const apiKey = `k${head.replace(/\s/g, '')}${bad}X-Injected: ${tail}k`;
+					expect(checkApiKey(apiKey)?.message).toMatch(/^The API key in the credential/);
+				},
+			),
+			{ numRuns: 500 },
+		);
 	});
 
 	test.each([
