@@ -20,5 +20,6 @@ module.exports = {
 	...built('helpers/options'),
 	...built('actions/list/autoMap'),
 	...built('actions/list/addProfiles.operation'),
+	...built('actions/email/customForm'),
 	queuedEmail: built('actions/email/send.operation').queuedEmail,
 };
