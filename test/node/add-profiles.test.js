@@ -266,3 +266,32 @@ test('a List ID per item: error items come in input order, each paired to its it
 	});
 	expect(result.errors.map(pairedIndexes)).toEqual([[0], [1], [2], [3], [4], [5]]);
 });
+
+// How a number option is read: test/unit/readers.test.js; Batch Size is Add Profiles' own.
+test.each(['={{ 1001 }}', '={{ NaN }}'])(
+	'Batch Size %s is refused for every item, nothing sent',
+	async (batchSize) => {
+		const result = await runNode(sandbox, {
+			parameters: addProfilesParameters({ options: { batchSize } }),
+			items: contacts(2),
+			onError: 'continueErrorOutput',
+		});
+		expect(sandbox.requests).toHaveLength(0);
+		expect(result.errors.map((item) => item.json.error)).toEqual(
+			Array(2).fill('Batch Size must be a whole number from 1 to 1000'),
+		);
+	},
+);
+
+test('a List ID that does not exist (404) names the list, for every item of the batch', async () => {
+	const result = await runNode(sandbox, {
+		parameters: addProfilesParameters({ listMode: 'existing', listId: 'lst_missing' }),
+		items: contacts(2),
+		onError: 'continueErrorOutput',
+	});
+	expect(result.errors.map((item) => [item.json.details.httpCode, pairedIndexes(item)])).toEqual([
+		[404, [0]],
+		[404, [1]],
+	]);
+	expect(result.errors[0].json.error).toMatch(/List not found/);
+});
