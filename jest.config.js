@@ -1,26 +1,22 @@
 /**
  * Tests run the built package (dist/) inside n8n's engine, so they are plain JavaScript.
  *
- * One project per n8n engine (test/harness/engines.js): every engine test runs under
- * n8n 2.x and n8n 1.x. The sandbox and the verification tests do not touch the engine
- * and run once, in the 2.x project. `npx jest --selectProjects "n8n 1.x"` runs one engine.
+ * One project per n8n engine (test/harness/engines.js). Every test runs under n8n 2.x. n8n 1.x
+ * runs what differs between the two lines (engine-differences) and one run of every operation
+ * (test/node/operations.test.js); the rest takes the same paths through both engines.
+ * `npx jest --selectProjects "n8n 1.x"` runs one engine.
  */
 const { ENGINES, moduleNameMapper } = require('./test/harness/engines');
 
-const ENGINE_INDEPENDENT = ['<rootDir>/test/sandbox/', '<rootDir>/test/verification/'];
-
-/** @param {import('./test/harness/engines').Engine} engine */
-function project(engine, { engineIndependentTests }) {
+/** @param {import('./test/harness/engines').Engine} engine @param {string[]} testMatch */
+function project(engine, testMatch) {
 	return {
 		displayName: engine.displayName,
 		testEnvironment: '<rootDir>/test/harness/jest-environment.js',
 		testEnvironmentOptions: { n8nEngine: engine.id },
 		setupFilesAfterEnv: ['<rootDir>/test/harness/jest-setup.js'],
-		testMatch: ['<rootDir>/test/**/*.test.js'],
-		testPathIgnorePatterns: [
-			'/node_modules/',
-			...(engineIndependentTests ? [] : ENGINE_INDEPENDENT),
-		],
+		testMatch,
+		testPathIgnorePatterns: ['/node_modules/'],
 		moduleNameMapper: moduleNameMapper(engine),
 	};
 }
@@ -32,7 +28,10 @@ module.exports = {
 	maxWorkers: 2,
 	reporters: ['default', '<rootDir>/test/harness/slowest-suites-reporter.js'],
 	projects: [
-		project(ENGINES.v2, { engineIndependentTests: true }),
-		project(ENGINES.v1, { engineIndependentTests: false }),
+		project(ENGINES.v2, ['<rootDir>/test/**/*.test.js']),
+		project(ENGINES.v1, [
+			'<rootDir>/test/harness/engine-differences.test.js',
+			'<rootDir>/test/node/operations.test.js',
+		]),
 	],
 };

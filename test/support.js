@@ -11,9 +11,9 @@
  * test/sandbox/routes.js (body schema in schemas.js, the route's own tests in test/sandbox/).
  * Shared files that still take a line: test/parameters.js, for the operation's parameter builder
  * (re-exported here), and test/package.test.js, whose
- * public-contract test lists every operation. The tests of rules that hold for every operation
- * take a row where the rule applies: test/node/hardening, errors and ai-tool,
- * test/reliability/hostile-input and retry-on-fail.
+ * public-contract test lists every operation. The rules that hold for every operation take a
+ * row in test/node/operations.test.js (and where they apply in test/node/ai-tool,
+ * test/reliability/hostile-input and retry-on-fail); pure functions a row in test/unit/.
  */
 
 const { randomUUID } = require('node:crypto');

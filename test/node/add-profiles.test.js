@@ -6,7 +6,6 @@ const {
 	addProfilesParameters,
 	contacts,
 	expectEachInputExactlyOnce,
-	expectNoSecret,
 	pairedIndexes,
 	runNode,
 	useSandbox,
@@ -95,39 +94,6 @@ describe('Add Profiles to List', () => {
 		},
 	);
 
-	test('batching: N = batchSize sends one request', async () => {
-		const result = await runNode(sandbox, {
-			parameters: addProfilesParameters({ options: { batchSize: 5 } }),
-			items: contacts(5),
-		});
-		expect(listRequests().map((request) => request.body.profiles.length)).toEqual([5]);
-		expect(result.success).toHaveLength(1);
-	});
-
-	test('batching: N = batchSize + 1 sends two requests, the second with one profile', async () => {
-		const result = await runNode(sandbox, {
-			parameters: addProfilesParameters({ options: { batchSize: 5 } }),
-			items: contacts(6),
-		});
-		expect(listRequests().map((request) => request.body.profiles.length)).toEqual([5, 1]);
-		expect(result.success.map((item) => item.json.submittedCount)).toEqual([5, 1]);
-		expect(result.success.map(pairedIndexes)).toEqual([[0, 1, 2, 3, 4], [5]]);
-		expectEachInputExactlyOnce(result, 6);
-	});
-
-	test('batching: the default batch size is 100 (N = 1,050 -> 11 requests)', async () => {
-		const result = await runNode(sandbox, {
-			parameters: addProfilesParameters(),
-			items: contacts(1050),
-		});
-		expect(listRequests()).toHaveLength(11);
-		expect(listRequests().map((request) => request.body.profiles.length)).toEqual([
-			...Array(10).fill(100),
-			50,
-		]);
-		expectEachInputExactlyOnce(result, 1050);
-	});
-
 	test('one list per run: if the creating request is refused (400), the next request creates the list', async () => {
 		sandbox.injectFaults([
 			{ path: '/list/addProfiles', status: 400, body: { status: 'error', error: 'Bad' } },
@@ -147,27 +113,6 @@ describe('Add Profiles to List', () => {
 		expectEachInputExactlyOnce(result, 4);
 	});
 
-	test('existing list IDs from an expression: profiles are grouped per list', async () => {
-		const items = contacts(4).map((contact, index) => ({
-			...contact,
-			list: index % 2 === 0 ? 'lst_existing' : 'lst_other',
-		}));
-		const result = await runNode(sandbox, {
-			parameters: addProfilesParameters({ listMode: 'existing', listId: '={{ $json.list }}' }),
-			items,
-		});
-		expect(
-			listRequests().map((request) => [request.body.listId, request.body.profiles.length]),
-		).toEqual([
-			['lst_existing', 2],
-			['lst_other', 2],
-		]);
-		expect(result.success.map(pairedIndexes)).toEqual([
-			[0, 2],
-			[1, 3],
-		]);
-	});
-
 	test('addedCount reports what the API added (duplicates are not added twice)', async () => {
 		const items = [...contacts(2), contacts(1)[0]];
 		const result = await runNode(sandbox, {
@@ -177,14 +122,6 @@ describe('Add Profiles to List', () => {
 		expect(result.success.map((item) => item.json)).toEqual([
 			{ listId: 'lst_existing', addedCount: 2, submittedCount: 3, listCreated: false },
 		]);
-	});
-
-	test('the API key never appears in output or logs', async () => {
-		const result = await runNode(sandbox, {
-			parameters: addProfilesParameters(),
-			items: contacts(2),
-		});
-		expectNoSecret(result, API_KEY);
 	});
 });
 
@@ -328,4 +265,33 @@ test('a List ID per item: error items come in input order, each paired to its it
 		onError: 'continueErrorOutput',
 	});
 	expect(result.errors.map(pairedIndexes)).toEqual([[0], [1], [2], [3], [4], [5]]);
+});
+
+// How a number option is read: test/unit/readers.test.js; Batch Size is Add Profiles' own.
+test.each(['={{ 1001 }}', '={{ NaN }}'])(
+	'Batch Size %s is refused for every item, nothing sent',
+	async (batchSize) => {
+		const result = await runNode(sandbox, {
+			parameters: addProfilesParameters({ options: { batchSize } }),
+			items: contacts(2),
+			onError: 'continueErrorOutput',
+		});
+		expect(sandbox.requests).toHaveLength(0);
+		expect(result.errors.map((item) => item.json.error)).toEqual(
+			Array(2).fill('Batch Size must be a whole number from 1 to 1000'),
+		);
+	},
+);
+
+test('a List ID that does not exist (404) names the list, for every item of the batch', async () => {
+	const result = await runNode(sandbox, {
+		parameters: addProfilesParameters({ listMode: 'existing', listId: 'lst_missing' }),
+		items: contacts(2),
+		onError: 'continueErrorOutput',
+	});
+	expect(result.errors.map((item) => [item.json.details.httpCode, pairedIndexes(item)])).toEqual([
+		[404, [0]],
+		[404, [1]],
+	]);
+	expect(result.errors[0].json.error).toMatch(/List not found/);
 });

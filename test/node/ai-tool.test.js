@@ -262,7 +262,7 @@ test.each([
 	['a 401', { apiKey: 'be_wrong_key' }, /Do not try again until the API key is fixed\.$/],
 	['an invalid address', { args: { to: 'not-an-address' } }, /Fix it before trying again\.$/],
 ])(
-	'issue 29: after %s, the message alone (all n8n 2.x hands the model) says what to do',
+	'after %s, the message alone (all n8n 2.x hands the model) says what to do',
 	async (_, { arrange, apiKey, args }, step) => {
 		arrange?.();
 		const result = await runNode(sandbox, {

@@ -227,23 +227,6 @@ describe('Create Campaign', () => {
 		expect(sandbox.requests).toHaveLength(1);
 		expect(result.errors[0].json.details).toMatchObject({ kind: 'server_error', httpCode: 500 });
 	});
-
-	test('errors: a 401 stops the run after one request', async () => {
-		const result = await runNode(sandbox, {
-			parameters: createCampaignParameters(),
-			items: [{}, {}],
-			apiKey: 'be_wrong_key',
-			onError: 'continueErrorOutput',
-		});
-		expect(sandbox.requests).toHaveLength(1);
-		expect(result.errors.map((item) => item.json.details.kind)).toEqual([
-			'invalid_api_key',
-			'invalid_api_key',
-		]);
-		expect(result.errors[1].json.details.description).toMatch(
-			/This item was not sent, so it can be sent again later/,
-		);
-	});
 });
 
 describe('Send Campaign', () => {
@@ -399,47 +382,7 @@ describe('Send Campaign', () => {
 			expect(result.errors[0].json.details.description).toMatch(/never reached BasicsEngage/);
 			expect(result.errors[0].json.error).not.toMatch(/may have started/);
 		});
-
-		test('On Error = Stop: the error names the item, the sends already started and the warning', async () => {
-			sandbox.injectFaults([
-				{ action: 'delay', delayMs: 0 },
-				{ path: '/campaign/send', status: 502 },
-			]);
-			const result = await runNode(sandbox, {
-				parameters: sendCampaignParameters(),
-				items: [{ campaignId: SPRING }, { campaignId: AUTUMN }, { campaignId: SPRING }],
-			});
-			expect(result.error.name).toBe('NodeApiError');
-			expect(result.error.context.itemIndex).toBe(1);
-			expect(result.error.message).toMatch(/may have started sending/);
-			expect(result.error.description).toContain('Started sending in this run (item indexes): 0.');
-			expect(result.error.description).toMatch(/Do not send this campaign again/);
-			expect(sandbox.requestsTo('/campaign/send')).toHaveLength(2);
-			expect(sends().map((send) => send.campaignId)).toEqual([SPRING]);
-		});
 	});
-
-	test.each([
-		['401', { apiKey: 'be_wrong_key' }, 'invalid_api_key', 'an earlier request of this run failed'],
-	])(
-		'a %s stops the run: later items are not sent and say so, and why',
-		async (_, { apiKey }, kind, reason) => {
-			const result = await runNode(sandbox, {
-				parameters: sendCampaignParameters(),
-				items: [{ campaignId: SPRING }, { campaignId: AUTUMN }],
-				apiKey,
-				onError: 'continueErrorOutput',
-			});
-			expect(sandbox.requests).toHaveLength(1);
-			expect(sends()).toEqual([]);
-			expect(result.errors.map((item) => item.json.details.kind)).toEqual([kind, kind]);
-			expect(result.errors[1].json.error).toBe(`Not sent: ${reason}`);
-			expect(result.errors[1].json.details.description).toMatch(
-				/This item was not sent, so it can be sent again later/,
-			);
-			expectEachInputExactlyOnce(result, 2);
-		},
-	);
 
 	test('an answer echoing the key is redacted in the output', async () => {
 		sandbox.injectFaults([

@@ -2,9 +2,10 @@
 'use strict';
 
 /**
- * The edges a careless server, a hostile proxy or an unlucky expression reach: redirects, echoed
- * secrets, unbounded numbers, answers that break the contract, slow bodies. Each test is named
- * after its rule; a foreign recording server stands for any host that is not BasicsEngage.
+ * The edges a careless server or a hostile proxy reach beyond one answer's classification (that
+ * is test/unit/answers.test.js; per operation, test/node/operations.test.js): the credential
+ * test's redirects and echoes, bodies nested too deep or dripping, a new list's broken answer.
+ * A foreign recording server stands for any host that is not BasicsEngage.
  */
 
 const http = require('node:http');
@@ -12,15 +13,11 @@ const {
 	API_KEY,
 	addProfilesParameters,
 	contacts,
-	createCampaignParameters,
-	createListParameters,
 	expectEachInputExactlyOnce,
-	expectNoSecret,
 	listen,
 	loopbackBaseUrl,
 	runCredentialTest,
 	runNode,
-	sendCampaignParameters,
 	sendParameters,
 	useSandbox,
 } = require('../support');
@@ -66,74 +63,7 @@ afterEach(() => {
 });
 afterAll(() => foreign.close());
 
-const OPERATIONS = {
-	'Send Email': { parameters: sendParameters(), path: '/email/send' },
-	'Add Profiles': {
-		parameters: addProfilesParameters({ listMode: 'existing', listId: 'lst_vip' }),
-		path: '/list/addProfiles',
-	},
-	'Create List': { parameters: createListParameters(), path: '/list/create' },
-	'Create Campaign': {
-		parameters: createCampaignParameters({ recipientListIds: 'lst_vip' }),
-		path: '/campaign/create',
-	},
-	'Send Campaign': {
-		parameters: sendCampaignParameters({ campaignId: CAMPAIGN_ID }),
-		path: '/campaign/send',
-	},
-};
-const operationNames = /** @type {Array<keyof typeof OPERATIONS>} */ (Object.keys(OPERATIONS));
-
 describe('the API key never leaves for another host', () => {
-	test.each([301, 302, 303, 307, 308])(
-		'a %s from the base URL is not followed, in every operation',
-		async (status) => {
-			for (const name of operationNames) {
-				sandbox.reset();
-				sandbox.injectFaults([
-					{ status, body: '', headers: { location: `${foreign.origin}/collect?token=s3cr3t` } },
-				]);
-				const result = await runNode(sandbox, {
-					parameters: OPERATIONS[name].parameters,
-					items: contacts(1),
-					onError: 'continueErrorOutput',
-				});
-				expect(foreign.requests).toEqual([]);
-				expect(result.success).toEqual([]);
-				expect(result.errors).toHaveLength(1);
-				const { error, details } = result.errors[0].json;
-				expect(details).toMatchObject({ kind: 'unexpected_response', httpCode: status });
-				// The status and the Location host, never its query string.
-				expect(error).toContain(`HTTP ${status}`);
-				expect(error).toContain(new URL(foreign.origin).host);
-				expect(JSON.stringify(result.errors)).not.toContain('s3cr3t');
-			}
-		},
-	);
-
-	test('a redirected send is never sent again, even with Retry Send On Server Error', async () => {
-		sandbox.injectFaults([{ status: 307, body: '', headers: { location: `${foreign.origin}/` } }]);
-		const result = await runNode(sandbox, {
-			parameters: sendParameters({ options: { retries: 3, retrySendOnServerError: true } }),
-			items: contacts(1),
-			onError: 'continueRegularOutput',
-		});
-		expect(sandbox.requests).toHaveLength(1);
-		expect(foreign.requests).toHaveLength(0);
-		expect(result.success[0].json.details.description).toMatch(/may have been queued/);
-	});
-
-	test('a redirect to a host that refuses connections is not "never sent" and is not retried', async () => {
-		sandbox.injectFaults([{ status: 302, body: '', headers: { location: 'http://127.0.0.1:9/' } }]);
-		const result = await runNode(sandbox, {
-			parameters: sendParameters({ options: { retries: 3 } }),
-			items: contacts(1),
-			onError: 'continueRegularOutput',
-		});
-		expect(sandbox.requests).toHaveLength(1);
-		expect(result.success[0].json.details.kind).toBe('unexpected_response');
-	});
-
 	test('the credential test does not follow a redirect', async () => {
 		sandbox.injectFaults([{ status: 302, body: '', headers: { location: `${foreign.origin}/` } }]);
 		const result = await runCredentialTest({ apiKey: API_KEY, baseUrl: sandbox.baseUrl });
@@ -164,29 +94,6 @@ describe('server text is untrusted', () => {
 		},
 	};
 
-	test.each(Object.keys(echoes))(
-		'the key echoed in %s is redacted from items, errors and logs, in every operation and both On Error modes',
-		async (echo) => {
-			for (const name of operationNames) {
-				for (const onError of /** @type {const} */ (['continueErrorOutput', 'stopWorkflow'])) {
-					sandbox.reset();
-					sandbox.injectFaults([echoes[/** @type {keyof typeof echoes} */ (echo)]]);
-					const result = await runNode(sandbox, {
-						parameters: { ...OPERATIONS[name].parameters, options: { retries: 0 } },
-						items: contacts(1),
-						onError,
-					});
-					expect(sandbox.requests).toHaveLength(1);
-					expectNoSecret(result, API_KEY);
-					const shown = JSON.stringify(
-						onError === 'stopWorkflow' ? result.error.description : result.errors,
-					);
-					expect(shown).toContain('[redacted]');
-				}
-			}
-		},
-	);
-
 	test('the key echoed in any answer is redacted from the credential test result', async () => {
 		for (const fault of Object.values(echoes)) {
 			sandbox.reset();
@@ -196,241 +103,28 @@ describe('server text is untrusted', () => {
 		}
 	});
 
-	test('error text is capped: a 5 MB error becomes a few KB that say they were cut', async () => {
-		const huge = 'x'.repeat(5 * 1024 * 1024);
-		for (const fault of [
-			{ status: 400, body: { status: 'error', error: huge } },
-			{ status: 503, body: `<html>${huge}</html>` },
-		]) {
-			sandbox.reset();
-			sandbox.injectFaults([fault]);
-			const result = await runNode(sandbox, {
-				parameters: sendParameters(),
-				items: contacts(1),
-				onError: 'continueErrorOutput',
-			});
-			const shown = JSON.stringify(result.errors[0].json);
-			expect(shown.length).toBeLessThan(5000);
-			expect(shown).toMatch(/cut: \d+ more characters/);
-		}
-	});
-
 	test('a deeply nested JSON error body never throws: the items land on the error output', async () => {
 		const depth = 100_000;
 		const nested = `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
-		for (const name of operationNames) {
-			for (const status of [500, 200]) {
-				sandbox.reset();
-				sandbox.injectFaults([
-					{ status, body: nested, headers: { 'content-type': 'application/json' } },
-				]);
-				const result = await runNode(sandbox, {
-					parameters: OPERATIONS[name].parameters,
-					items: contacts(2),
-					onError: 'continueErrorOutput',
-				});
-				expect(result.error).toBeUndefined();
-				expect(result.success.filter((item) => item.json.email !== undefined)).toEqual([]);
-				expectEachInputExactlyOnce(result, 2);
-			}
+		// The transport reads every operation's answers; what it shows of them: test/unit/answers.
+		for (const status of [500, 200]) {
+			sandbox.reset();
+			sandbox.injectFaults([
+				{ status, body: nested, headers: { 'content-type': 'application/json' } },
+			]);
+			const result = await runNode(sandbox, {
+				parameters: sendParameters(),
+				items: contacts(2),
+				onError: 'continueErrorOutput',
+			});
+			expect(result.error).toBeUndefined();
+			expect(result.errors).toHaveLength(1);
+			expectEachInputExactlyOnce(result, 2);
 		}
-	});
-});
-
-describe('every failure, configuration included, lands on the error side', () => {
-	const badSettings = {
-		'an API key with a line break': {
-			run: { apiKey: 'be_sandbox\r\nX-Injected: 1' },
-			names: /API key/,
-			secret: 'X-Injected',
-		},
-		'a base URL that is not a URL': {
-			run: { baseUrl: 'not a url at all' },
-			names: /Base URL/,
-			secret: 'not a url at all',
-		},
-		'a proxy that is not a URL': {
-			run: { parameters: { requestOptions: { proxy: 'proxy with spaces' } } },
-			names: /Proxy/,
-			secret: 'proxy with spaces',
-		},
-	};
-
-	test.each(Object.keys(badSettings))(
-		'%s fails every item as invalid_input, naming the setting, with no request, in both Continue modes',
-		async (setting) => {
-			const { run, names, secret } = badSettings[/** @type {keyof typeof badSettings} */ (setting)];
-			for (const name of operationNames) {
-				for (const onError of /** @type {const} */ ([
-					'continueErrorOutput',
-					'continueRegularOutput',
-				])) {
-					const result = await runNode(sandbox, {
-						...run,
-						parameters: { ...OPERATIONS[name].parameters, ...run.parameters },
-						items: contacts(3),
-						onError,
-					});
-					expect(sandbox.requests).toHaveLength(0);
-					const failed = onError === 'continueErrorOutput' ? result.errors : result.success;
-					expect(failed).toHaveLength(3);
-					expect(onError === 'continueErrorOutput' ? result.success : []).toEqual([]);
-					for (const item of failed) {
-						expect(item.json.details.kind).toBe('invalid_input');
-						expect(item.json.error).toMatch(names);
-						expect(JSON.stringify(item.json)).not.toContain(secret);
-					}
-					expectEachInputExactlyOnce({ success: result.success, errors: result.errors }, 3);
-				}
-			}
-		},
-	);
-});
-
-describe('numbers typed as expressions are read as numbers and held to their range', () => {
-	const badNumbers = [
-		['Retries', { options: { retries: '={{ "abc" }}' } }],
-		['Retries', { options: { retries: '={{ NaN }}' } }],
-		['Retries', { options: { retries: '={{ Infinity }}' } }],
-		['Retries', { options: { retries: '={{ 11 }}' } }],
-		['Retry Wait', { options: { retryWait: '={{ 60001 }}' } }],
-		['Retry Wait', { options: { retryWait: '={{ -1 }}' } }],
-		['Timeout', { requestOptions: { timeout: '={{ "soon" }}' } }],
-		[
-			'Items per Batch',
-			{ requestOptions: { batching: { batch: { batchSize: '={{ 2.5 }}', batchInterval: 10 } } } },
-		],
-	];
-	const concurrency = [
-		['Concurrency', { options: { concurrency: '={{ Infinity }}' } }],
-		['Concurrency', { options: { concurrency: '={{ 0 }}' } }],
-		['Concurrency', { options: { concurrency: '={{ "many" }}' } }],
-	];
-	const sendOnly = concurrency;
-	const addProfilesOnly = [
-		['Batch Size', { options: { batchSize: '={{ NaN }}' } }],
-		['Batch Size', { options: { batchSize: '={{ 1001 }}' } }],
-		...concurrency,
-	];
-
-	test.each([
-		...[...badNumbers, ...sendOnly].map(([label, parameters]) => ['Send Email', label, parameters]),
-		...[...badNumbers, ...addProfilesOnly].map(([label, parameters]) => [
-			'Add Profiles',
-			label,
-			parameters,
-		]),
-		...['Create List', 'Create Campaign', 'Send Campaign'].flatMap((name) =>
-			badNumbers.map(([label, parameters]) => [name, label, parameters]),
-		),
-	])('%s: %s = %j is refused as invalid_input, nothing sent', async (name, label, parameters) => {
-		const operation = OPERATIONS[/** @type {keyof typeof OPERATIONS} */ (name)];
-		const result = await runNode(sandbox, {
-			parameters: { ...operation.parameters, ...parameters },
-			items: contacts(2),
-			onError: 'continueErrorOutput',
-		});
-		expect(sandbox.requests).toHaveLength(0);
-		expect(result.errors).toHaveLength(2);
-		expect(result.errors[0].json.details.kind).toBe('invalid_input');
-		expect(result.errors[0].json.error).toContain(String(label));
-	});
-
-	test('numbers given as text by an expression are read as numbers', async () => {
-		const result = await runNode(sandbox, {
-			parameters: sendParameters({
-				options: { retries: '={{ "1" }}', concurrency: '={{ "2" }}', retryWait: '={{ "10" }}' },
-			}),
-			items: contacts(3),
-		});
-		expect(result.error).toBeUndefined();
-		expect(result.success).toHaveLength(3);
 	});
 });
 
 describe('a 200 must be the contract 200', () => {
-	const brokenSuccesses = {
-		'status "error"': { status: 'error', data: { messageId: 'm1' } },
-		'an empty object': {},
-		'a list': [],
-		null: null,
-		'data that is not an object': { status: 'success', data: 'queued' },
-		'no messageId': { status: 'success', data: { dailyEmailCount: 1, dailyEmailLimit: 100 } },
-	};
-
-	/** The next request is answered 200 with this broken success, as JSON. @param {string} shape */
-	const answerBrokenSuccess = (shape) =>
-		sandbox.injectFaults([
-			{
-				status: 200,
-				body: JSON.stringify(brokenSuccesses[/** @type {keyof typeof brokenSuccesses} */ (shape)]),
-				headers: { 'content-type': 'application/json' },
-			},
-		]);
-
-	test.each(Object.keys(brokenSuccesses))(
-		'Send Email: a 200 with %s is unexpected_response, says the email may have been queued, and is not retried',
-		async (shape) => {
-			answerBrokenSuccess(shape);
-			const result = await runNode(sandbox, {
-				parameters: sendParameters({ options: { retries: 3, retrySendOnServerError: true } }),
-				items: contacts(1),
-				onError: 'continueErrorOutput',
-			});
-			expect(sandbox.requests).toHaveLength(1);
-			expect(result.success).toEqual([]);
-			expect(result.errors[0].json.details).toMatchObject({
-				kind: 'unexpected_response',
-				httpCode: 200,
-			});
-			expect(result.errors[0].json.details.description).toMatch(/may have been queued/);
-		},
-	);
-
-	test('Add Profiles: a 200 without listId or addedCount is unexpected_response', async () => {
-		for (const data of [{ addedCount: 1 }, { listId: 'lst_vip' }, { listId: '', addedCount: 1 }]) {
-			sandbox.reset();
-			sandbox.injectFaults([{ status: 200, body: { status: 'success', data } }]);
-			const result = await runNode(sandbox, {
-				parameters: OPERATIONS['Add Profiles'].parameters,
-				items: contacts(1),
-				onError: 'continueErrorOutput',
-			});
-			expect(result.errors[0].json.details.kind).toBe('unexpected_response');
-			expect(result.success).toEqual([]);
-		}
-	});
-
-	test('Create List: a 200 without listId is unexpected_response, may have created it, and is not retried', async () => {
-		for (const data of [{}, { listId: '' }, { listId: 42 }]) {
-			sandbox.reset();
-			sandbox.injectFaults([{ status: 200, body: { status: 'success', data } }]);
-			const result = await runNode(sandbox, {
-				parameters: { ...OPERATIONS['Create List'].parameters, options: { retries: 3 } },
-				onError: 'continueErrorOutput',
-			});
-			expect(sandbox.requests).toHaveLength(1);
-			expect(result.success).toEqual([]);
-			expect(result.errors[0].json.details.kind).toBe('unexpected_response');
-			expect(result.errors[0].json.details.description).toMatch(/the list may have been created/);
-		}
-	});
-
-	test.each(Object.keys(brokenSuccesses).filter((shape) => !/data|messageId/.test(shape)))(
-		'Send Campaign: a 200 with %s is unexpected_response, says the campaign may have started sending, and is not retried',
-		async (shape) => {
-			answerBrokenSuccess(shape);
-			const result = await runNode(sandbox, {
-				parameters: { ...OPERATIONS['Send Campaign'].parameters, options: { retries: 3 } },
-				onError: 'continueErrorOutput',
-			});
-			expect(sandbox.requests).toHaveLength(1);
-			expect(result.success).toEqual([]);
-			expect(result.errors[0].json.details.kind).toBe('unexpected_response');
-			expect(result.errors[0].json.error).toMatch(/may have started sending/);
-		},
-	);
-
 	test('Create New List: a first 200 without listId sends no later batch; those items fail clearly', async () => {
 		sandbox.injectFaults([{ status: 200, body: { status: 'success', data: { addedCount: 2 } } }]);
 		const result = await runNode(sandbox, {
@@ -481,33 +175,5 @@ describe('timeouts and honest wording', () => {
 			dripping.closeAllConnections();
 			dripping.close();
 		}
-	});
-
-	test.each([
-		['a 5xx', { status: 500 }],
-		['a dropped connection', { action: 'drop' }],
-		['a timeout', { action: 'hang' }],
-	])(
-		'On Error = Stop: after %s, the error says the email may have been sent, not "not sent"',
-		async (_, fault) => {
-			sandbox.injectFaults([/** @type {any} */ (fault)]);
-			const result = await runNode(sandbox, {
-				parameters: sendParameters({ requestOptions: { timeout: 300 } }),
-				items: contacts(1),
-			});
-			const { description } = result.error;
-			expect(description).not.toMatch(/No email was sent|not sent/i);
-			expect(description).toMatch(/may have been queued: check before sending it again/);
-		},
-	);
-
-	test('only a failure before the request left is "never sent": a refused connection to the base URL', async () => {
-		const result = await runNode(sandbox, {
-			parameters: sendParameters({ options: { retries: 0 } }),
-			items: contacts(1),
-			baseUrl: 'http://127.0.0.1:9/api/v0/dev',
-			onError: 'continueErrorOutput',
-		});
-		expect(result.errors[0].json.details.description).toMatch(/never reached BasicsEngage/);
 	});
 });

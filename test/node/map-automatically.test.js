@@ -4,7 +4,7 @@
 /**
  * Add Profiles' Mapping Mode "Map Automatically" (`autoMapInputData`): the email, first name and
  * last name come from each item's own fields, matched by their whole name after lower-casing and
- * dropping spaces and punctuation (the rule on real shapes: auto-map-shapes.test.js), with no
+ * dropping spaces and punctuation (the rule on real shapes: test/unit/auto-map.test.js), with no
  * expression evaluated per item. "Map Each Field Manually"
  * (`defineBelow`) is the default, and a workflow saved without the parameter runs as before.
  */
@@ -161,7 +161,7 @@ test('a workflow saved before Mapping Mode (no parameter) maps each field manual
 });
 
 test('real shapes in one run: each item maps or fails alone, named, and the others are sent', async () => {
-	// Shapes from n8n-nodes-base 2.41.1 (more in auto-map-shapes.test.js): Facebook Lead Ads
+	// Shapes from n8n-nodes-base 2.41.1 (more in test/unit/auto-map.test.js): Facebook Lead Ads
 	// Trigger, Calendly Trigger, Google Workspace Admin user, Pipedrive 2 person, Google Calendar
 	// event, HubSpot Get Many without email among its properties.
 	const items = [

@@ -65,7 +65,7 @@ test.each([
 	['p%40ss%3Aw%2Frd', 'p@ss:w/rd'],
 	['plain', 'plain'],
 ])(
-	'issue 29: Proxy: a password written as URLs want it (%s) reaches the proxy as %s',
+	'Proxy: a password written as URLs want it (%s) reaches the proxy as %s',
 	async (written, password) => {
 		const { port: proxyPort, proxied, credentials, close } = await startProxy();
 		try {
@@ -84,7 +84,7 @@ test.each([
 	},
 );
 
-test('issue 29: Proxy: when the proxy cannot be reached, the items name the Proxy setting', async () => {
+test('Proxy: when the proxy cannot be reached, the items name the Proxy setting', async () => {
 	const closed = new URL(await closedBaseUrl());
 	const result = await runNode(sandbox, {
 		parameters: sendParameters({

@@ -31,7 +31,7 @@ const sandbox = useSandbox({
 const everyRequest = (fault) =>
 	sandbox.setOptions({ faultRate: 1, randomFaults: [/** @type {any} */ (fault)] });
 
-describe('issue 20: a dead server: the run gives up after failures in a row', () => {
+describe('a dead server: the run gives up after failures in a row', () => {
 	test.each([
 		['answers 500 to everything', { status: 500 }, 'server_error'],
 		['accepts and never answers (timeout)', { action: 'hang' }, 'network_error'],
@@ -140,7 +140,7 @@ describe('issue 20: a dead server: the run gives up after failures in a row', ()
 	});
 });
 
-describe('issue 20: a stopped execution', () => {
+describe('a stopped execution', () => {
 	const skipping = (/** @type {Record<string, unknown>} */ options = {}) =>
 		sendParameters({ options: { ...options, skipAlreadySent: { settings: {} } } });
 
@@ -219,7 +219,7 @@ describe('issue 20: a stopped execution', () => {
 	});
 });
 
-test('issue 20: Add Profiles under On Error = Continue keeps input order (an invalid item stays in place)', async () => {
+test('Add Profiles under On Error = Continue keeps input order (an invalid item stays in place)', async () => {
 	const items = [...contacts(2), { email: 'not-an-address' }, ...contacts(1, 3)];
 	const result = await runNode(sandbox, {
 		parameters: addProfilesParameters({

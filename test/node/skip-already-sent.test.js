@@ -84,7 +84,7 @@ test('on: the same key twice in one run sends the first and skips the second, na
 	});
 });
 
-test('issue 20: the default key is the whole email: an identical email is skipped, the recipient in any case', async () => {
+test('the default key is the whole email: an identical email is skipped, the recipient in any case', async () => {
 	const workflow = savedWorkflow();
 	await runNode(sandbox, {
 		...workflow,
@@ -113,26 +113,23 @@ test.each([
 			templateVariablesJson: '{ "company": "Order 1002" }',
 		},
 	],
-])(
-	'issue 20: the default key is the whole email: %s is another email, sent',
-	async (_, changed) => {
-		const workflow = savedWorkflow();
-		const first = {
-			...skipping(),
-			...(changed.content === 'template'
-				? { ...changed, templateVariablesJson: '{ "company": "Order 1001" }' }
-				: { text: 'Reset: https://x.test/r/1' }),
-		};
-		await runNode(sandbox, { ...workflow, parameters: first, items: contacts(1) });
-		const second = await runNode(sandbox, {
-			...workflow,
-			parameters: { ...first, ...changed },
-			items: contacts(1),
-		});
-		expect(second.success[0].json.messageId).toEqual(expect.any(String));
-		expect(sandbox.state.emails).toHaveLength(2);
-	},
-);
+])('the default key is the whole email: %s is another email, sent', async (_, changed) => {
+	const workflow = savedWorkflow();
+	const first = {
+		...skipping(),
+		...(changed.content === 'template'
+			? { ...changed, templateVariablesJson: '{ "company": "Order 1001" }' }
+			: { text: 'Reset: https://x.test/r/1' }),
+	};
+	await runNode(sandbox, { ...workflow, parameters: first, items: contacts(1) });
+	const second = await runNode(sandbox, {
+		...workflow,
+		parameters: { ...first, ...changed },
+		items: contacts(1),
+	});
+	expect(second.success[0].json.messageId).toEqual(expect.any(String));
+	expect(sandbox.state.emails).toHaveLength(2);
+});
 
 test('a Key expression (an order id) decides instead of recipient and subject', async () => {
 	const workflow = savedWorkflow();
@@ -190,7 +187,7 @@ test.each([
 		},
 	],
 	['a 502 from a gateway', { status: 502 }],
-])('issue 20: after %s nothing was queued, so a later run sends the email', async (_, fault) => {
+])('after %s nothing was queued, so a later run sends the email', async (_, fault) => {
 	const workflow = savedWorkflow();
 	sandbox.injectFaults([/** @type {any} */ (fault)]);
 	await runNode(sandbox, {
@@ -210,7 +207,7 @@ test.each([
 	['a timeout after the request left', { action: 'hang' }],
 	['a 504 from a gateway', { status: 504 }],
 ])(
-	'issue 20: after %s the outcome is unknown: a later run fails the item saying so, never "sent before"',
+	'after %s the outcome is unknown: a later run fails the item saying so, never "sent before"',
 	async (_, fault) => {
 		const workflow = savedWorkflow();
 		const parameters = skipping({}, { retries: 0 });
@@ -242,7 +239,7 @@ test.each([
 	},
 );
 
-test('issue 20: an unknown outcome is sent again only when Retry Send On Server Error allows it, then remembered', async () => {
+test('an unknown outcome is sent again only when Retry Send On Server Error allows it, then remembered', async () => {
 	const workflow = await withUnknownOutcome();
 	const allowed = await runNode(sandbox, {
 		...workflow,
@@ -331,7 +328,7 @@ test('History Size N remembers at least the last N emails sent, however many run
 	expect(await run(contacts(2, 4))).toEqual([]);
 });
 
-test('issue 28: a failed store call never marks an email as sent: whichever call fails, a later run sends what was not sent, and nothing twice', async () => {
+test('a failed store call never marks an email as sent: whichever call fails, a later run sends what was not sent, and nothing twice', async () => {
 	for (let failing = 1; failing <= 4; failing++) {
 		sandbox.reset();
 		const workflow = savedWorkflow();
@@ -358,7 +355,7 @@ test('issue 28: a failed store call never marks an email as sent: whichever call
 	}
 });
 
-test('issue 28: the Key is read per item: an expression that fails for item 0 (an empty date) fails item 0 only', async () => {
+test('the Key is read per item: an expression that fails for item 0 (an empty date) fails item 0 only', async () => {
 	const result = await runNode(sandbox, {
 		...savedWorkflow(),
 		parameters: skipping({ key: '={{ $json.orderDate.toDateTime().toISO() }}' }),
@@ -377,7 +374,7 @@ test('issue 28: the Key is read per item: an expression that fails for item 0 (a
 	expect(recipients()).toEqual(['b@customer.test']);
 });
 
-test('issue 28: under Stop Workflow an "outcome unknown" email stops the run, and the error says what was queued', async () => {
+test('under Stop Workflow an "outcome unknown" email stops the run, and the error says what was queued', async () => {
 	const workflow = await withUnknownOutcome();
 	const before = sandbox.requests.length;
 	const result = await runNode(sandbox, {
@@ -392,7 +389,7 @@ test('issue 28: under Stop Workflow an "outcome unknown" email stops the run, an
 	]);
 });
 
-test('issue 28: a dry run shows an email the real run would skip as skipped, and records nothing', async () => {
+test('a dry run shows an email the real run would skip as skipped, and records nothing', async () => {
 	const workflow = savedWorkflow();
 	const dryRun = await runNode(sandbox, {
 		...workflow,

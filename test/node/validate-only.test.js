@@ -189,7 +189,7 @@ test('the Retry On Fail memory ignores a dry run: nothing is kept in the node co
 	);
 });
 
-describe('issue 28: Validate Only set by an expression (a form, webhook or sheet switch)', () => {
+describe('Validate Only set by an expression (a form, webhook or sheet switch)', () => {
 	const operations = /** @type {const} */ ([
 		['Send Email', sendParameters],
 		['Send Campaign', sendCampaignParameters],

@@ -9,7 +9,7 @@
  * smallest one and printed with its seed; each one found became an example test beside the
  * rule it broke.
  *
- * `npm test` plays RUNS histories with a fixed seed on each engine; `npm run soak` plays many
+ * `npm test` plays RUNS histories with a fixed seed on n8n 2.x; `npm run soak` plays many
  * more (BASICSENGAGE_MODEL_RUNS, BASICSENGAGE_MODEL_SEED to replay one).
  */
 

@@ -125,21 +125,6 @@ describe('Send Email', () => {
 		expect(sandbox.requests).toHaveLength(1);
 	});
 
-	test.each([
-		[400, 'invalid_request'],
-		[401, 'invalid_api_key'],
-		[429, 'quota_exceeded'],
-	])('HTTP %s is never retried', async (status, kind) => {
-		sandbox.injectFaults([{ path: '/email/send', status }]);
-		const result = await runNode(sandbox, {
-			parameters: send({ retrySendOnServerError: true }),
-			items: contacts(1),
-			onError: 'continueErrorOutput',
-		});
-		expect(sandbox.requests).toHaveLength(1);
-		expect(kinds(result)).toEqual([kind]);
-	});
-
 	test('Retry-After is honoured before the retry', async () => {
 		sandbox.injectFaults([{ path: '/email/send', status: 503, headers: { 'Retry-After': '1' } }]);
 		const result = await runNode(sandbox, {
@@ -149,19 +134,6 @@ describe('Send Email', () => {
 		expect(result.success).toHaveLength(1);
 		const [first, second] = sandbox.requests.map((request) => Date.parse(request.receivedAt));
 		expect(second - first).toBeGreaterThanOrEqual(990);
-	});
-
-	test('a Retry-After longer than a minute is not waited for', async () => {
-		sandbox.injectFaults([
-			{ path: '/email/send', status: 503, headers: { 'Retry-After': '3600' } },
-		]);
-		const result = await runNode(sandbox, {
-			parameters: send({ retrySendOnServerError: true }),
-			items: contacts(1),
-			onError: 'continueErrorOutput',
-		});
-		expect(sandbox.requests).toHaveLength(1);
-		expect(kinds(result)).toEqual(['server_error']);
 	});
 });
 
@@ -212,23 +184,5 @@ describe('Add Profiles to List', () => {
 		// Nothing listens, so every batch tries (and fails) to create: no list can exist.
 		expect(kinds(result)).toEqual(Array(4).fill('network_error'));
 		expect(result.errors.every((item) => !/^Not sent/.test(item.json.error))).toBe(true);
-	});
-
-	test('400 and 401 are never retried', async () => {
-		sandbox.injectFaults([{ path: '/list/addProfiles', status: 400 }]);
-		await runNode(sandbox, {
-			parameters: addToExisting(),
-			items: contacts(1),
-			onError: 'continueErrorOutput',
-		});
-		expect(sandbox.requests).toHaveLength(1);
-		sandbox.reset();
-		await runNode(sandbox, {
-			parameters: addToExisting(),
-			items: contacts(1),
-			apiKey: 'be_wrong_key',
-			onError: 'continueErrorOutput',
-		});
-		expect(sandbox.requests).toHaveLength(1);
 	});
 });

@@ -149,7 +149,7 @@ describe('Send Email under Retry On Fail (max tries 3)', () => {
 		expect(sandbox.requests).toHaveLength(1);
 	});
 
-	test('issue 29: as an AI tool, two calls at once: the one that succeeds forgets only its own record, so the retry of the other, whose answer was lost, does not send its email again', async () => {
+	test('as an AI tool, two calls at once: the one that succeeds forgets only its own record, so the retry of the other, whose answer was lost, does not send its email again', async () => {
 		// Whichever call arrives first has its answer dropped (the email is queued); the other is
 		// answered a moment later, before n8n's retry of the first.
 		sandbox.injectFaults([{ action: 'drop' }, { action: 'delay', delayMs: 100 }]);

@@ -227,8 +227,8 @@ export const requests: DeclareRequests = function (options) {
 	};
 };
 
-/** Consecutive chunks per target list, lists in order of first appearance. */
-function toBatches(
+/** Consecutive chunks per target list, lists in order of first appearance (exported for its unit table). */
+export function toBatches(
 	entries: ItemBody[],
 	batchSize: number,
 ): Array<{ listId: string | undefined; profiles: ItemBody[] }> {

@@ -2,18 +2,13 @@
 'use strict';
 
 /**
- * Map Automatically's mapper (`autoMapper`, the built dist/) on the items n8n's nodes and
+ * Map Automatically's mapper (`autoMapper`, built) on the items n8n's nodes and
  * triggers hand over, without the engine. Each row is a small hand-written example of the shape
  * in the n8n-nodes-base 2.41.1 file it cites (dist/nodes/...; scripts/email-sources/ surveys
  * them all); the values are made up. A row expects the profile, or the item's error.
  */
 
-const path = require('node:path');
-const { PACKAGE_DIR } = require('../support');
-
-const { autoMapper } = require(
-	path.join(PACKAGE_DIR, 'dist/nodes/BasicsEngage/actions/list/autoMap.js'),
-);
+const { autoMapper } = require('./built');
 
 /** The profile the mapper makes of `json`, or `{ error, description }` of the item's failure. */
 function map(json) {
@@ -110,7 +105,9 @@ test("no email field: the error names the item's fields and the addresses it did
 		fields: { Name: 'N' },
 	});
 	expect(error).toBe(NO_EMAIL);
-	expect(description).toContain('The item\'s fields: "id", "organizer", "attendees", "cc_email", "fields".');
+	expect(description).toContain(
+		'The item\'s fields: "id", "organizer", "attendees", "cc_email", "fields".',
+	);
 	expect(description).toContain('Under "fields": "Name".');
 	expect(description).toContain(
 		'Not taken, as each may be someone else\'s or another address: "cc_email", "organizer.email", "attendees[].email".',

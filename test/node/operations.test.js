@@ -1,0 +1,397 @@
+// @ts-check
+'use strict';
+
+/**
+ * The rules every operation keeps, as one table over the operations, on both engines (the only
+ * node test of n8n 1.x beside test/harness/engine-differences.test.js): its one run, the API key
+ * nowhere and never sent to another host, item pairing, On Error in its three modes, Stop
+ * Workflow's report, the answer contract, and settings that cannot work. What decides a kind
+ * or a wording is a pure function: test/unit/.
+ */
+
+const http = require('node:http');
+const {
+	API_KEY,
+	addProfilesParameters,
+	closedBaseUrl,
+	contacts,
+	createCampaignParameters,
+	createListParameters,
+	expectEachInputExactlyOnce,
+	expectNoSecret,
+	listen,
+	pairedIndexes,
+	runNode,
+	sendAndWaitParameters,
+	sendCampaignParameters,
+	sendParameters,
+	useSandbox,
+} = require('../support');
+
+const CAMPAIGN_ID = 'cccccccccccccccccccccccc';
+
+const sandbox = useSandbox({
+	lists: [{ listId: 'lst_vip', name: 'VIP', profiles: [{ email: 'vip@customer.test' }] }],
+	campaigns: [{ _id: CAMPAIGN_ID, name: 'VIP news', subject: 'Hi', recepientList: ['lst_vip'] }],
+});
+
+/**
+ * Each operation: its parameters, its path, what its successes are called in Stop Workflow's
+ * report (`done`), what a request that reached BasicsEngage may have done (`effect`), and the
+ * output of one successful run of two items. Send and Wait sends one email for the whole input
+ * and waits: it has no output, no report and no per-item failure but the first.
+ */
+const OPERATIONS = {
+	'Send Email': {
+		parameters: sendParameters({ options: { concurrency: 1 } }),
+		path: '/email/send',
+		done: 'Queued',
+		effect: 'the email may have been queued',
+		output: { messageId: expect.any(String) },
+	},
+	'Send and Wait for Response': {
+		parameters: sendAndWaitParameters(),
+		path: '/email/send',
+		effect: 'the email may have been queued',
+		waits: true,
+	},
+	'Add Profiles': {
+		parameters: addProfilesParameters({
+			listMode: 'existing',
+			listId: 'lst_vip',
+			options: { batchSize: 1, concurrency: 1 },
+		}),
+		path: '/list/addProfiles',
+		done: 'Added',
+		effect: 'the profiles may have been added',
+		output: { listId: 'lst_vip', addedCount: 1, submittedCount: 1, listCreated: false },
+	},
+	'Create List': {
+		parameters: createListParameters(),
+		path: '/list/create',
+		done: 'Created',
+		effect: 'the list may have been created',
+		output: { listId: expect.any(String) },
+	},
+	'Create Campaign': {
+		parameters: createCampaignParameters({ recipientListIds: 'lst_vip' }),
+		path: '/campaign/create',
+		done: 'Created',
+		effect: 'the campaign may have been created',
+		output: { campaignId: expect.any(String), name: 'Spring sale', subject: '20% off' },
+	},
+	'Send Campaign': {
+		parameters: sendCampaignParameters({ campaignId: CAMPAIGN_ID }),
+		path: '/campaign/send',
+		done: 'Started sending',
+		effect: 'the campaign may have started sending',
+		output: { campaignId: CAMPAIGN_ID, sendingStarted: true },
+	},
+};
+const NAMES = /** @type {Array<keyof typeof OPERATIONS>} */ (Object.keys(OPERATIONS));
+/** Operations with an output per item or batch (all but Send and Wait). */
+const ITEMWISE = NAMES.filter((name) => !('waits' in OPERATIONS[name]));
+
+/** @param {keyof typeof OPERATIONS} name @param {Record<string, any>} [run] further runNode options */
+const run = (name, run = {}) =>
+	runNode(sandbox, {
+		items: contacts(2),
+		...run,
+		parameters: { ...OPERATIONS[name].parameters, ...run.parameters },
+	});
+
+/** A refusal of the next request, whose text echoes the key (a careless server). */
+const refuseNext = () =>
+	sandbox.injectFaults([
+		{ status: 400, body: { status: 'error', error: `Bad request for key ${API_KEY}` } },
+	]);
+
+test.each(NAMES)(
+	'%s: one run sends the documented request with the key, pairs each output, shows the key nowhere',
+	async (name) => {
+		const operation = OPERATIONS[name];
+		const result = await run(name);
+		expect(result.error).toBeUndefined();
+		const requests = sandbox.requestsTo(operation.path);
+		expect(requests.length).toBeGreaterThan(0);
+		for (const request of requests) {
+			expect(request.method).toBe('POST');
+			expect(request.headers.authorization).toBe(`Bearer ${API_KEY}`);
+			expect(request.headers['content-type']).toMatch(/^application\/json/);
+		}
+		if ('waits' in operation) {
+			expect(requests).toHaveLength(1);
+			expect(result.waitTill).toBeDefined();
+		} else {
+			expect(result.success.map((item) => item.json)).toEqual([
+				expect.objectContaining(operation.output),
+				expect.objectContaining(operation.output),
+			]);
+			expect(result.success.map(pairedIndexes)).toEqual([[0], [1]]);
+		}
+		expectNoSecret(result, API_KEY);
+	},
+);
+
+describe('On Error, for a refused request (400) whose text echoes the key', () => {
+	test.each(NAMES)(
+		'%s, Continue (using error output): the item fails alone, paired, keeping its fields; the key is redacted',
+		async (name) => {
+			refuseNext();
+			const result = await run(name, {
+				items: [
+					{ email: 'a@customer.test', crmId: 'c-1', campaignId: CAMPAIGN_ID },
+					contacts(1)[0],
+				],
+				onError: 'continueErrorOutput',
+			});
+			expect(result.error).toBeUndefined();
+			const [failed, ...others] = result.errors;
+			expect(failed.pairedItem).toEqual({ item: 0 });
+			// n8n merges the input item's fields under the error, so users keep their data.
+			expect(failed.json).toMatchObject({ crmId: 'c-1', error: expect.any(String) });
+			expect(failed.json.details).toEqual({
+				kind: 'invalid_request',
+				httpCode: 400,
+				description: expect.stringContaining('[redacted]'),
+			});
+			if ('waits' in OPERATIONS[name]) {
+				// One email for the whole input: its failure is every item's.
+				expect(others.map(pairedIndexes)).toEqual([[1]]);
+			} else {
+				expect(others).toEqual([]);
+				expect(result.success.map(pairedIndexes)).toEqual([[1]]);
+			}
+			expectEachInputExactlyOnce(result, 2);
+			expectNoSecret(result, API_KEY);
+		},
+	);
+
+	test.each(NAMES)(
+		'%s, Continue (regular output): the failed item is { error, details } on the main output, in input order',
+		async (name) => {
+			refuseNext();
+			const result = await run(name, { onError: 'continueRegularOutput' });
+			expect(result.errors).toEqual([]);
+			expect(result.success[0]).toEqual({
+				json: {
+					error: expect.stringMatching(/^BasicsEngage rejected the request: /),
+					details: { kind: 'invalid_request', httpCode: 400, description: expect.any(String) },
+				},
+				pairedItem: { item: 0 },
+			});
+			if (!('waits' in OPERATIONS[name]))
+				expect(result.success.map(pairedIndexes)).toEqual([[0], [1]]);
+			expectNoSecret(result, API_KEY);
+		},
+	);
+
+	test.each(NAMES)(
+		'%s, Stop Workflow: a NodeApiError for the item, its cause for n8n, nothing sent after it',
+		async (name) => {
+			refuseNext();
+			const result = await run(name, { items: contacts(3) });
+			expect(result.error).toMatchObject({
+				name: 'NodeApiError',
+				httpCode: '400',
+				failure: { cause: 'configuration-invalid' },
+				context: { itemIndex: 0 },
+			});
+			expect(result.error.message).toMatch(/^BasicsEngage rejected the request: /);
+			expect(sandbox.requests).toHaveLength(1);
+			expectNoSecret(result, API_KEY);
+		},
+	);
+});
+
+test.each(ITEMWISE)(
+	"%s, Stop Workflow's report: the error names the failed item and what the run already did",
+	async (name) => {
+		const operation = OPERATIONS[name];
+		sandbox.injectFaults([{ action: 'delay', delayMs: 0 }, { status: 500 }]);
+		const result = await run(name, {
+			parameters: { options: { ...operation.parameters.options, concurrency: 1, retries: 0 } },
+			items: contacts(3),
+		});
+		expect(result.error.context.itemIndex).toBe(1);
+		expect(result.error.failure).toEqual({ cause: 'temporarily-unavailable' });
+		expect(result.error.description).toContain(
+			`${operation.effect}: check before sending it again`,
+		);
+		expect(result.error.description).toContain(`${operation.done} in this run (item indexes): 0.`);
+		expect(sandbox.requests).toHaveLength(2);
+	},
+);
+
+test.each(ITEMWISE)(
+	'%s: a refused API key (401) stops the run after one request; the other items fail as not sent, with its kind',
+	async (name) => {
+		const result = await run(name, {
+			items: contacts(3),
+			apiKey: 'be_wrong_key',
+			onError: 'continueErrorOutput',
+		});
+		// Only one request: n8n does not send it again either (the node handles statuses itself).
+		expect(sandbox.requests).toHaveLength(1);
+		expect(result.errors.map((item) => item.json.details.kind)).toEqual(
+			Array(3).fill('invalid_api_key'),
+		);
+		expect(result.errors[1].json.error).toMatch(/^Not sent/);
+		expect(result.errors[1].json.details.description).toMatch(
+			/This item was not sent, so it can be sent again later/,
+		);
+		expectEachInputExactlyOnce(result, 3);
+		expectNoSecret(result, 'be_wrong_key');
+
+		sandbox.reset();
+		const stopped = await run(name, { items: contacts(3), apiKey: 'be_wrong_key' });
+		expect(stopped.error.failure).toEqual({ cause: 'credential-invalid' });
+		expect(stopped.error.message).toMatch(/BasicsEngage rejected the API key/);
+		expect(sandbox.requests).toHaveLength(1);
+	},
+);
+
+test.each(NAMES)(
+	'%s: a 200 that is not the documented success is unexpected_response, may have taken effect, and is never sent again',
+	async (name) => {
+		sandbox.injectFaults([{ status: 200, body: { status: 'error', data: {} } }]);
+		const result = await run(name, {
+			parameters: {
+				options: {
+					...OPERATIONS[name].parameters.options,
+					retries: 3,
+					retrySendOnServerError: true,
+				},
+			},
+			items: contacts(1),
+			onError: 'continueErrorOutput',
+		});
+		expect(sandbox.requests).toHaveLength(1);
+		expect(result.success).toEqual([]);
+		expect(result.errors[0].json.details).toMatchObject({
+			kind: 'unexpected_response',
+			httpCode: 200,
+		});
+		expect(result.errors[0].json.details.description).toContain(OPERATIONS[name].effect);
+	},
+);
+
+describe('the API key never leaves for another host', () => {
+	/** @type {{ origin: string, requests: string[], close: () => void }} */
+	let foreign;
+	beforeAll(async () => {
+		/** @type {string[]} */
+		const requests = [];
+		const server = http.createServer((request, response) => {
+			requests.push(`${request.method} ${request.url} ${request.headers.authorization}`);
+			response.writeHead(200, { 'content-type': 'application/json' });
+			response.end('{"status":"success","data":{"messageId":"foreign","listId":"x"}}');
+		});
+		foreign = {
+			origin: `http://127.0.0.1:${await listen(server)}`,
+			requests,
+			close: () => server.close(),
+		};
+	});
+	afterAll(() => foreign.close());
+
+	test.each(NAMES)(
+		'%s: a redirect is not followed; the item names the status and the host, not the query',
+		async (name) => {
+			sandbox.injectFaults([
+				{ status: 307, body: '', headers: { location: `${foreign.origin}/collect?token=s3cr3t` } },
+			]);
+			const result = await run(name, { items: contacts(1), onError: 'continueErrorOutput' });
+			expect(foreign.requests).toEqual([]);
+			expect(sandbox.requests).toHaveLength(1);
+			const { error, details } = result.errors[0].json;
+			expect(details).toMatchObject({ kind: 'unexpected_response', httpCode: 307 });
+			expect(error).toContain(`HTTP 307) to ${new URL(foreign.origin).host}`);
+			expect(JSON.stringify(result.errors)).not.toContain('s3cr3t');
+		},
+	);
+});
+
+describe('a setting that cannot work fails every item as invalid_input, naming it, sending nothing', () => {
+	const settings = {
+		'an API key with a line break': {
+			run: { apiKey: 'be_sandbox\r\nX-Injected: 1' },
+			names: /API key/,
+			shown: 'X-Injected',
+		},
+		'an API key pasted with "Bearer "': {
+			run: { apiKey: `Bearer ${API_KEY}` },
+			names: /"Bearer "/,
+			shown: API_KEY,
+		},
+		'a Base URL that is not a URL': {
+			run: { baseUrl: 'not a url at all' },
+			names: /Base URL/,
+			shown: 'not a url at all',
+		},
+		'a Base URL with a password': {
+			run: { baseUrl: 'http://user:pw1234@127.0.0.1/api' },
+			names: /user name or password/,
+			shown: 'pw1234',
+		},
+		'a proxy that is not a URL': {
+			run: { parameters: { requestOptions: { proxy: 'proxy with spaces' } } },
+			names: /Proxy/,
+			shown: 'proxy with spaces',
+		},
+		'a Retries option out of range': {
+			run: { parameters: { options: { retries: '={{ 11 }}' } } },
+			names: /Retries must be/,
+			shown: '\u0000',
+		},
+		'a Timeout that is no number': {
+			run: { parameters: { requestOptions: { timeout: '={{ "soon" }}' } } },
+			names: /Timeout must be/,
+			shown: '\u0000',
+		},
+	};
+
+	test.each(NAMES.flatMap((name) => Object.keys(settings).map((setting) => [name, setting])))(
+		'%s: %s',
+		async (name, setting) => {
+			const { run: wrong, names, shown } = settings[/** @type {keyof typeof settings} */ (setting)];
+			const result = await run(/** @type {keyof typeof OPERATIONS} */ (name), {
+				...wrong,
+				items: contacts(2),
+				onError: 'continueErrorOutput',
+			});
+			expect(sandbox.requests).toHaveLength(0);
+			expect(result.success).toEqual([]);
+			expect(result.errors.map((item) => item.json.details.kind)).toEqual([
+				'invalid_input',
+				'invalid_input',
+			]);
+			expectEachInputExactlyOnce(result, 2);
+			for (const item of result.errors) {
+				expect(item.json.error).toMatch(names);
+				expect(JSON.stringify(item.json)).not.toContain(shown);
+			}
+			expectNoSecret(result, API_KEY);
+		},
+	);
+});
+
+test.each(ITEMWISE)(
+	'%s: nothing listens at the Base URL: network_error per item, "never reached", paired',
+	async (name) => {
+		const result = await run(name, {
+			parameters: { options: { ...OPERATIONS[name].parameters.options, retries: 0 } },
+			baseUrl: await closedBaseUrl(),
+			onError: 'continueErrorOutput',
+		});
+		expect(result.errors.map((item) => item.json.details.kind)).toEqual([
+			'network_error',
+			'network_error',
+		]);
+		expect(result.errors[0].json.error).toBe(
+			'BasicsEngage could not be reached: the connection was refused',
+		);
+		expect(result.errors[0].json.details.description).toMatch(/never reached BasicsEngage/);
+		expectEachInputExactlyOnce(result, 2);
+	},
+);

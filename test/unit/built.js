@@ -1,0 +1,25 @@
+// @ts-check
+'use strict';
+
+/**
+ * The node's pure functions as the built package (dist/) holds them: the one place that names
+ * their modules, so the unit tables beside it run without the engine.
+ */
+
+const path = require('node:path');
+
+/** @param {string} module a module of dist/nodes/BasicsEngage */
+const built = (module) => require(path.resolve(__dirname, '../../dist/nodes/BasicsEngage', module));
+
+module.exports = {
+	...built('transport/classify'),
+	...built('transport/retries'),
+	...built('transport/redact'),
+	...built('helpers/read'),
+	...built('helpers/credentialChecks'),
+	...built('helpers/options'),
+	...built('actions/list/autoMap'),
+	...built('actions/list/addProfiles.operation'),
+	...built('actions/email/customForm'),
+	queuedEmail: built('actions/email/send.operation').queuedEmail,
+};

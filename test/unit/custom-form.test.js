@@ -1,0 +1,143 @@
+// @ts-check
+'use strict';
+
+/**
+ * Send and Wait's custom form, read without the engine: the fields the workflow defines
+ * (readFormFields) and the answer a person posts (readFormAnswer), untrusted. The form page,
+ * the signed link and the resume are the engine's part: test/node/send-and-wait.test.js.
+ */
+
+const { readFormAnswer, readFormFields } = require('./built');
+
+const choices = (/** @type {string[]} */ ...names) => ({
+	values: names.map((option) => ({ option })),
+});
+const FIELDS = {
+	name: { fieldLabel: 'Name', fieldType: 'text', requiredField: true },
+	date: { fieldLabel: 'Delivery date', fieldType: 'date', requiredField: true },
+	amount: { fieldLabel: 'Amount', fieldType: 'number' },
+	email: { fieldLabel: 'Email', fieldType: 'email' },
+	reason: { fieldLabel: 'Reason', fieldType: 'textarea' },
+	slot: { fieldLabel: 'Slot', fieldType: 'dropdown', fieldOptions: choices('Morning', 'Evening') },
+	rooms: {
+		fieldLabel: 'Rooms',
+		fieldType: 'dropdown',
+		multiselect: true,
+		fieldOptions: choices('Hall', 'Attic'),
+	},
+	extras: {
+		fieldLabel: 'Extras',
+		fieldType: 'checkbox',
+		fieldOptions: choices('Gift wrap', 'Call first'),
+	},
+	carrier: { fieldLabel: 'Carrier', fieldType: 'radio', fieldOptions: choices('DHL', 'UPS') },
+	pin: { fieldLabel: 'PIN', fieldType: 'password' },
+	ticket: { fieldType: 'hiddenField', fieldName: 'ticket', fieldValue: 'T-17' },
+};
+/** One field posted as `field-0`: the answer, or the problems. */
+const answer = (/** @type {keyof typeof FIELDS} */ field, /** @type {unknown} */ posted) =>
+	readFormAnswer([FIELDS[field]], posted === undefined ? {} : { 'field-0': posted });
+
+describe('readFormAnswer: each field as the workflow gets it', () => {
+	test.each([
+		['text, trimmed', 'name', '  Jane Doe ', 'Jane Doe'],
+		['a date as a date input posts it', 'date', '2031-05-04', '2031-05-04'],
+		['a number, typed', 'amount', '120.5', 120.5],
+		['an email address', 'email', ' jane@customer.test ', 'jane@customer.test'],
+		['a textarea as written', 'reason', 'Ring twice\nthen wait', 'Ring twice\nthen wait'],
+		['an offered option', 'slot', 'Evening', 'Evening'],
+		['several offered options', 'rooms', ['Hall', 'Attic'], ['Hall', 'Attic']],
+		['checkboxes', 'extras', ['Gift wrap', 'Call first'], ['Gift wrap', 'Call first']],
+		['a radio answer', 'carrier', 'UPS', 'UPS'],
+		['a password', 'pin', '1234', '1234'],
+		["the hidden field: the workflow's value, whatever is posted", 'ticket', 'T-99', 'T-17'],
+		['an optional text left empty', 'reason', '', ''],
+		['an optional number left empty', 'amount', undefined, null],
+		['an optional choice left empty', 'slot', undefined, null],
+		['optional checkboxes left empty', 'extras', undefined, []],
+		['an optional multiple choice left empty', 'rooms', undefined, []],
+	])('%s', (_, field, posted, value) => {
+		const label = FIELDS[/** @type {keyof typeof FIELDS} */ (field)];
+		expect(answer(/** @type {any} */ (field), posted)).toEqual({
+			answer: { [label.fieldLabel ?? label.fieldName]: value },
+		});
+	});
+
+	test('fields other than field-<index> are ignored', () => {
+		expect(
+			readFormAnswer([FIELDS.pin], { 'field-0': '1', 'field-1': 'x', approved: 'true' }),
+		).toEqual({
+			answer: { PIN: '1' },
+		});
+	});
+
+	test.each([
+		['a required text left blank', 'name', '   ', 'Name is required'],
+		['a required date missing', 'date', undefined, 'Delivery date is required'],
+		['a number that is not one', 'amount', 'twelve', 'Amount: enter a number'],
+		['a date that does not exist', 'date', '2031-02-30', 'Delivery date: enter a date'],
+		['a date in another format', 'date', '04/05/2031', 'Delivery date: enter a date'],
+		['an email address that is not one', 'email', 'jane@', 'Email: enter an email address'],
+		['a dropdown value not offered', 'slot', 'Midnight', 'Slot: choose one of the options'],
+		['a checkbox not offered', 'extras', ['Gift wrap', 'Free'], 'Extras: choose among'],
+		['a checkbox twice', 'extras', ['Gift wrap', 'Gift wrap'], 'Extras: choose among'],
+		['two radio answers', 'carrier', ['DHL', 'UPS'], 'Carrier takes one answer'],
+		['a value too long', 'reason', 'x'.repeat(10_001), 'Reason: the answer is not valid'],
+		['an object for a text', 'name', { name: 'Jane' }, 'Name: the answer is not valid'],
+	])('refused: %s', (_, field, posted, problem) => {
+		const result = /** @type {any} */ (answer(/** @type {any} */ (field), posted));
+		expect(result.problems).toEqual([expect.stringContaining(problem)]);
+	});
+});
+
+describe('readFormFields: a form that cannot work is refused before sending', () => {
+	const parameter =
+		(/** @type {Record<string, unknown>} */ set) =>
+		(/** @type {string} */ name, /** @type {unknown} */ fallback) =>
+			name in set ? set[name] : fallback;
+	const fields = (/** @type {unknown[]} */ values) => parameter({ 'formFields.values': values });
+	const json = (/** @type {string} */ jsonOutput) => parameter({ defineForm: 'json', jsonOutput });
+
+	test.each([
+		[
+			'a type it does not offer (file)',
+			fields([{ fieldLabel: 'Photo', fieldType: 'file' }]),
+			'Form field "Photo" has the type "file", which this node does not offer',
+		],
+		[
+			'two fields with one label',
+			fields([{ fieldLabel: 'Date' }, { fieldLabel: 'Date', fieldType: 'date' }]),
+			'Two form fields are called "Date"',
+		],
+		['a field without label', fields([{ fieldType: 'text' }]), 'A form field has no Field Label'],
+		[
+			'a hidden field without name',
+			fields([{ fieldType: 'hiddenField', fieldValue: 'x' }]),
+			'A form field has no Field Name',
+		],
+		[
+			'a dropdown without options',
+			fields([{ fieldLabel: 'Slot', fieldType: 'dropdown' }]),
+			'Form field "Slot" has no options',
+		],
+		['JSON that is not JSON', json('[{ "fieldLabel": '), 'Form Fields (JSON) is not valid'],
+		[
+			'JSON with a key fields lack',
+			json('[{ "fieldLabel": "A", "colour": "red" }]'),
+			"Key 'colour' in field 0 is not valid",
+		],
+	])('%s', (_, read, message) => {
+		expect(() => readFormFields(read)).toThrow(
+			expect.objectContaining({ kind: 'invalid_input', message: expect.stringContaining(message) }),
+		);
+	});
+
+	test('a field without type is text; JSON fields read like the others', () => {
+		expect(readFormFields(fields([{ fieldLabel: 'A' }]))).toEqual([
+			{ fieldLabel: 'A', fieldType: 'text' },
+		]);
+		expect(readFormFields(json('[{ "fieldLabel": "A", "fieldType": "number" }]'))).toEqual([
+			{ fieldLabel: 'A', fieldType: 'number' },
+		]);
+	});
+});

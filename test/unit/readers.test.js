@@ -1,0 +1,292 @@
+// @ts-check
+'use strict';
+
+/**
+ * What the node reads from an item or a setting before anything is sent, and what it refuses:
+ * the built readers, without the engine. That a refusal fails only its item (or every item, for
+ * a setting) and sends nothing is the engine's part: test/node/operations.test.js.
+ */
+
+const fc = require('fast-check');
+const {
+	PLAIN_HTTP_TO_ANOTHER_HOST,
+	checkApiKey,
+	checkBaseUrl,
+	concurrencyOption,
+	isLoopback,
+	readEmailAddress,
+	readIdList,
+	readNumberOption,
+	readOptionalText,
+	readText,
+	readTrimmed,
+	requestBatchingValues,
+	requestTimeout,
+	retriesOption,
+	retryWaitOption,
+	toBatches,
+} = require('./built');
+
+/** What a reader returns, or `{ error, kind }` of what it throws. */
+function read(/** @type {() => unknown} */ reader) {
+	try {
+		return reader();
+	} catch (error) {
+		return { error: error.message, kind: error.kind };
+	}
+}
+const refused = (/** @type {string} */ error) => ({ error, kind: 'invalid_input' });
+
+describe('text readers', () => {
+	test.each([
+		['readText: text as given', () => readText(' Hi ', 'Subject'), ' Hi '],
+		['readText: a number becomes text', () => readText(42, 'Subject'), '42'],
+		['readText: empty is required', () => readText('', 'Subject'), refused('Subject is required')],
+		[
+			'readText: an object is refused',
+			() => readText({ a: 1 }, 'Subject'),
+			refused('Subject must be text, not an object'),
+		],
+		[
+			'readText: a list is refused',
+			() => readText([1], 'Subject'),
+			refused('Subject must be text, not a list'),
+		],
+		[
+			'readOptionalText: empty is undefined',
+			() => readOptionalText(null, 'Description'),
+			undefined,
+		],
+		['readTrimmed: trimmed', () => readTrimmed(' tmpl_welcome ', 'Template ID'), 'tmpl_welcome'],
+		[
+			'readTrimmed: only spaces is required',
+			() => readTrimmed('   ', 'Template ID'),
+			refused('Template ID is required'),
+		],
+	])('%s', (_, reader, expected) => {
+		expect(read(reader)).toEqual(expected);
+	});
+});
+
+describe('readEmailAddress', () => {
+	test.each([
+		['a plain address, trimmed', ' jane@customer.test ', 'jane@customer.test'],
+		['a sub-domain', 'a.b+c@mail.customer.test', 'a.b+c@mail.customer.test'],
+		['empty', '', 'To is required'],
+		['not an address', 'not-an-address', 'To is not a valid email address: "not-an-address"'],
+		['no dot in the domain', 'jane@localhost', 'To is not a valid email address: "jane@localhost"'],
+		[
+			'a line break (header injection)',
+			'jane@customer.test\r\nBcc: x@y.z',
+			/^To is not a valid email address/,
+		],
+		['two addresses', 'a@x.test, b@x.test', /^To is not a valid email address/],
+		[
+			'a zero-width space, shown as \\u200b',
+			'jane\u200b@customer.test',
+			'To is not a valid email address: "jane\\u200b@customer.test"',
+		],
+		['a no-break space', 'jane\u00a0@customer.test', /\\u00a0/],
+		['an object', { nested: true }, 'To must be text, not an object'],
+		['null', null, 'To is required'],
+	])('%s', (_, value, expected) => {
+		const result = read(() => readEmailAddress(value, 'To'));
+		if (typeof expected === 'string' && !expected.includes(' ')) expect(result).toBe(expected);
+		else if (typeof expected === 'string') expect(result).toEqual(refused(expected));
+		else expect(/** @type {any} */ (result).error).toMatch(expected);
+	});
+
+	// Zero-width space, non-joiner and joiner, word joiner, BOM, soft hyphen, a right-to-left
+	// override, a no-break space and a line separator.
+	test.each(['200b', '200c', '200d', '2060', 'feff', '00ad', '202e', '00a0', '2028'])(
+		'an invisible U+%s is refused, shown as \\uXXXX',
+		(code) => {
+			const address = `jane${String.fromCodePoint(parseInt(code, 16))}@customer.test`;
+			expect(read(() => readEmailAddress(address, 'To'))).toEqual(
+				refused(`To is not a valid email address: "jane\\u${code}@customer.test"`),
+			);
+		},
+	);
+
+	test('an invisible character is named in the description', () => {
+		expect(() => readEmailAddress('jane\u200b@customer.test', 'To')).toThrow(
+			expect.objectContaining({
+				description: expect.stringMatching(/invisible character, shown as \\u200b/),
+			}),
+		);
+	});
+});
+
+describe('readIdList (profile and list IDs)', () => {
+	test.each([
+		['typed with commas: trimmed, empty ones dropped', ' p1 ,, p2, ', ['p1', 'p2']],
+		['a list from an expression', ['p2', ' ', 'p1'], ['p2', 'p1']],
+		['only commas and spaces: none', ' , ', []],
+		['empty: none', '', []],
+		[
+			'a number in the list',
+			['p1', 42],
+			refused('Profile IDs must hold only texts, but entry 2 is a number'),
+		],
+		[
+			'an object',
+			{ id: 'p1' },
+			refused('Profile IDs must be text or a list of texts, not an object'),
+		],
+	])('%s', (_, value, expected) => {
+		expect(read(() => readIdList(value, 'Profile IDs'))).toEqual(expected);
+	});
+});
+
+describe('readNumberOption: numbers typed as expressions, held to their field', () => {
+	const concurrency = concurrencyOption('');
+	const [itemsPerBatch] = requestBatchingValues;
+	test.each([
+		['absent: the default', retriesOption, undefined, 2],
+		['text holding a number', retriesOption, ' 1 ', 1],
+		['the maximum', retriesOption, 10, 10],
+		['text that is no number', retriesOption, 'abc', 'Retries must be a whole number from 0 to 10'],
+		['NaN', retriesOption, NaN, 'Retries must be a whole number from 0 to 10'],
+		['Infinity', retriesOption, Infinity, 'Retries must be a whole number from 0 to 10'],
+		['above the maximum', retriesOption, 11, 'Retries must be a whole number from 0 to 10'],
+		[
+			'a fraction where a whole number is wanted',
+			itemsPerBatch,
+			2.5,
+			'Items per Batch must be a whole number of at least -1',
+		],
+		[
+			'Retry Wait above a minute',
+			retryWaitOption,
+			60_001,
+			'Retry Wait must be a number from 0 to 60000',
+		],
+		['Retry Wait below 0', retryWaitOption, -1, 'Retry Wait must be a number from 0 to 60000'],
+		['Timeout as text', requestTimeout, 'soon', 'Timeout must be a number from 1 to 3600000'],
+		['Concurrency 0', concurrency, 0, 'Concurrency must be a whole number from 1 to 50'],
+		[
+			'Concurrency Infinity',
+			concurrency,
+			Infinity,
+			'Concurrency must be a whole number from 1 to 50',
+		],
+	])('%s', (_, property, value, expected) => {
+		const result = read(() => readNumberOption({ [property.name]: value }, property));
+		expect(result).toEqual(typeof expected === 'number' ? expected : refused(expected));
+	});
+});
+
+describe('credential checks', () => {
+	test.each([
+		['the public default', 'https://api.basicsengage.com/api/v0/dev', undefined],
+		['a local sandbox', 'http://127.0.0.1:4010/api/v0/dev', undefined],
+		['not a URL', 'not a url at all', 'The Base URL in the credential is not valid'],
+		[
+			'a line break inside',
+			'http://127.0.0.1\r\n/x',
+			'The Base URL in the credential is not valid',
+		],
+		['a space inside', 'http://exa mple.com/api', 'The Base URL in the credential is not valid'],
+		['empty', '', 'The Base URL in the credential is not valid'],
+		['another scheme', 'ftp://api.test/', 'The Base URL in the credential is not valid'],
+		['a user and password before "@"', 'https://user:pw@api.test/', /user name or password/],
+		['a user before "@"', 'https://user@api.test/', /user name or password/],
+	])('Base URL: %s', (_, baseUrl, problem) => {
+		const checked = checkBaseUrl(baseUrl);
+		if (problem === undefined) expect(checked.url.href).toMatch(/^http/);
+		else expect(checked.problem.message).toMatch(problem);
+	});
+
+	test.each([
+		['a key', 'be_live_123', undefined],
+		['"Bearer " pasted along', 'Bearer be_live_123', /starts with "Bearer "/],
+		['"bearer " in lower case', 'bearer be_live_123', /starts with "Bearer "/],
+		['a line break', 'be_live\r\nX-Injected: 1', /empty or contains spaces, line breaks/],
+		['a non-ASCII letter', 'be_livé', /non-ASCII/],
+		['empty', '', /empty/],
+	])('API key: %s', (_, apiKey, problem) => {
+		const checked = checkApiKey(apiKey);
+		if (problem === undefined) expect(checked).toBeUndefined();
+		else expect(checked.message).toMatch(problem);
+	});
+
+	test('API key: any key that cannot be one header value is refused', () => {
+		fc.assert(
+			fc.property(
+				fc.string({ minLength: 1 }),
+				fc.constantFrom('\r\n', '\n', '\r', '\u0000', ' ', 'é', '\u2028'),
+				fc.string(),
+				(head, bad, tail) => {
+					const apiKey = `k${head.replace(/\s/g, '')}${bad}X-Injected: ${tail}k`;
+					expect(checkApiKey(apiKey)?.message).toMatch(/^The API key in the credential/);
+				},
+			),
+			{ numRuns: 500 },
+		);
+	});
+
+	test.each([
+		['https://api.basicsengage.com/api/v0/dev', 'api.basicsengage.com', false],
+		['http://gateway.test/api/v0/dev', 'gateway.test', true],
+		['http://127.0.0.1', '127.0.0.1', false],
+		['http://localhost:4010/api/v0/dev', 'localhost', false],
+		['http://[::1]:4010/api/v0/dev', '[::1]', false],
+		['HTTP://10.0.0.5/api', '10.0.0.5', true],
+	])('plain http to another machine: %s -> notice %s', (baseUrl, host, notice) => {
+		// The form's notice (a regex n8n evaluates) and the run-time check agree.
+		expect(new RegExp(PLAIN_HTTP_TO_ANOTHER_HOST).test(baseUrl)).toBe(notice);
+		expect(!isLoopback(host) && baseUrl.toLowerCase().startsWith('http:')).toBe(notice);
+	});
+});
+
+describe('toBatches: Add Profiles batches', () => {
+	const entries = (/** @type {Array<string | undefined>} */ lists) =>
+		lists.map((listId, itemIndex) => ({ itemIndex, body: { listId } }));
+	const shape = (/** @type {any[]} */ batches) =>
+		batches.map(({ listId, profiles }) => [
+			listId,
+			profiles.map((/** @type {any} */ p) => p.itemIndex),
+		]);
+
+	test.each([
+		['N = batch size: one batch', 5, Array(5).fill('l'), [['l', [0, 1, 2, 3, 4]]]],
+		[
+			'N = batch size + 1: a second batch of one',
+			5,
+			Array(6).fill('l'),
+			[
+				['l', [0, 1, 2, 3, 4]],
+				['l', [5]],
+			],
+		],
+		[
+			'a new list (no ID): batches like any list',
+			2,
+			Array(3).fill(undefined),
+			[
+				[undefined, [0, 1]],
+				[undefined, [2]],
+			],
+		],
+		[
+			'a list ID per item: grouped per list, lists in order of first appearance',
+			2,
+			['a', 'b', 'a', 'b', 'a'],
+			[
+				['a', [0, 2]],
+				['a', [4]],
+				['b', [1, 3]],
+			],
+		],
+	])('%s', (_, batchSize, lists, expected) => {
+		expect(shape(toBatches(entries(lists), batchSize))).toEqual(expected);
+	});
+
+	test('1,050 profiles in batches of 100: 11 batches, the last of 50', () => {
+		const batches = toBatches(entries(Array(1050).fill('l')), 100);
+		expect(batches.map((/** @type {any} */ batch) => batch.profiles.length)).toEqual([
+			...Array(10).fill(100),
+			50,
+		]);
+	});
+});
