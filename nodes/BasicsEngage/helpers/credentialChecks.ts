@@ -1,5 +1,5 @@
 /**
- * Checks of the credential made in node runs (getRequestSettings) and in n8n's credential test
+ * Checks of the credential made in node runs (readSettings) and in n8n's credential test
  * (the credential's `authenticate`), so both say the same. No message holds the key or a
  * password: a problem is named, never shown.
  */
@@ -14,14 +14,6 @@ export interface CredentialProblem {
 	/** What to do about it. */
 	description: string;
 }
-
-/**
- * Set on the credential data that node runs hand to n8n, so `authenticate` tells a run (already
- * checked) from the credential test. A symbol: no credential form or JSON can carry it, and
- * without it a run would meet the test's stricter rules, not the other way round. `Symbol.for`
- * so that a reloaded copy of this module still recognises it.
- */
-export const NODE_RUN = Symbol.for('n8n-nodes-basicsengage.nodeRun');
 
 /** Visible ASCII only: what an API key can be while staying one HTTP header value. */
 const HEADER_SAFE = /^[!-~]+$/;

@@ -8,7 +8,6 @@ import type {
 import {
 	checkApiKey,
 	checkBaseUrl,
-	NODE_RUN,
 	normalizeBaseUrl,
 	parseHttpUrl,
 } from '../helpers/credentialChecks';
@@ -63,13 +62,7 @@ export async function readSettings(context: IExecuteFunctions): Promise<RequestS
 	const intervalMs = readNumberOption(batch, batchIntervalProperty, 0);
 	return {
 		baseUrl,
-		// Marked as a run's: the credential's authenticate then skips the credential test's checks.
-		credentials: {
-			id: '',
-			name: '',
-			type: CREDENTIAL_TYPE,
-			data: { ...credentials, [NODE_RUN]: true },
-		},
+		credentials: { id: '', name: '', type: CREDENTIAL_TYPE, data: credentials },
 		listAuthHeaderValue: `Bearer ${apiKey}`,
 		secrets: secretsOf(apiKey),
 		timeout: readNumberOption(options, requestTimeout, DEFAULT_TIMEOUT_MS),
