@@ -1,17 +1,12 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
+import { asInputFailure, Failure, invalidInput, KINDS, toNodeError } from '../helpers/failure';
 import { readOptions, readValidateOnly } from '../helpers/read';
 import type { ApiResult, SuccessContract } from './classify';
-import { markForErrorOutput } from './compat';
-import { sendConcurrently } from './concurrency';
-import { asInputFailure, Failure, invalidInput, RUN_STOPPING_KINDS, toNodeError } from './failure';
-import { keepServerValues } from './redact';
-import { sendRequest } from './request';
+import { keepServerValues } from './classify';
 import type { RunSettings } from './request';
-import { readRetryPolicy } from './retries';
-import { RunMemory } from './runMemory';
-import { RunStop } from './runStop';
+import { readRetryPolicy, RunMemory, sendRequest, waitUnlessStopped } from './request';
 import { readSettings } from './settings';
 
 export type { ApiResult, SuccessContract };
@@ -47,8 +42,6 @@ export interface OperationRequests {
 	alone?: () => boolean;
 	/** Also sends the header spelling the API published for this endpoint. */
 	misspelledAuthHeader?: boolean;
-	/** What the operation adds to a failure of its request (e.g. Send Campaign's warning). */
-	explain?: (failure: Failure) => Failure;
 	/** Told each request's result as it comes: why the run must stop now, if it must. */
 	afterRequest?: (
 		result: ApiResult,
@@ -160,7 +153,7 @@ function stopsTheRun(context: IExecuteFunctions, failure: Failure): boolean {
 	// A failure an earlier try got and that was not sent again stops nothing: a Retry of the
 	// execution sends what that try never attempted (and still fails on this item).
 	if (failure.fromEarlierTry) return false;
-	return !context.continueOnFail() || RUN_STOPPING_KINDS.has(failure.kind);
+	return !context.continueOnFail() || KINDS[failure.kind].stopTrying !== undefined;
 }
 
 /**
@@ -190,7 +183,14 @@ function applyOnError(context: IExecuteFunctions, outcomes: Outcome[]): INodeExe
 				},
 				pairedItem: { item: itemIndex },
 			};
-			if (errorOutput) markForErrorOutput(item, toNodeError(context, result, itemIndex));
+			// n8n 2.x routes an item to the error output by its json's keys alone; 1.x only moves items
+			// that carry `item.error`, and both then replace the json of an item still carrying it
+			// with the bare message. Non-enumerable, it is seen when routing and gone from the copy
+			// they route, so `details` survives (test/harness/engine-differences.test.js).
+			if (errorOutput) {
+				const error = toNodeError(context, result, itemIndex);
+				Object.defineProperty(item, 'error', { value: error, enumerable: false });
+			}
 			return { at: itemIndex, item };
 		});
 	});
@@ -270,7 +270,7 @@ async function sendAll(
 		outcomes.push({ itemIndexes, result, batch });
 	};
 	let planned = toSend;
-	const { skip, explain, afterRequest } = operation;
+	const { skip, afterRequest } = operation;
 	const { contract, repeatable } = operation;
 	const repeatableOf = (body: IDataObject) =>
 		typeof repeatable === 'function' ? repeatable(body) : repeatable;
@@ -291,12 +291,12 @@ async function sendAll(
 	}
 
 	const stop = new RunStop(stopSignal);
-	const sent = await sendConcurrently(settings, planned.length, {
-		concurrency: operation.concurrency ?? 1,
-		alone: operation.alone,
+	const sent = await sendConcurrently(
+		run,
+		operation,
+		planned.length,
 		stop,
-		signal: stopSignal,
-		send: async (requestIndex) => {
+		async (requestIndex) => {
 			const { itemIndexes, body: build } = planned[requestIndex];
 			const instead = await skip?.beforeSend(itemIndexes[0]);
 			if (instead) {
@@ -312,7 +312,7 @@ async function sendAll(
 				return undefined;
 			}
 			const body = build();
-			let result = await sendRequest(
+			const result = await sendRequest(
 				run,
 				{
 					path: operation.path,
@@ -324,7 +324,6 @@ async function sendAll(
 				itemIndexes,
 			);
 			skip?.afterSend(itemIndexes[0], result);
-			if (result instanceof Failure && explain) result = explain(result);
 			if (!(result instanceof Failure && result.fromEarlierTry)) stop.record(result);
 			const why = afterRequest?.(result, body, itemIndexes);
 			if (result instanceof Failure && (why || stopsTheRun(context, result))) {
@@ -332,7 +331,7 @@ async function sendAll(
 			}
 			return { body, result };
 		},
-	});
+	);
 	notes = (await skip?.flush()) ?? notes;
 
 	// What each request came to; an item answered instead of sent (skipped) was no request.
@@ -397,4 +396,93 @@ function withRunNotes(
 	return failure.with({
 		description: [failure.description, ...notes].filter(Boolean).join(' '),
 	});
+}
+
+/**
+ * Runs `send` for each index in order with at most `concurrency` in flight, until the run stops;
+ * one that `alone` claims waits until nothing is in flight, and the next waits for it. Before
+ * every `requestsPerBatch`-th request it waits `intervalMs`, as n8n's routing node applies
+ * "Request Options > Batching" (a Stop ends the wait). Indexes never started come back as
+ * `undefined`, so the caller decides what their items report.
+ */
+async function sendConcurrently<T>(
+	{ settings, stopSignal }: RunSettings,
+	{ concurrency = 1, alone }: OperationRequests,
+	count: number,
+	stop: RunStop,
+	send: (index: number) => Promise<T>,
+): Promise<Array<T | undefined>> {
+	const { throttle } = settings;
+	const results: Array<T | undefined> = new Array(count).fill(undefined);
+	const inFlight = new Set<Promise<void>>();
+	for (let index = 0; index < count && !stop.stopped; index++) {
+		if (throttle && index > 0 && index % throttle.requestsPerBatch === 0) {
+			await waitUnlessStopped(throttle.intervalMs, stopSignal);
+		}
+		const sendsAlone = alone?.() === true;
+		while (inFlight.size >= (sendsAlone ? 1 : concurrency)) await Promise.race(inFlight);
+		if (stop.stopped) break;
+		const sending: Promise<void> = send(index).then((result) => {
+			results[index] = result;
+			inFlight.delete(sending);
+		});
+		inFlight.add(sending);
+		if (sendsAlone) await sending;
+	}
+	await Promise.all(inFlight);
+	return results;
+}
+
+/**
+ * Failures in a row, with no success between them, after which a run stops sending. Each has
+ * already had its retries, so five means BasicsEngage is down, not having a bad second; and it
+ * keeps a dead server from holding a run of thousands for hours (a 5-minute timeout each).
+ */
+const GIVE_UP_AFTER = 5;
+
+/**
+ * Decides when a run stops sending before its last request: a failure that every later request
+ * would share (401, 429), the first failure under On Error = Stop Workflow, a server that keeps
+ * failing, or the execution's Stop. It then words the failure of every item not sent.
+ */
+class RunStop {
+	private failuresInARow = 0;
+
+	private cause: Failure | undefined;
+
+	private why: string | undefined;
+
+	constructor(private readonly signal: AbortSignal | undefined) {}
+
+	get stopped(): boolean {
+		return this.why !== undefined || this.signal?.aborted === true;
+	}
+
+	/** Stops the run because of this failure, said as `why` to the items not sent. */
+	stopFor(failure: Failure, why: string): void {
+		if (this.why !== undefined) return;
+		this.cause = failure;
+		this.why = why;
+	}
+
+	/** Counts server and network failures in a row; any other answer shows the server is up. */
+	record(result: ApiResult): void {
+		if (!(result instanceof Failure) || !KINDS[result.kind].serverDown) {
+			this.failuresInARow = 0;
+		} else if (++this.failuresInARow >= GIVE_UP_AFTER) {
+			this.stopFor(result, `${GIVE_UP_AFTER} requests in a row failed, so the run stopped sending`);
+		}
+	}
+
+	/**
+	 * The failure of an item this run did not send: it keeps the kind of the failure that stopped
+	 * the run, so a branch on `details.kind` treats both alike.
+	 */
+	notSent(): Failure {
+		return new Failure({
+			kind: this.cause?.kind ?? 'unexpected_response',
+			message: `Not sent: ${this.why ?? 'the execution was stopped'}`,
+			description: `This item was not sent, so it can be sent again later. First failure: ${this.cause?.message ?? 'unknown'}`,
+		});
+	}
 }

@@ -13,7 +13,7 @@ import {
 } from '../helpers/credentialChecks';
 import { requestBatchingValues, requestTimeout } from '../helpers/options';
 import { badSetting, readNumberOption, readOptions } from '../helpers/read';
-import { secretsOf } from './redact';
+import { secretsOf } from './classify';
 
 export const CREDENTIAL_TYPE = 'basicsEngageApi';
 
