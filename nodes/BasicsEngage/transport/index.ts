@@ -51,11 +51,10 @@ export interface OperationRequests {
 	/** Items answered without their request (Send Email's Skip Emails Already Sent). */
 	skip?: SkipHook;
 	/**
-	 * What follows a run whose every request succeeded (Send and Wait: the wait), and the output
-	 * instead of the answers. Runs before the run forgets its requests, so a Retry On Fail after
-	 * it throws sends nothing again.
+	 * Puts the execution to wait until then once every request succeeded (Send and Wait), and
+	 * outputs the input items instead of the answers.
 	 */
-	afterSuccess?: () => Promise<INodeExecutionData[]>;
+	waitTill?: Date;
 }
 
 export interface ItemBody {
@@ -125,9 +124,15 @@ export async function runOperation(
 			};
 			await sendAll(run, operation, planned, outcomes);
 			if (!outcomes.some(({ result }) => result instanceof Failure)) {
-				const output = await operation.afterSuccess?.();
+				const { waitTill } = operation;
+				// Before the run forgets its requests: a Retry On Fail after a throw sends nothing again.
+				if (waitTill) await context.putExecutionToWait(waitTill);
 				memory.forget();
-				if (output) return [output];
+				if (waitTill) {
+					return [
+						context.getInputData().map((item, index) => ({ ...item, pairedItem: { item: index } })),
+					];
+				}
 			}
 		}
 	} catch (error) {

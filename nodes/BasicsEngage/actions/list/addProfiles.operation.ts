@@ -228,7 +228,7 @@ export const requests: DeclareRequests = function (options) {
 };
 
 /** Consecutive chunks per target list, lists in order of first appearance. */
-function toBatches(
+export function toBatches(
 	entries: ItemBody[],
 	batchSize: number,
 ): Array<{ listId: string | undefined; profiles: ItemBody[] }> {
