@@ -1,4 +1,4 @@
-import type { IDataObject } from 'n8n-workflow';
+import type { IDataObject, IN8nHttpFullResponse } from 'n8n-workflow';
 
 import { BASE_URL_PATH_HINT } from '../helpers/credentialChecks';
 import type { ErrorKind, FailureFields } from '../helpers/failure';
@@ -25,12 +25,6 @@ export interface SuccessContract {
 	warning?: string;
 }
 
-export interface HttpAnswer {
-	statusCode: number;
-	body: unknown;
-	headers?: IDataObject;
-}
-
 /** A longer Retry-After than this is not waited for inside a workflow run. */
 export const MAX_RETRY_AFTER_MS = 60_000;
 
@@ -45,14 +39,17 @@ function maybeTookEffect(contract: SuccessContract, fields: FailureFields): Fail
 		...fields,
 		mayHaveTakenEffect: true,
 		...(warning
-			? { message: `${fields.message} (${effect})`, description: `${fields.description} ${warning}` }
+			? {
+					message: `${fields.message} (${effect})`,
+					description: `${fields.description} ${warning}`,
+				}
 			: {}),
 	});
 }
 
 /** Maps one HTTP answer to a result; only the contract's own success body is a success. */
 export function classifyAnswer(
-	answer: HttpAnswer,
+	answer: IN8nHttpFullResponse,
 	contract: SuccessContract,
 	secrets: readonly string[],
 ): ApiResult {

@@ -1,4 +1,4 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, JsonObject } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { asInputFailure, Failure, invalidInput, KINDS, toNodeError } from '../helpers/failure';
@@ -138,11 +138,10 @@ export async function runOperation(
 	} catch (error) {
 		// A setting or a once-per-run parameter that cannot work, found before any request.
 		if (!(error instanceof Failure)) {
-			// Both constructors hand back an error that already is theirs unchanged.
-			if (error instanceof NodeApiError) {
-				throw new NodeApiError(context.getNode(), error as unknown as JsonObject);
-			}
-			throw new NodeOperationError(context.getNode(), error as Error);
+			// n8n's own errors as they are (NodeOperationError's constructor hands one back unchanged).
+			throw error instanceof NodeApiError
+				? error
+				: new NodeOperationError(context.getNode(), error as Error);
 		}
 		outcomes = context.getInputData().map((_, item) => ({ itemIndexes: [item], result: error }));
 	}

@@ -3,13 +3,14 @@ import type {
 	IDataObject,
 	IExecuteFunctions,
 	IHttpRequestOptions,
+	IN8nHttpFullResponse,
 } from 'n8n-workflow';
 
 import type { FailureFields } from '../helpers/failure';
 import { Failure } from '../helpers/failure';
 import { retriesOption, retryWaitOption } from '../helpers/options';
 import { readNumberOption } from '../helpers/read';
-import type { ApiResult, HttpAnswer, SuccessContract } from './classify';
+import type { ApiResult, SuccessContract } from './classify';
 import { classifyAnswer, MAX_RETRY_AFTER_MS, networkFailure } from './classify';
 import type { RequestSettings } from './settings';
 import { CREDENTIAL_TYPE } from './settings';
@@ -98,12 +99,12 @@ async function sendOnce(
 	// execution's Stop signal in place of any other: so the whole answer's deadline ends the wait
 	// here, a server that sends headers and then drips the body included.
 	const deadline = AbortSignal.timeout(settings.timeout);
-	let answer: HttpAnswer;
+	let answer: IN8nHttpFullResponse;
 	try {
 		answer = await untilAborted(
 			context.helpers.httpRequestWithAuthentication.call(context, CREDENTIAL_TYPE, options, {
 				credentialsDecrypted: settings.credentials,
-			}) as Promise<HttpAnswer>,
+			}) as Promise<IN8nHttpFullResponse>,
 			deadline,
 		);
 	} catch (error) {
