@@ -12,9 +12,7 @@ import {
 	checkApiKey,
 	checkBaseUrl,
 	DEFAULT_BASE_URL,
-	isLoopback,
 	normalizeBaseUrl,
-	PLAIN_HTTP_TO_ANOTHER_HOST,
 } from '../nodes/BasicsEngage/helpers/credentialChecks';
 import type { CredentialProblem } from '../nodes/BasicsEngage/helpers/credentialChecks';
 
@@ -50,6 +48,19 @@ const PROBE = {
 	subject: 'n8n credential test (never queued)',
 	text: 'n8n credential test',
 };
+
+/** This machine: plain http stays off the network. */
+function isLoopback(hostname: string): boolean {
+	return hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d+){3}$/.test(hostname);
+}
+
+/**
+ * The credential form's notice shows for what this matches (n8n's `_cnd` regex, no flags): an
+ * http:// Base URL whose host is not localhost, 127.x.x.x or [::1]. `isLoopback` decides at run
+ * time; this only has to agree on what people type.
+ */
+const PLAIN_HTTP_TO_ANOTHER_HOST =
+	'^\\s*[hH][tT][tT][pP]://(?!([lL][oO][cC][aA][lL][hH][oO][sS][tT]|127(\\.[0-9]+){3}|\\[::1\\])([:/]|\\s*$))[^\\s/]';
 
 export class BasicsEngageApi implements ICredentialType {
 	name = 'basicsEngageApi';

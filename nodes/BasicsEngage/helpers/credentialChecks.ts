@@ -74,16 +74,3 @@ export function checkApiKey(apiKey: string): CredentialProblem | undefined {
 	}
 	return undefined;
 }
-
-/** This machine: plain http stays off the network. */
-export function isLoopback(hostname: string): boolean {
-	return hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d+){3}$/.test(hostname);
-}
-
-/**
- * The credential form's notice shows for what this matches (n8n's `_cnd` regex, no flags): an
- * http:// Base URL whose host is not localhost, 127.x.x.x or [::1]. `isLoopback` decides at run
- * time; this only has to agree on what people type.
- */
-export const PLAIN_HTTP_TO_ANOTHER_HOST =
-	'^\\s*[hH][tT][tT][pP]://(?!([lL][oO][cC][aA][lL][hH][oO][sS][tT]|127(\\.[0-9]+){3}|\\[::1\\])([:/]|\\s*$))[^\\s/]';

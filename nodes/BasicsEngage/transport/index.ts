@@ -33,13 +33,12 @@ export interface OperationRequests {
 	repeatable: boolean | ((body: IDataObject) => boolean);
 	/** What a success did, as a run's error lists it: "Queued in this run (item indexes): 0." */
 	done: string;
-	/** Requests in flight at once (1 when absent); the output is in input order regardless. */
-	concurrency?: number;
 	/**
-	 * Asked just before each request: whether it must be the only one in flight, the next
-	 * waiting for its answer (Add Profiles' request creating the list the others add to).
+	 * Requests in flight at once (1 when absent), read before each request: while Add Profiles'
+	 * new list does not exist, 1, so the request creating it goes alone and the next waits for
+	 * its answer. The output is in input order regardless.
 	 */
-	alone?: () => boolean;
+	readonly concurrency?: number;
 	/** Also sends the header spelling the API published for this endpoint. */
 	misspelledAuthHeader?: boolean;
 	/** Told each request's result as it comes: why the run must stop now, if it must. */
@@ -403,15 +402,14 @@ function withRunNotes(
 }
 
 /**
- * Runs `send` for each index in order with at most `concurrency` in flight, until the run stops;
- * one that `alone` claims waits until nothing is in flight, and the next waits for it. Before
- * every `requestsPerBatch`-th request it waits `intervalMs`, as n8n's routing node applies
+ * Runs `send` for each index in order with at most `concurrency` in flight, until the run stops.
+ * Before every `requestsPerBatch`-th request it waits `intervalMs`, as n8n's routing node applies
  * "Request Options > Batching" (a Stop ends the wait). Indexes never started come back as
  * `undefined`, so the caller decides what their items report.
  */
 async function sendConcurrently<T>(
 	{ settings, stopSignal }: RunSettings,
-	{ concurrency = 1, alone }: OperationRequests,
+	operation: OperationRequests,
 	count: number,
 	stop: RunStop,
 	send: (index: number) => Promise<T>,
@@ -423,15 +421,13 @@ async function sendConcurrently<T>(
 		if (throttle && index > 0 && index % throttle.requestsPerBatch === 0) {
 			await waitUnlessStopped(throttle.intervalMs, stopSignal);
 		}
-		const sendsAlone = alone?.() === true;
-		while (inFlight.size >= (sendsAlone ? 1 : concurrency)) await Promise.race(inFlight);
+		while (inFlight.size >= (operation.concurrency ?? 1)) await Promise.race(inFlight);
 		if (stop.stopped) break;
 		const sending: Promise<void> = send(index).then((result) => {
 			results[index] = result;
 			inFlight.delete(sending);
 		});
 		inFlight.add(sending);
-		if (sendsAlone) await sending;
 	}
 	await Promise.all(inFlight);
 	return results;
