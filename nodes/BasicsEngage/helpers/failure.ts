@@ -119,12 +119,14 @@ export const KINDS: Record<
 		serverDown: true,
 	},
 	store_unavailable: {
-		message: 'Not sent: n8n’s deduplication store could not be reached',
+		message: 'Not sent: Skip Emails Already Sent could not reach n8n’s deduplication store',
 		cause: 'temporarily-unavailable',
 	},
 	network_error: { message: 'BasicsEngage could not be reached', serverDown: true },
 	unexpected_response: { message: 'BasicsEngage answered unexpectedly' },
-	outcome_unknown: { message: 'Not sent: an earlier request for it got no clear answer' },
+	outcome_unknown: {
+		message: 'Not sent: an earlier execution sent this email and got no clear answer',
+	},
 };
 
 /** A thrown failure's message: with what to do, once. */
