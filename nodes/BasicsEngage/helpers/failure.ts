@@ -1,19 +1,6 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-/** Machine-readable failure kinds that users branch on (IF/Switch on `details.kind`). */
-export type ErrorKind =
-	| 'invalid_input'
-	| 'invalid_request'
-	| 'invalid_api_key'
-	| 'quota_exceeded'
-	| 'rate_limited'
-	| 'server_error'
-	| 'store_unavailable'
-	| 'network_error'
-	| 'unexpected_response'
-	| 'outcome_unknown';
-
 /**
  * The node's one failure: thrown by what reads an item or a setting, handed back for a request
  * that failed, and carried by the item it fails. It never ends a run under On Error = Continue.
@@ -80,10 +67,7 @@ export function invalidInput(message: string, description: string): Failure {
  * get too, so none is sent, and a model does not loop on it. `serverDown` kinds count toward a
  * run's giving up (see RunStop).
  */
-export const KINDS: Record<
-	ErrorKind,
-	{ message: string; cause?: string; nextStep?: string; stopTrying?: string; serverDown?: true }
-> = {
+const kinds = {
 	invalid_input: {
 		message: 'Invalid input',
 		cause: 'configuration-invalid',
@@ -127,7 +111,15 @@ export const KINDS: Record<
 	outcome_unknown: {
 		message: 'Not sent: an earlier execution sent this email and got no clear answer',
 	},
-};
+} satisfies Record<string, KindWords>;
+
+/** Machine-readable failure kinds that users branch on (IF/Switch on `details.kind`). */
+export type ErrorKind = keyof typeof kinds;
+
+export const KINDS: Record<ErrorKind, KindWords> = kinds;
+
+type KindWords = Record<'message', string> &
+	Partial<Record<'cause' | 'nextStep' | 'stopTrying', string> & { serverDown: true }>;
 
 /** A thrown failure's message: with what to do, once. */
 function messageOf(failure: Failure): string {
@@ -164,11 +156,7 @@ export function toNodeError(
 			? new NodeOperationError(context.getNode(), message, options)
 			: new NodeApiError(
 					context.getNode(),
-					{
-						message,
-						description: failure.description,
-						httpCode: failure.httpCode,
-					},
+					{ message, description: failure.description, httpCode: failure.httpCode },
 					{ ...options, httpCode: failure.httpCode },
 				);
 	// n8n swaps a message holding a word such as ECONNRESET or EPERM (server text can) for stock text.

@@ -290,12 +290,9 @@ export function showServerText(
 
 /** The spec's error bodies carry their text in `error` or `message`, depending on the case. */
 export function apiErrorText(body: unknown): string | undefined {
-	if (typeof body !== 'object' || body === null) return undefined;
-	const { error, message } = body as IDataObject;
-	for (const text of [error, message]) {
-		if (typeof text === 'string' && text.trim() !== '') return text.trim();
-	}
-	return undefined;
+	const { error, message } = isObject(body) ? body : {};
+	const text = [error, message].find((text) => typeof text === 'string' && text.trim() !== '');
+	return (text as string | undefined)?.trim();
 }
 
 /**
@@ -304,11 +301,9 @@ export function apiErrorText(body: unknown): string | undefined {
  * serialized at all, so no answer can make an item huge, deep or a carrier of the key.
  */
 export function keepServerValues(json: IDataObject, secrets: readonly string[]): IDataObject {
-	const kept: IDataObject = {};
-	for (const [name, value] of Object.entries(json)) {
-		kept[name] = keepServerValue(value, secrets);
-	}
-	return kept;
+	return Object.fromEntries(
+		Object.entries(json).map(([name, value]) => [name, keepServerValue(value, secrets)]),
+	);
 }
 
 function keepServerValue(value: unknown, secrets: readonly string[]): IDataObject[string] {

@@ -6,7 +6,7 @@ import { readOptions, readValidateOnly } from '../helpers/read';
 import type { ApiResult, SuccessContract } from './classify';
 import { keepServerValues } from './classify';
 import type { RunSettings } from './request';
-import { readRetryPolicy, RunMemory, sendRequest, waitUnlessStopped } from './request';
+import { openRunMemory, readRetryPolicy, sendRequest, waitUnlessStopped } from './request';
 import { readSettings } from './settings';
 
 export type { ApiResult, SuccessContract };
@@ -88,10 +88,12 @@ interface Outcome {
  * The node's one way to run an operation, normally and as an AI tool. Every input item is read
  * before any request (a bad item costs no quota); then the requests go out, each input item comes
  * back exactly once, paired, in input order, and On Error decides what a failure does.
+ * `continueOnFail` is the node's On Error, read by `execute`.
  */
 export async function runOperation(
 	context: IExecuteFunctions,
 	declare: DeclareRequests,
+	continueOnFail: boolean,
 ): Promise<INodeExecutionData[][]> {
 	let outcomes: Outcome[] = [];
 	try {
@@ -99,7 +101,7 @@ export async function runOperation(
 		const options = readOptions(context, 'options');
 		const dryRun = readDryRun(context, options, outcomes);
 		const operation = declare.call(context, { ...options, validateOnly: dryRun });
-		const planned = readItems(context, operation, outcomes);
+		const planned = readItems(context, operation, outcomes, continueOnFail);
 		if (dryRun) {
 			// Every check above, no request, nothing recorded; items the run would skip, skipped.
 			const answered = operation.skip?.plan(planned.map(({ itemIndexes }) => itemIndexes[0]));
@@ -113,13 +115,14 @@ export async function runOperation(
 				});
 			}
 		} else {
-			const memory = RunMemory.open(context);
+			const memory = openRunMemory(context);
 			const run: RunSettings = {
 				context,
 				settings,
 				memory,
 				retryPolicy: readRetryPolicy(options),
 				stopSignal: context.getExecutionCancelSignal?.(),
+				continueOnFail,
 			};
 			await sendAll(run, operation, planned, outcomes);
 			if (!outcomes.some(({ result }) => result instanceof Failure)) {
@@ -144,27 +147,18 @@ export async function runOperation(
 		}
 		outcomes = context.getInputData().map((_, item) => ({ itemIndexes: [item], result: error }));
 	}
-	return [applyOnError(context, outcomes)];
-}
-
-/**
- * With `applyOnError`, the one place that decides what a failure does. Under On Error = Stop
- * Workflow the first failed request ends the sending (and the run: see `applyOnError`); under
- * Continue only a failure that every later request would share does (a 401, a 429).
- */
-function stopsTheRun(context: IExecuteFunctions, failure: Failure): boolean {
-	// A failure an earlier try got and that was not sent again stops nothing: a Retry of the
-	// execution sends what that try never attempted (and still fails on this item).
-	if (failure.fromEarlierTry) return false;
-	return !context.continueOnFail() || KINDS[failure.kind].stopTrying !== undefined;
+	return [applyOnError(context, outcomes, continueOnFail)];
 }
 
 /**
  * Under Stop Workflow the run ends with the first failure in input order, named by its item;
  * under Continue each failure is an error item for each of its inputs, `{ error, details }`.
  */
-function applyOnError(context: IExecuteFunctions, outcomes: Outcome[]): INodeExecutionData[] {
-	const continueOnFail = context.continueOnFail();
+function applyOnError(
+	context: IExecuteFunctions,
+	outcomes: Outcome[],
+	continueOnFail: boolean,
+): INodeExecutionData[] {
 	const errorOutput = context.getNode().onError === 'continueErrorOutput';
 	outcomes.sort((a, b) => a.itemIndexes[0] - b.itemIndexes[0]);
 	// A batch's success comes at its first item; its failures, one per item, each at its own.
@@ -239,6 +233,7 @@ function readItems(
 	context: IExecuteFunctions,
 	operation: OperationRequests,
 	outcomes: Outcome[],
+	continueOnFail: boolean,
 ): Planned[] {
 	const entries: ItemBody[] = [];
 	const failed = new Set(outcomes.flatMap(({ itemIndexes }) => itemIndexes));
@@ -250,124 +245,172 @@ function readItems(
 			outcomes.push({ itemIndexes: [itemIndex], result: asInputFailure(error) });
 		}
 	});
-	if (outcomes.length > 0 && !context.continueOnFail()) return [];
+	if (outcomes.length > 0 && !continueOnFail) return [];
 	return operation.batches
 		? operation.batches(entries)
 		: entries.map(({ itemIndex, body }) => ({ itemIndexes: [itemIndex], body: () => body }));
 }
 
-/** Sends the planned requests; each of their items gets its outcome. */
+/**
+ * Failures in a row, with no success between them, after which a run stops sending. Each has
+ * already had its retries, so five means BasicsEngage is down, not having a bad second; and it
+ * keeps a dead server from holding a run of thousands for hours (a 5-minute timeout each).
+ */
+const GIVE_UP_AFTER = 5;
+
+/** What a started request came to; `answeredInstead` when Skip Emails Already Sent answered it. */
+interface Sent {
+	result: ApiResult;
+	body?: IDataObject;
+	answeredInstead?: boolean;
+}
+
+/**
+ * Sends the planned requests, in order, with at most the operation's concurrency in flight; each
+ * of their items gets its outcome. Before every `requestsPerBatch`-th request it waits
+ * `intervalMs`, as n8n's routing node applies "Request Options > Batching" (a Stop ends the
+ * wait). The run stops sending before its last request on a failure that every later request
+ * would share (401, 429), the first failure under On Error = Stop Workflow (under Continue only
+ * the former), a server that keeps failing, or the execution's Stop.
+ */
 async function sendAll(
 	run: RunSettings,
 	operation: OperationRequests,
 	toSend: Planned[],
 	outcomes: Outcome[],
 ): Promise<void> {
-	const { context, settings, memory, stopSignal } = run;
-	let notes = new Map<number, string>();
-	const settle = (itemIndexes: number[], result: ApiResult, batch?: boolean) => {
-		const note = notes.get(itemIndexes[0]);
-		if (note && result instanceof Failure) {
-			result = result.with({ description: `${result.description} ${note}` });
-		}
-		outcomes.push({ itemIndexes, result, batch });
-	};
-	let planned = toSend;
-	const { skip, afterRequest } = operation;
-	const { contract, repeatable } = operation;
+	const { settings, memory, stopSignal, continueOnFail } = run;
+	const { skip, afterRequest, contract, repeatable } = operation;
 	const repeatableOf = (body: IDataObject) =>
 		typeof repeatable === 'function' ? repeatable(body) : repeatable;
 	// What an earlier try of this run sent, which the memory answers without a request: told to
 	// the operation first, in order (Add Profiles: the list that try created, so no second one),
 	// and not claimed by Skip Emails Already Sent (what is sent again is).
 	const fresh: number[] = [];
-	for (const { itemIndexes, body: build } of planned) {
+	for (const { itemIndexes, body: build } of toSend) {
 		const body = build();
 		const earlier = memory.answer(itemIndexes, body, repeatableOf(body));
 		if (!earlier) fresh.push(itemIndexes[0]);
 		else if (!(earlier instanceof Failure)) afterRequest?.(earlier, body, itemIndexes);
 	}
-	if (skip) {
-		const answered = skip.plan(fresh);
-		for (const [itemIndex, result] of answered) settle([itemIndex], result);
-		planned = planned.filter(({ itemIndexes }) => !answered.has(itemIndexes[0]));
-	}
+	const answered = skip?.plan(fresh) ?? new Map<number, ApiResult>();
+	for (const [itemIndex, result] of answered) outcomes.push({ itemIndexes: [itemIndex], result });
+	const planned = toSend.filter(({ itemIndexes }) => !answered.has(itemIndexes[0]));
 
-	const stop = new RunStop(stopSignal);
-	const sent = await sendConcurrently(
-		run,
-		operation,
-		planned.length,
-		stop,
-		async (requestIndex) => {
-			const { itemIndexes, body: build } = planned[requestIndex];
-			const instead = await skip?.beforeSend(itemIndexes[0]);
-			if (instead) {
-				// Under Stop Workflow the run stops at the first failure, whatever found it.
-				if (instead instanceof Failure && stopsTheRun(context, instead)) {
-					stop.stopFor(instead, 'an earlier item of this run failed');
-				}
-				return { result: instead, answeredInstead: true };
+	let stoppedBy: { failure: Failure; why: string } | undefined;
+	let failuresInARow = 0;
+	const stopped = () => stoppedBy !== undefined || stopSignal?.aborted === true;
+	const stopFor = (failure: Failure, why: string) => {
+		stoppedBy ??= { failure, why };
+	};
+	// A failure an earlier try got and that was not sent again stops nothing: a Retry of the
+	// execution sends what that try never attempted (and still fails on this item).
+	const stopsTheRun = (failure: Failure) =>
+		!failure.fromEarlierTry && (!continueOnFail || KINDS[failure.kind].stopTrying !== undefined);
+
+	const send = async ({ itemIndexes, body: build }: Planned): Promise<Sent | undefined> => {
+		const instead = await skip?.beforeSend(itemIndexes[0]);
+		if (instead) {
+			// Under Stop Workflow the run stops at the first failure, whatever found it.
+			if (instead instanceof Failure && stopsTheRun(instead)) {
+				stopFor(instead, 'an earlier item of this run failed');
 			}
-			// A Stop while the item was being marked: it never leaves.
-			if (stop.stopped) {
-				skip?.afterSend(itemIndexes[0], undefined);
-				return undefined;
+			return { result: instead, answeredInstead: true };
+		}
+		// A Stop while the item was being marked: it never leaves.
+		if (stopped()) {
+			skip?.afterSend(itemIndexes[0], undefined);
+			return undefined;
+		}
+		const body = build();
+		const result = await sendRequest(
+			run,
+			{
+				path: operation.path,
+				body,
+				contract: typeof contract === 'function' ? contract(body) : contract,
+				repeatable: repeatableOf(body),
+				misspelledAuthHeader: operation.misspelledAuthHeader,
+			},
+			itemIndexes,
+		);
+		skip?.afterSend(itemIndexes[0], result);
+		if (!(result instanceof Failure && result.fromEarlierTry)) {
+			// Server and network failures in a row; any other answer shows the server is up.
+			const serverDown = result instanceof Failure && KINDS[result.kind].serverDown;
+			failuresInARow = serverDown ? failuresInARow + 1 : 0;
+			if (failuresInARow >= GIVE_UP_AFTER) {
+				stopFor(
+					result as Failure,
+					`${GIVE_UP_AFTER} requests in a row failed, so the run stopped sending`,
+				);
 			}
-			const body = build();
-			const result = await sendRequest(
-				run,
-				{
-					path: operation.path,
-					body,
-					contract: typeof contract === 'function' ? contract(body) : contract,
-					repeatable: repeatableOf(body),
-					misspelledAuthHeader: operation.misspelledAuthHeader,
-				},
-				itemIndexes,
-			);
-			skip?.afterSend(itemIndexes[0], result);
-			if (!(result instanceof Failure && result.fromEarlierTry)) stop.record(result);
-			const why = afterRequest?.(result, body, itemIndexes);
-			if (result instanceof Failure && (why || stopsTheRun(context, result))) {
-				stop.stopFor(result, why ?? stopReason(result));
-			}
-			return { body, result };
-		},
-	);
-	notes = (await skip?.flush()) ?? notes;
+		}
+		const why = afterRequest?.(result, body, itemIndexes);
+		if (result instanceof Failure && (why || stopsTheRun(result))) {
+			const quota = result.kind === 'quota_exceeded';
+			const stopReason = quota
+				? 'the daily email quota was exceeded earlier in this run'
+				: 'an earlier request of this run failed';
+			stopFor(result, why ?? stopReason);
+		}
+		return { body, result };
+	};
+
+	const { throttle } = settings;
+	const sent: Array<Sent | undefined> = new Array(planned.length).fill(undefined);
+	const inFlight = new Set<Promise<void>>();
+	for (let index = 0; index < planned.length && !stopped(); index++) {
+		if (throttle && index > 0 && index % throttle.requestsPerBatch === 0) {
+			await waitUnlessStopped(throttle.intervalMs, stopSignal);
+		}
+		while (inFlight.size >= (operation.concurrency ?? 1)) await Promise.race(inFlight);
+		if (stopped()) break;
+		const sending: Promise<void> = send(planned[index]).then((result) => {
+			sent[index] = result;
+			inFlight.delete(sending);
+		});
+		inFlight.add(sending);
+	}
+	await Promise.all(inFlight);
+	const notes = (await skip?.flush()) ?? new Map<number, string>();
 
 	// What each request came to; an item answered instead of sent (skipped) was no request.
 	const results = sent.map((request) =>
 		request?.answeredInstead && !(request.result instanceof Failure) ? undefined : request?.result,
 	);
 	// Under Stop Workflow the run ends at the first failed item, which says what the others did.
-	const stoppedAt = context.continueOnFail()
-		? -1
-		: results.findIndex((result) => result instanceof Failure);
+	const stoppedAt = continueOnFail ? -1 : results.findIndex((result) => result instanceof Failure);
 	sent.forEach((request, requestIndex) => {
 		const { itemIndexes } = planned[requestIndex];
+		let result: ApiResult;
 		if (request === undefined) {
-			settle(itemIndexes, stop.notSent());
-		} else if (request.result instanceof Failure) {
-			const failure =
-				requestIndex === stoppedAt
-					? withRunNotes(results, stoppedAt, planned, operation.done)
-					: request.result;
-			settle(itemIndexes, failure);
-		} else if (request.answeredInstead) {
-			settle(itemIndexes, request.result);
+			// It keeps the kind of the failure that stopped the run, so a branch on `details.kind`
+			// treats both alike.
+			result = new Failure({
+				kind: stoppedBy?.failure.kind ?? 'unexpected_response',
+				message: `Not sent: ${stoppedBy?.why ?? 'the execution was stopped'}`,
+				description: `This item was not sent, so it can be sent again later. First failure: ${stoppedBy?.failure.message ?? 'unknown'}`,
+			});
+		} else if (requestIndex === stoppedAt) {
+			result = withRunNotes(results, stoppedAt, planned, operation.done);
+		} else if (request.result instanceof Failure || request.answeredInstead) {
+			result = request.result;
 		} else {
 			const json = operation.toJson(request.result, request.body as IDataObject, itemIndexes);
-			settle(itemIndexes, keepServerValues(json, settings.secrets), !!operation.batches);
+			outcomes.push({
+				itemIndexes,
+				result: keepServerValues(json, settings.secrets),
+				batch: !!operation.batches,
+			});
+			return;
 		}
+		const note = notes.get(itemIndexes[0]);
+		if (note && result instanceof Failure) {
+			result = result.with({ description: `${result.description} ${note}` });
+		}
+		outcomes.push({ itemIndexes, result });
 	});
-}
-
-function stopReason(failure: Failure): string {
-	return failure.kind === 'quota_exceeded'
-		? 'the daily email quota was exceeded earlier in this run'
-		: 'an earlier request of this run failed';
 }
 
 /**
@@ -399,90 +442,4 @@ function withRunNotes(
 	return failure.with({
 		description: [failure.description, ...notes].filter(Boolean).join(' '),
 	});
-}
-
-/**
- * Runs `send` for each index in order with at most `concurrency` in flight, until the run stops.
- * Before every `requestsPerBatch`-th request it waits `intervalMs`, as n8n's routing node applies
- * "Request Options > Batching" (a Stop ends the wait). Indexes never started come back as
- * `undefined`, so the caller decides what their items report.
- */
-async function sendConcurrently<T>(
-	{ settings, stopSignal }: RunSettings,
-	operation: OperationRequests,
-	count: number,
-	stop: RunStop,
-	send: (index: number) => Promise<T>,
-): Promise<Array<T | undefined>> {
-	const { throttle } = settings;
-	const results: Array<T | undefined> = new Array(count).fill(undefined);
-	const inFlight = new Set<Promise<void>>();
-	for (let index = 0; index < count && !stop.stopped; index++) {
-		if (throttle && index > 0 && index % throttle.requestsPerBatch === 0) {
-			await waitUnlessStopped(throttle.intervalMs, stopSignal);
-		}
-		while (inFlight.size >= (operation.concurrency ?? 1)) await Promise.race(inFlight);
-		if (stop.stopped) break;
-		const sending: Promise<void> = send(index).then((result) => {
-			results[index] = result;
-			inFlight.delete(sending);
-		});
-		inFlight.add(sending);
-	}
-	await Promise.all(inFlight);
-	return results;
-}
-
-/**
- * Failures in a row, with no success between them, after which a run stops sending. Each has
- * already had its retries, so five means BasicsEngage is down, not having a bad second; and it
- * keeps a dead server from holding a run of thousands for hours (a 5-minute timeout each).
- */
-const GIVE_UP_AFTER = 5;
-
-/**
- * Decides when a run stops sending before its last request: a failure that every later request
- * would share (401, 429), the first failure under On Error = Stop Workflow, a server that keeps
- * failing, or the execution's Stop. It then words the failure of every item not sent.
- */
-class RunStop {
-	private failuresInARow = 0;
-
-	private cause: Failure | undefined;
-
-	private why: string | undefined;
-
-	constructor(private readonly signal: AbortSignal | undefined) {}
-
-	get stopped(): boolean {
-		return this.why !== undefined || this.signal?.aborted === true;
-	}
-
-	/** Stops the run because of this failure, said as `why` to the items not sent. */
-	stopFor(failure: Failure, why: string): void {
-		if (this.why !== undefined) return;
-		this.cause = failure;
-		this.why = why;
-	}
-
-	/** Counts server and network failures in a row; any other answer shows the server is up. */
-	record(result: ApiResult): void {
-		if (!(result instanceof Failure) || !KINDS[result.kind].serverDown) {
-			this.failuresInARow = 0;
-		} else if (++this.failuresInARow >= GIVE_UP_AFTER) {
-			this.stopFor(result, `${GIVE_UP_AFTER} requests in a row failed, so the run stopped sending`);
-		}
-	}
-
-	/**
-	 * The failure of an item this run did not send: it keeps the kind of the failure that stopped
-	 * the run, so a branch on `details.kind` treats both alike.
-	 */
-	notSent(): Failure {
-		return new Failure({
-			kind: this.cause?.kind ?? 'unexpected_response',
-			message: `Not sent: ${this.why ?? 'the execution was stopped'}`,
-			description: `This item was not sent, so it can be sent again later. First failure: ${this.cause?.message ?? 'unknown'}`,
-		});
-	}
 }

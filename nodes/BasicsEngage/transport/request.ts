@@ -34,6 +34,8 @@ export interface RunSettings {
 	retryPolicy: RetryPolicy;
 	/** The execution's Stop signal: aborted when the user stops it or its timeout ends it. */
 	stopSignal: AbortSignal | undefined;
+	/** On Error is Continue (either output): read once, by the node's `execute`. */
+	continueOnFail: boolean;
 }
 
 /**
@@ -101,12 +103,13 @@ async function sendOnce(
 	const deadline = AbortSignal.timeout(settings.timeout);
 	let answer: IN8nHttpFullResponse;
 	try {
-		answer = await untilAborted(
+		// Promise.race also takes the request's later failure, so nobody waits for it any more.
+		answer = await Promise.race([
 			context.helpers.httpRequestWithAuthentication.call(context, CREDENTIAL_TYPE, options, {
 				credentialsDecrypted: settings.credentials,
 			}) as Promise<IN8nHttpFullResponse>,
-			deadline,
-		);
+			new Promise<never>((_, reject) => deadline.addEventListener('abort', reject)),
+		]);
 	} catch (error) {
 		const failed = deadline.aborted ? { code: 'ETIMEDOUT' } : error;
 		return networkFailure(failed, request.contract, settings.proxy !== undefined);
@@ -114,31 +117,13 @@ async function sendOnce(
 	return classifyAnswer(answer, request.contract, settings.secrets);
 }
 
-/** What `request` comes to, unless `signal` aborts first (the request, then, is left to end). */
-async function untilAborted<T>(request: Promise<T>, signal: AbortSignal): Promise<T> {
-	let onAbort = () => {};
-	const aborted = new Promise<never>((_, reject) => {
-		onAbort = () => reject(signal.reason);
-		signal.addEventListener('abort', onAbort, { once: true });
-	});
-	request.catch(() => {}); // settled after the deadline: nobody waits for it any more
-	try {
-		return await Promise.race([request, aborted]);
-	} finally {
-		signal.removeEventListener('abort', onAbort);
-	}
-}
-
 /** The Retries options, read once per run. */
-export interface RetryPolicy {
-	retries: number;
-	waitMs: number;
-}
+export type RetryPolicy = ReturnType<typeof readRetryPolicy>;
 
 /** The backoff never grows past this between two tries. */
 const MAX_BACKOFF_MS = 30_000;
 
-export function readRetryPolicy(options: IDataObject): RetryPolicy {
+export function readRetryPolicy(options: IDataObject) {
 	return {
 		retries: readNumberOption(options, retriesOption),
 		waitMs: readNumberOption(options, retryWaitOption),
@@ -190,62 +175,54 @@ type Records = Record<string, { json: IDataObject } | { failure: FailureFields; 
  * A successful run forgets its records, so execution data does not grow with them: only its own,
  * since an AI agent's tool calls run at once and share the context.
  */
-export class RunMemory {
+export type RunMemory = ReturnType<typeof openRunMemory>;
+
+export function openRunMemory(context: IExecuteFunctions) {
+	const store = context.getContext('node') as IContextObject & { basicsEngageDone?: Records };
+	const records = (store.basicsEngageDone ??= {});
+	// The node's AI tool variant is the same class under the type name n8n derives for it.
+	const asTool = context.getNode().type.endsWith('Tool');
+	const runIndex = asTool ? 'tool' : String(context.getWorkflowDataProxy(0).$runIndex ?? 0);
 	/** The keys this run recalled or remembered: what it may forget. */
-	private readonly owned = new Set<string>();
-
-	private constructor(
-		private readonly records: Records,
-		private readonly prefix: string,
-		private readonly byBody: boolean,
-	) {}
-
-	static open(context: IExecuteFunctions): RunMemory {
-		const store = context.getContext('node') as IContextObject & { basicsEngageDone?: Records };
-		store.basicsEngageDone ??= {};
-		// The node's AI tool variant is the same class under the type name n8n derives for it.
-		const asTool = context.getNode().type.endsWith('Tool');
-		const runIndex = asTool ? 'tool' : String(context.getWorkflowDataProxy(0).$runIndex ?? 0);
-		return new RunMemory(store.basicsEngageDone, `${runIndex}:`, asTool);
-	}
-
-	private key(itemIndexes: number[], body: IDataObject): string {
-		const key = this.prefix + (this.byBody ? JSON.stringify(body) : itemIndexes.join(','));
-		this.owned.add(key);
+	const owned = new Set<string>();
+	const keyOf = (itemIndexes: number[], body: IDataObject) => {
+		const key = `${runIndex}:${asTool ? JSON.stringify(body) : itemIndexes.join(',')}`;
+		owned.add(key);
 		return key;
-	}
+	};
+	return {
+		/**
+		 * An earlier try's answer to this request, when it is not to be sent again: its success, or
+		 * its failure that may have taken effect, unless the request is repeatable, and then only
+		 * once more.
+		 */
+		answer(itemIndexes: number[], body: IDataObject, repeatable: boolean): ApiResult | undefined {
+			const record = records[keyOf(itemIndexes, body)];
+			if (!record) return undefined;
+			if ('json' in record) return record.json;
+			if (repeatable && record.attempts < 2) return undefined;
+			return new Failure({
+				...record.failure,
+				fromEarlierTry: true,
+				description: `Not sent again: an earlier try of this execution sent it and got no clear answer. ${record.failure.description}`,
+			});
+		},
 
-	/**
-	 * An earlier try's answer to this request, when it is not to be sent again: its success, or
-	 * its failure that may have taken effect, unless the request is repeatable, and then only
-	 * once more.
-	 */
-	answer(itemIndexes: number[], body: IDataObject, repeatable: boolean): ApiResult | undefined {
-		const record = this.records[this.key(itemIndexes, body)];
-		if (!record) return undefined;
-		if ('json' in record) return record.json;
-		if (repeatable && record.attempts < 2) return undefined;
-		return new Failure({
-			...record.failure,
-			fromEarlierTry: true,
-			description: `Not sent again: an earlier try of this execution sent it and got no clear answer. ${record.failure.description}`,
-		});
-	}
+		/** Keeps a success, or a failure that may have taken effect; other failures can be repeated. */
+		remember(itemIndexes: number[], body: IDataObject, result: ApiResult): void {
+			const key = keyOf(itemIndexes, body);
+			if (!(result instanceof Failure)) {
+				records[key] = { json: result };
+			} else if (result.mayHaveTakenEffect) {
+				const earlier = records[key];
+				const attempts = (earlier && 'attempts' in earlier ? earlier.attempts : 0) + 1;
+				records[key] = { failure: result.toJSON(), attempts };
+			}
+		},
 
-	/** Keeps a success, or a failure that may have taken effect; other failures can be repeated. */
-	remember(itemIndexes: number[], body: IDataObject, result: IDataObject | Failure): void {
-		const key = this.key(itemIndexes, body);
-		if (!(result instanceof Failure)) {
-			this.records[key] = { json: result };
-		} else if (result.mayHaveTakenEffect) {
-			const earlier = this.records[key];
-			const attempts = (earlier && 'attempts' in earlier ? earlier.attempts : 0) + 1;
-			this.records[key] = { failure: result.toJSON(), attempts };
-		}
-	}
-
-	/** Called when the run ends without a failure: nothing will try its requests again. */
-	forget(): void {
-		for (const key of this.owned) delete this.records[key];
-	}
+		/** Called when the run ends without a failure: nothing will try its requests again. */
+		forget(): void {
+			for (const key of owned) delete records[key];
+		},
+	};
 }
