@@ -4,16 +4,15 @@
  * password: a problem is named, never shown.
  */
 
+import type { FailureFields } from './failure';
+
 export const DEFAULT_BASE_URL = 'https://api.basicsengage.com/api/v0/dev';
 
 /** What a 404 most often means: a Base URL without the API's path. */
 export const BASE_URL_PATH_HINT = `check the Base URL in the credential: it must include the API's path, like ${DEFAULT_BASE_URL}`;
 
-export interface CredentialProblem {
-	message: string;
-	/** What to do about it. */
-	description: string;
-}
+/** What is wrong, and in `description` what to do about it. */
+export type CredentialProblem = Pick<FailureFields, 'message' | 'description'>;
 
 /** Visible ASCII only: what an API key can be while staying one HTTP header value. */
 const HEADER_SAFE = /^[!-~]+$/;

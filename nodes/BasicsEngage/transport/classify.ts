@@ -266,23 +266,19 @@ function serialize(body: unknown): string {
 }
 
 /**
- * Markup as plain text: n8n's editor renders an error's text as HTML and keeps links, so a tag
- * from a server (an HTML error page, a link in a 400's message) would show as one.
+ * One line of server text, redacted, as plain text, and cut. Markup as plain text: n8n's editor
+ * renders an error's text as HTML and keeps links, so a tag from a server (an HTML error page, a
+ * link in a 400's message) would show as one.
  */
-function plain(text: string): string {
-	return text
-		.replace(/<[^<>]*>/g, ' ')
-		.replace(/</g, '‹')
-		.replace(/>/g, '›');
-}
-
-/** One line of server text, redacted, as plain text, and cut. */
 export function showServerText(
 	body: unknown,
 	secrets: readonly string[],
 	maxLength: number,
 ): string {
-	const flat = plain(redact(serialize(body), secrets))
+	const flat = redact(serialize(body), secrets)
+		.replace(/<[^<>]*>/g, ' ')
+		.replace(/</g, '‹')
+		.replace(/>/g, '›')
 		.replace(/\s+/g, ' ')
 		.trim();
 	return flat === '' ? '(empty)' : cut(flat, maxLength);
