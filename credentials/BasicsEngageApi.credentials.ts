@@ -12,10 +12,7 @@ import {
 	checkApiKey,
 	checkBaseUrl,
 	DEFAULT_BASE_URL,
-	isLoopback,
-	NODE_RUN,
 	normalizeBaseUrl,
-	PLAIN_HTTP_TO_ANOTHER_HOST,
 } from '../nodes/BasicsEngage/helpers/credentialChecks';
 import type { CredentialProblem } from '../nodes/BasicsEngage/helpers/credentialChecks';
 
@@ -40,6 +37,30 @@ const FAILING_STATUSES = Array.from({ length: 300 }, (_, offset) => 300 + offset
 );
 
 type CredentialTestRules = NonNullable<ICredentialTestRequest['rules']>;
+
+/**
+ * The probe's body. No node run can send it (the node refuses a recipient without "@"), so
+ * `authenticate` knows the credential test's request by it.
+ */
+const PROBE = {
+	to: 'credential-test.invalid-recipient',
+	from: 'credential-test@example.com',
+	subject: 'n8n credential test (never queued)',
+	text: 'n8n credential test',
+};
+
+/** This machine: plain http stays off the network. */
+export function isLoopback(hostname: string): boolean {
+	return hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d+){3}$/.test(hostname);
+}
+
+/**
+ * The credential form's notice shows for what this matches (n8n's `_cnd` regex, no flags): an
+ * http:// Base URL whose host is not localhost, 127.x.x.x or [::1]. `isLoopback` decides at run
+ * time; this only has to agree on what people type.
+ */
+export const PLAIN_HTTP_TO_ANOTHER_HOST =
+	'^\\s*[hH][tT][tT][pP]://(?!([lL][oO][cC][aA][lL][hH][oO][sS][tT]|127(\\.[0-9]+){3}|\\[::1\\])([:/]|\\s*$))[^\\s/]';
 
 export class BasicsEngageApi implements ICredentialType {
 	name = 'basicsEngageApi';
@@ -90,8 +111,9 @@ export class BasicsEngageApi implements ICredentialType {
 		requestOptions: IHttpRequestOptions,
 	): Promise<IHttpRequestOptions> {
 		const apiKey = String(credentials.apiKey ?? '').trim();
-		// Node runs checked the credential once per run (getRequestSettings) and are marked so.
-		if (!(NODE_RUN in credentials)) prepareTestRequest(credentials, apiKey, requestOptions);
+		// Node runs checked the credential once per run (readSettings); the probe is checked here.
+		const body = requestOptions.body as { to?: unknown } | undefined;
+		if (body?.to === PROBE.to) prepareProbe(credentials, apiKey, requestOptions);
 		requestOptions.headers = { ...requestOptions.headers, Authorization: `Bearer ${apiKey}` };
 		return requestOptions;
 	}
@@ -102,12 +124,7 @@ export class BasicsEngageApi implements ICredentialType {
 			baseURL: '={{$credentials.baseUrl.trim().replace(/\\/+$/, "")}}',
 			url: '/email/send',
 			method: 'POST',
-			body: {
-				to: 'credential-test.invalid-recipient',
-				from: 'credential-test@example.com',
-				subject: 'n8n credential test (never queued)',
-				text: 'n8n credential test',
-			},
+			body: PROBE,
 			json: true,
 			// A redirect would carry the key to another host: never followed, a 3xx fails the test.
 			disableFollowRedirect: true,
@@ -170,7 +187,7 @@ export class BasicsEngageApi implements ICredentialType {
  * the test's result and sends nothing, so this says what is wrong where a request would only get
  * "Invalid API key" or "Not Found", and it bounds the test in time.
  */
-function prepareTestRequest(
+function prepareProbe(
 	credentials: ICredentialDataDecryptedObject,
 	apiKey: string,
 	requestOptions: IHttpRequestOptions,
@@ -203,25 +220,19 @@ function problemError({ message, description }: CredentialProblem): Error {
 }
 
 /**
- * A signal that ends the request at the deadline with `reason` (the credential test has no cancel
- * signal of its own to keep). An aborted signal would reach the user as a bare "canceled" (axios
- * replaces the abort Event, and any request on an aborted signal, by its CanceledError); axios
- * rejects instead with what its abort listener is handed, so the listener is handed the reason
- * and the signal itself never aborts. n8n passes `abortSignal` to axios as it is (1.x: n8n-core's
- * convertN8nRequestToAxios, 2.x: @n8n/backend-network's), after `authenticate`.
+ * Ends the probe at the deadline with `reason` as its result. n8n's tester shows a failure that
+ * got no HTTP answer by its code, so an AbortSignal's abort would read "ERR_CANCELED". n8n types
+ * `abortSignal` as axios's GenericAbortSignal and hands it to axios as it is (after
+ * `authenticate`, on 1.x and 2.x), and axios rejects with what its abort listener is handed
+ * unless that is an Event: so this signal of its own hands it the reason.
  */
-function deadlineSignal(ms: number, reason: Error): AbortSignal {
+function deadlineSignal(ms: number, reason: Error): IHttpRequestOptions['abortSignal'] {
 	const deadline = AbortSignal.timeout(ms);
-	const signal = new AbortController().signal;
-	const handOvers = new Map<unknown, () => void>();
-	signal.addEventListener = ((_type: string, listener: (reason: Error) => void) => {
-		const handOver = () => listener(reason);
-		handOvers.set(listener, handOver);
-		deadline.addEventListener('abort', handOver, { once: true });
-	}) as unknown as AbortSignal['addEventListener'];
-	signal.removeEventListener = ((_type: string, listener: unknown) => {
-		const handOver = handOvers.get(listener);
-		if (handOver) deadline.removeEventListener('abort', handOver);
-	}) as AbortSignal['removeEventListener'];
-	return signal;
+	return {
+		aborted: false,
+		addEventListener: (_type: 'abort', abort: (reason: Error) => void) =>
+			deadline.addEventListener('abort', () => abort(reason), { once: true }),
+		// Left to the deadline: axios ignores a late abort of a settled request.
+		removeEventListener: () => {},
+	};
 }

@@ -218,9 +218,9 @@ describe('the package as n8n loads it', () => {
 			['baseUrl', false, 'https://api.basicsengage.com/api/v0/dev'],
 			['plainHttpNotice', false, ''],
 		]);
-		// As a node run hands it over: marked, so the credential test's checks are skipped.
+		// A node run's request (not the probe): the credential test's checks are skipped.
 		const signed = await type.authenticate(
-			{ apiKey: ' key_1 ', baseUrl: '', [Symbol.for('n8n-nodes-basicsengage.nodeRun')]: true },
+			{ apiKey: ' key_1 ', baseUrl: '' },
 			{ url: '/x', headers: { A: '1' } },
 		);
 		expect(signed.headers).toEqual({ A: '1', Authorization: 'Bearer key_1' });

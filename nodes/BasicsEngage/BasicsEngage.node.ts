@@ -42,7 +42,7 @@ export class BasicsEngage implements INodeType {
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		const resource = this.getNodeParameter('resource', 0) as string;
 		const operation = this.getNodeParameter('operation', 0) as string;
-		return await runOperation(this, findRequests(resource, operation));
+		return await runOperation(this, findRequests(resource, operation), this.continueOnFail());
 	}
 
 	/** An answer to Send and Wait for Response: n8n calls this, never `execute`, to resume. */

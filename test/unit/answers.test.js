@@ -13,7 +13,6 @@ const {
 	networkFailure,
 	queuedEmail,
 	shouldRetry,
-	timeoutError,
 	waitBeforeRetry,
 } = require('./built');
 
@@ -177,7 +176,7 @@ describe('networkFailure: no full answer', () => {
 		],
 		[
 			'a timeout may have reached it',
-			timeoutError(300),
+			withCode('ETIMEDOUT'),
 			'maybeSent',
 			/the request timed out$/,
 			/may have been queued.*Timeout in Request Options/,

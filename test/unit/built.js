@@ -2,7 +2,7 @@
 'use strict';
 
 /**
- * The node's pure functions as the built package (dist/) holds them: the one place that names
+ * The node's and the credential's pure functions as the built package (dist/) holds them: the one place that names
  * their modules, so the unit tables beside it run without the engine.
  */
 
@@ -13,8 +13,7 @@ const built = (module) => require(path.resolve(__dirname, '../../dist/nodes/Basi
 
 module.exports = {
 	...built('transport/classify'),
-	...built('transport/retries'),
-	...built('transport/redact'),
+	...built('transport/request'),
 	...built('helpers/read'),
 	...built('helpers/credentialChecks'),
 	...built('helpers/options'),
@@ -22,4 +21,5 @@ module.exports = {
 	...built('actions/list/addProfiles.operation'),
 	...built('actions/email/customForm'),
 	queuedEmail: built('actions/email/send.operation').queuedEmail,
+	...require(path.resolve(__dirname, '../../dist/credentials/BasicsEngageApi.credentials')),
 };

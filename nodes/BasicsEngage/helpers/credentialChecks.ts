@@ -1,27 +1,18 @@
 /**
- * Checks of the credential made in node runs (getRequestSettings) and in n8n's credential test
+ * Checks of the credential made in node runs (readSettings) and in n8n's credential test
  * (the credential's `authenticate`), so both say the same. No message holds the key or a
  * password: a problem is named, never shown.
  */
+
+import type { FailureFields } from './failure';
 
 export const DEFAULT_BASE_URL = 'https://api.basicsengage.com/api/v0/dev';
 
 /** What a 404 most often means: a Base URL without the API's path. */
 export const BASE_URL_PATH_HINT = `check the Base URL in the credential: it must include the API's path, like ${DEFAULT_BASE_URL}`;
 
-export interface CredentialProblem {
-	message: string;
-	/** What to do about it. */
-	description: string;
-}
-
-/**
- * Set on the credential data that node runs hand to n8n, so `authenticate` tells a run (already
- * checked) from the credential test. A symbol: no credential form or JSON can carry it, and
- * without it a run would meet the test's stricter rules, not the other way round. `Symbol.for`
- * so that a reloaded copy of this module still recognises it.
- */
-export const NODE_RUN = Symbol.for('n8n-nodes-basicsengage.nodeRun');
+/** What is wrong, and in `description` what to do about it. */
+export type CredentialProblem = Pick<FailureFields, 'message' | 'description'>;
 
 /** Visible ASCII only: what an API key can be while staying one HTTP header value. */
 const HEADER_SAFE = /^[!-~]+$/;
@@ -82,16 +73,3 @@ export function checkApiKey(apiKey: string): CredentialProblem | undefined {
 	}
 	return undefined;
 }
-
-/** This machine: plain http stays off the network. */
-export function isLoopback(hostname: string): boolean {
-	return hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d+){3}$/.test(hostname);
-}
-
-/**
- * The credential form's notice shows for what this matches (n8n's `_cnd` regex, no flags): an
- * http:// Base URL whose host is not localhost, 127.x.x.x or [::1]. `isLoopback` decides at run
- * time; this only has to agree on what people type.
- */
-export const PLAIN_HTTP_TO_ANOTHER_HOST =
-	'^\\s*[hH][tT][tT][pP]://(?!([lL][oO][cC][aA][lL][hH][oO][sS][tT]|127(\\.[0-9]+){3}|\\[::1\\])([:/]|\\s*$))[^\\s/]';

@@ -1,8 +1,8 @@
 import { tryToParseBoolean } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { asInputFailure, invalidInput } from '../transport/failure';
-import type { Failure } from '../transport/failure';
+import { asInputFailure, invalidInput } from './failure';
+import type { Failure } from './failure';
 
 // Deliberately simple: one @, no spaces, brackets or control characters, a dot in the domain.
 // The API has the final word; this only catches what can never be an address, before any

@@ -1,12 +1,9 @@
-import type { IDataObject } from 'n8n-workflow';
+import type { IDataObject, IN8nHttpFullResponse } from 'n8n-workflow';
 
 import { BASE_URL_PATH_HINT } from '../helpers/credentialChecks';
+import type { ErrorKind, FailureFields } from '../helpers/failure';
+import { Failure, KINDS } from '../helpers/failure';
 import { isObject } from '../helpers/read';
-import { socketErrorCode } from './compat';
-import type { ErrorKind } from './failure';
-import { Failure, KIND_MESSAGES, RUN_STOPPING_KINDS, STOP_TRYING } from './failure';
-import { apiErrorText, MAX_ERROR_TEXT, MAX_EXCERPT, showServerText } from './redact';
-import { MAX_RETRY_AFTER_MS } from './retries';
 
 /** What a request came to: the success answer's body, or why it failed. */
 export type ApiResult = IDataObject | Failure;
@@ -24,21 +21,35 @@ export interface SuccessContract {
 	dataOptional?: boolean;
 	/** The endpoint counts toward the daily email quota, whose 429 the spec publishes (Send Email). */
 	dailyQuota?: boolean;
+	/** Said of a failure after which the request may have taken effect (Send Campaign's). */
+	warning?: string;
 }
 
-export interface HttpAnswer {
-	statusCode: number;
-	body: unknown;
-	headers?: IDataObject;
-}
+/** A longer Retry-After than this is not waited for inside a workflow run. */
+export const MAX_RETRY_AFTER_MS = 60_000;
 
 function mayHaveTakenEffect(contract: SuccessContract): string {
 	return `The request reached BasicsEngage, so ${contract.effect}: check before sending it again.`;
 }
 
+/** A failure after which the request may have taken effect, with the contract's warning. */
+function maybeTookEffect(contract: SuccessContract, fields: FailureFields): Failure {
+	const { warning, effect } = contract;
+	return new Failure({
+		...fields,
+		mayHaveTakenEffect: true,
+		...(warning
+			? {
+					message: `${fields.message} (${effect})`,
+					description: `${fields.description} ${warning}`,
+				}
+			: {}),
+	});
+}
+
 /** Maps one HTTP answer to a result; only the contract's own success body is a success. */
 export function classifyAnswer(
-	answer: HttpAnswer,
+	answer: IN8nHttpFullResponse,
 	contract: SuccessContract,
 	secrets: readonly string[],
 ): ApiResult {
@@ -54,11 +65,10 @@ export function classifyAnswer(
 						? contract.check({})
 						: 'it has no "data" object';
 		if (lacks === undefined) return body as IDataObject;
-		return new Failure({
+		return maybeTookEffect(contract, {
 			kind: 'unexpected_response',
 			httpCode,
-			mayHaveTakenEffect: true,
-			message: `${KIND_MESSAGES.unexpected_response}: HTTP ${statusCode}, but ${lacks}`,
+			message: `${KINDS.unexpected_response.message}: HTTP ${statusCode}, but ${lacks}`,
 			description: `${mayHaveTakenEffect(contract)} Answer starts with: ${showServerText(body, secrets, MAX_EXCERPT)}`,
 		});
 	}
@@ -66,11 +76,10 @@ export function classifyAnswer(
 		// Never followed (the API does not redirect, and n8n would send the key along): the
 		// first host answered, so the request may have taken effect and is never sent again.
 		const target = redirectHost(answer.headers?.location, secrets);
-		return new Failure({
+		return maybeTookEffect(contract, {
 			kind: 'unexpected_response',
 			httpCode,
-			mayHaveTakenEffect: true,
-			message: `${KIND_MESSAGES.unexpected_response}: a redirect (HTTP ${statusCode}) to ${target}`,
+			message: `${KINDS.unexpected_response.message}: a redirect (HTTP ${statusCode}) to ${target}`,
 			description: `The BasicsEngage API never redirects, so the redirect was not followed and the API key was not sent to ${target}. Check the Base URL. ${mayHaveTakenEffect(contract)}`,
 		});
 	}
@@ -80,20 +89,19 @@ export function classifyAnswer(
 	const serverSays = apiText
 		? `HTTP ${statusCode}: ${asSentence(showServerText(apiText, secrets, MAX_ERROR_TEXT))}`
 		: `HTTP ${statusCode}. Answer starts with: ${asSentence(showServerText(body, secrets, MAX_EXCERPT))}`;
-	return new Failure({
+	const { message, stopTrying } = KINDS[kind];
+	const fields: FailureFields = {
 		kind,
 		httpCode,
-		// A 4xx is a refusal; a 5xx may come after the work was done.
-		mayHaveTakenEffect: statusCode >= 500,
 		...(kind === 'server_error' ? { retry: 'maybeSent' as const } : {}),
 		// A rate limit refused the request: nothing happened, so it can be sent again.
 		...(kind === 'rate_limited' ? { retry: 'notSent' as const } : {}),
 		// A refusal that every further call would get leaves the server's text ("retry the next
 		// day") to the description: its message says not to try again (see messageOf).
 		message:
-			apiText && !RUN_STOPPING_KINDS.has(kind)
-				? `${KIND_MESSAGES[kind]}: ${showServerText(apiText, secrets, MAX_EXCERPT)}`
-				: `${KIND_MESSAGES[kind]} (HTTP ${statusCode})`,
+			apiText && !stopTrying
+				? `${message}: ${showServerText(apiText, secrets, MAX_EXCERPT)}`
+				: `${message} (HTTP ${statusCode})`,
 		description: [
 			serverSays,
 			statusCode === 404
@@ -103,12 +111,14 @@ export function classifyAnswer(
 			kind === 'rate_limited'
 				? 'BasicsEngage refused the request, so nothing was sent: send it again later.'
 				: undefined,
-			STOP_TRYING[kind],
+			stopTrying,
 		]
 			.filter(Boolean)
 			.join(' '),
 		retryAfterMs,
-	});
+	};
+	// A 4xx is a refusal; a 5xx may come after the work was done.
+	return statusCode >= 500 ? maybeTookEffect(contract, fields) : new Failure(fields);
 }
 
 /** Server text ends with its own full stop, or gets one, before the node's next sentence. */
@@ -146,7 +156,7 @@ function kindForStatus(
 }
 
 /** Retry-After is either seconds or an HTTP date. */
-function parseRetryAfter(header: unknown): number | undefined {
+export function parseRetryAfter(header: unknown): number | undefined {
 	if (typeof header !== 'string' || header.trim() === '') return undefined;
 	const seconds = Number(header);
 	if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
@@ -176,12 +186,10 @@ export function networkFailure(
 		: notSent
 			? NOT_SENT_REASONS[code]
 			: 'the connection broke before the answer came';
-	return new Failure({
+	const fields: FailureFields = {
 		kind: 'network_error',
-		httpCode: null,
 		retry: notSent ? 'notSent' : 'maybeSent',
-		mayHaveTakenEffect: !notSent,
-		message: `${KIND_MESSAGES.network_error}: ${reason}`,
+		message: `${KINDS.network_error.message}: ${reason}`,
 		description: [
 			notSent
 				? 'The request never reached BasicsEngage, so nothing was sent. Check the Base URL and the network.'
@@ -193,10 +201,118 @@ export function networkFailure(
 		]
 			.filter(Boolean)
 			.join(' '),
-	});
+	};
+	return notSent ? new Failure(fields) : maybeTookEffect(contract, fields);
 }
 
-/** The failure of a request that got no full answer within the Timeout of Request Options. */
-export function timeoutError(timeoutMs: number): Error & { code: string } {
-	return Object.assign(new Error(`timeout of ${timeoutMs}ms exceeded`), { code: 'ETIMEDOUT' });
+/**
+ * n8n wraps transport errors in NodeApiError; the socket's code sits on the wrapped cause. n8n 1.x
+ * drops that cause and keeps only the original messages ("connect ECONNREFUSED …", "timeout of
+ * 300ms exceeded"), so the code is read from them there.
+ */
+function socketErrorCode(error: unknown): string | undefined {
+	let current: unknown = error;
+	for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
+		const { code, cause } = current as { code?: unknown; cause?: unknown };
+		if (typeof code === 'string' && code !== '') return code;
+		current = cause;
+	}
+	const { message, messages } = (error ?? {}) as { message?: unknown; messages?: unknown };
+	for (const text of [...(Array.isArray(messages) ? messages : []), message]) {
+		if (typeof text !== 'string') continue;
+		if (/timeout of \d+ms exceeded/.test(text)) return 'ETIMEDOUT';
+		const code = /\b(E[A-Z]{4,}(?:_[A-Z]+)*)\b/.exec(text)?.[1];
+		if (code) return code;
+	}
+	return undefined;
+}
+
+/**
+ * Everything BasicsEngage (or a proxy in front of it) answers is untrusted: it may echo the API
+ * key, be megabytes long or nested thousands of levels deep. What the node shows of it passes
+ * through here: secrets redacted first, then cut, and nothing here ever throws.
+ */
+
+/** Long enough for any real error text, short enough for an error item and a log line. */
+export const MAX_ERROR_TEXT = 2000;
+/** An answer that is not the API's (an HTML page, a debug dump) only needs its start shown. */
+export const MAX_EXCERPT = 300;
+const REDACTED = '[redacted]';
+
+/** The key as sent and as it reads inside a JSON string, where `"` and `\` are escaped. */
+export function secretsOf(apiKey: string): string[] {
+	return [...new Set([apiKey, JSON.stringify(apiKey).slice(1, -1)])].filter(
+		(secret) => secret.length > 0,
+	);
+}
+
+function redact(text: string, secrets: readonly string[]): string {
+	return secrets.reduce((redacted, secret) => redacted.split(secret).join(REDACTED), text);
+}
+
+function cut(text: string, maxLength: number): string {
+	if (text.length <= maxLength) return text;
+	return `${text.slice(0, maxLength)}… (cut: ${text.length - maxLength} more characters)`;
+}
+
+function serialize(body: unknown): string {
+	if (typeof body === 'string') return body;
+	try {
+		return JSON.stringify(body ?? '') ?? String(body);
+	} catch {
+		// Too deeply nested (or otherwise unserializable): say so rather than throw.
+		return '(an answer that cannot be shown: too deeply nested)';
+	}
+}
+
+/**
+ * One line of server text, redacted, as plain text, and cut. Markup as plain text: n8n's editor
+ * renders an error's text as HTML and keeps links, so a tag from a server (an HTML error page, a
+ * link in a 400's message) would show as one.
+ */
+export function showServerText(
+	body: unknown,
+	secrets: readonly string[],
+	maxLength: number,
+): string {
+	const flat = redact(serialize(body), secrets)
+		.replace(/<[^<>]*>/g, ' ')
+		.replace(/</g, '‹')
+		.replace(/>/g, '›')
+		.replace(/\s+/g, ' ')
+		.trim();
+	return flat === '' ? '(empty)' : cut(flat, maxLength);
+}
+
+/** The spec's error bodies carry their text in `error` or `message`, depending on the case. */
+export function apiErrorText(body: unknown): string | undefined {
+	const { error, message } = isObject(body) ? body : {};
+	const text = [error, message].find((text) => typeof text === 'string' && text.trim() !== '');
+	return (text as string | undefined)?.trim();
+}
+
+/**
+ * A success's output json, each value as it came from the answer: the key redacted, and as
+ * text (redacted, cut) when it is longer than MAX_ERROR_TEXT once serialized or cannot be
+ * serialized at all, so no answer can make an item huge, deep or a carrier of the key.
+ */
+export function keepServerValues(json: IDataObject, secrets: readonly string[]): IDataObject {
+	return Object.fromEntries(
+		Object.entries(json).map(([name, value]) => [name, keepServerValue(value, secrets)]),
+	);
+}
+
+function keepServerValue(value: unknown, secrets: readonly string[]): IDataObject[string] {
+	if (value === undefined || value === null) return null;
+	if (typeof value === 'number' || typeof value === 'boolean') return value;
+	const redacted = redact(serialize(value), secrets);
+	if (typeof value === 'string') return cut(redacted, MAX_ERROR_TEXT);
+	if (redacted.length <= MAX_ERROR_TEXT) {
+		try {
+			return JSON.parse(redacted) as IDataObject[string];
+		} catch {
+			// The key was matched across JSON syntax; the text below is still redacted.
+		}
+	}
+	return showServerText(redacted, secrets, MAX_ERROR_TEXT);
 }

@@ -1,17 +1,12 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, JsonObject } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
+import { asInputFailure, Failure, invalidInput, KINDS, toNodeError } from '../helpers/failure';
 import { readOptions, readValidateOnly } from '../helpers/read';
 import type { ApiResult, SuccessContract } from './classify';
-import { markForErrorOutput } from './compat';
-import { sendConcurrently } from './concurrency';
-import { asInputFailure, Failure, invalidInput, RUN_STOPPING_KINDS, toNodeError } from './failure';
-import { keepServerValues } from './redact';
-import { sendRequest } from './request';
+import { keepServerValues } from './classify';
 import type { RunSettings } from './request';
-import { readRetryPolicy } from './retries';
-import { RunMemory } from './runMemory';
-import { RunStop } from './runStop';
+import { openRunMemory, readRetryPolicy, sendRequest, waitUnlessStopped } from './request';
 import { readSettings } from './settings';
 
 export type { ApiResult, SuccessContract };
@@ -38,17 +33,14 @@ export interface OperationRequests {
 	repeatable: boolean | ((body: IDataObject) => boolean);
 	/** What a success did, as a run's error lists it: "Queued in this run (item indexes): 0." */
 	done: string;
-	/** Requests in flight at once (1 when absent); the output is in input order regardless. */
-	concurrency?: number;
 	/**
-	 * Asked just before each request: whether it must be the only one in flight, the next
-	 * waiting for its answer (Add Profiles' request creating the list the others add to).
+	 * Requests in flight at once (1 when absent), read before each request: while Add Profiles'
+	 * new list does not exist, 1, so the request creating it goes alone and the next waits for
+	 * its answer. The output is in input order regardless.
 	 */
-	alone?: () => boolean;
+	readonly concurrency?: number;
 	/** Also sends the header spelling the API published for this endpoint. */
 	misspelledAuthHeader?: boolean;
-	/** What the operation adds to a failure of its request (e.g. Send Campaign's warning). */
-	explain?: (failure: Failure) => Failure;
 	/** Told each request's result as it comes: why the run must stop now, if it must. */
 	afterRequest?: (
 		result: ApiResult,
@@ -58,11 +50,10 @@ export interface OperationRequests {
 	/** Items answered without their request (Send Email's Skip Emails Already Sent). */
 	skip?: SkipHook;
 	/**
-	 * What follows a run whose every request succeeded (Send and Wait: the wait), and the output
-	 * instead of the answers. Runs before the run forgets its requests, so a Retry On Fail after
-	 * it throws sends nothing again.
+	 * Puts the execution to wait until then once every request succeeded (Send and Wait), and
+	 * outputs the input items instead of the answers.
 	 */
-	afterSuccess?: () => Promise<INodeExecutionData[]>;
+	waitTill?: Date;
 }
 
 export interface ItemBody {
@@ -97,10 +88,12 @@ interface Outcome {
  * The node's one way to run an operation, normally and as an AI tool. Every input item is read
  * before any request (a bad item costs no quota); then the requests go out, each input item comes
  * back exactly once, paired, in input order, and On Error decides what a failure does.
+ * `continueOnFail` is the node's On Error, read by `execute`.
  */
 export async function runOperation(
 	context: IExecuteFunctions,
 	declare: DeclareRequests,
+	continueOnFail: boolean,
 ): Promise<INodeExecutionData[][]> {
 	let outcomes: Outcome[] = [];
 	try {
@@ -108,7 +101,7 @@ export async function runOperation(
 		const options = readOptions(context, 'options');
 		const dryRun = readDryRun(context, options, outcomes);
 		const operation = declare.call(context, { ...options, validateOnly: dryRun });
-		const planned = readItems(context, operation, outcomes);
+		const planned = readItems(context, operation, outcomes, continueOnFail);
 		if (dryRun) {
 			// Every check above, no request, nothing recorded; items the run would skip, skipped.
 			const answered = operation.skip?.plan(planned.map(({ itemIndexes }) => itemIndexes[0]));
@@ -122,53 +115,50 @@ export async function runOperation(
 				});
 			}
 		} else {
-			const memory = RunMemory.open(context);
+			const memory = openRunMemory(context);
 			const run: RunSettings = {
 				context,
 				settings,
 				memory,
 				retryPolicy: readRetryPolicy(options),
 				stopSignal: context.getExecutionCancelSignal?.(),
+				continueOnFail,
 			};
 			await sendAll(run, operation, planned, outcomes);
 			if (!outcomes.some(({ result }) => result instanceof Failure)) {
-				const output = await operation.afterSuccess?.();
+				const { waitTill } = operation;
+				// Before the run forgets its requests: a Retry On Fail after a throw sends nothing again.
+				if (waitTill) await context.putExecutionToWait(waitTill);
 				memory.forget();
-				if (output) return [output];
+				if (waitTill) {
+					return [
+						context.getInputData().map((item, index) => ({ ...item, pairedItem: { item: index } })),
+					];
+				}
 			}
 		}
 	} catch (error) {
 		// A setting or a once-per-run parameter that cannot work, found before any request.
 		if (!(error instanceof Failure)) {
-			// Both constructors hand back an error that already is theirs unchanged.
-			if (error instanceof NodeApiError) {
-				throw new NodeApiError(context.getNode(), error as unknown as JsonObject);
-			}
-			throw new NodeOperationError(context.getNode(), error as Error);
+			// n8n's own errors as they are (NodeOperationError's constructor hands one back unchanged).
+			throw error instanceof NodeApiError
+				? error
+				: new NodeOperationError(context.getNode(), error as Error);
 		}
 		outcomes = context.getInputData().map((_, item) => ({ itemIndexes: [item], result: error }));
 	}
-	return [applyOnError(context, outcomes)];
-}
-
-/**
- * With `applyOnError`, the one place that decides what a failure does. Under On Error = Stop
- * Workflow the first failed request ends the sending (and the run: see `applyOnError`); under
- * Continue only a failure that every later request would share does (a 401, a 429).
- */
-function stopsTheRun(context: IExecuteFunctions, failure: Failure): boolean {
-	// A failure an earlier try got and that was not sent again stops nothing: a Retry of the
-	// execution sends what that try never attempted (and still fails on this item).
-	if (failure.fromEarlierTry) return false;
-	return !context.continueOnFail() || RUN_STOPPING_KINDS.has(failure.kind);
+	return [applyOnError(context, outcomes, continueOnFail)];
 }
 
 /**
  * Under Stop Workflow the run ends with the first failure in input order, named by its item;
  * under Continue each failure is an error item for each of its inputs, `{ error, details }`.
  */
-function applyOnError(context: IExecuteFunctions, outcomes: Outcome[]): INodeExecutionData[] {
-	const continueOnFail = context.continueOnFail();
+function applyOnError(
+	context: IExecuteFunctions,
+	outcomes: Outcome[],
+	continueOnFail: boolean,
+): INodeExecutionData[] {
 	const errorOutput = context.getNode().onError === 'continueErrorOutput';
 	outcomes.sort((a, b) => a.itemIndexes[0] - b.itemIndexes[0]);
 	// A batch's success comes at its first item; its failures, one per item, each at its own.
@@ -190,7 +180,14 @@ function applyOnError(context: IExecuteFunctions, outcomes: Outcome[]): INodeExe
 				},
 				pairedItem: { item: itemIndex },
 			};
-			if (errorOutput) markForErrorOutput(item, toNodeError(context, result, itemIndex));
+			// n8n 2.x routes an item to the error output by its json's keys alone; 1.x only moves items
+			// that carry `item.error`, and both then replace the json of an item still carrying it
+			// with the bare message. Non-enumerable, it is seen when routing and gone from the copy
+			// they route, so `details` survives (test/harness/engine-differences.test.js).
+			if (errorOutput) {
+				const error = toNodeError(context, result, itemIndex);
+				Object.defineProperty(item, 'error', { value: error, enumerable: false });
+			}
 			return { at: itemIndex, item };
 		});
 	});
@@ -236,6 +233,7 @@ function readItems(
 	context: IExecuteFunctions,
 	operation: OperationRequests,
 	outcomes: Outcome[],
+	continueOnFail: boolean,
 ): Planned[] {
 	const entries: ItemBody[] = [];
 	const failed = new Set(outcomes.flatMap(({ itemIndexes }) => itemIndexes));
@@ -247,125 +245,172 @@ function readItems(
 			outcomes.push({ itemIndexes: [itemIndex], result: asInputFailure(error) });
 		}
 	});
-	if (outcomes.length > 0 && !context.continueOnFail()) return [];
+	if (outcomes.length > 0 && !continueOnFail) return [];
 	return operation.batches
 		? operation.batches(entries)
 		: entries.map(({ itemIndex, body }) => ({ itemIndexes: [itemIndex], body: () => body }));
 }
 
-/** Sends the planned requests; each of their items gets its outcome. */
+/**
+ * Failures in a row, with no success between them, after which a run stops sending. Each has
+ * already had its retries, so five means BasicsEngage is down, not having a bad second; and it
+ * keeps a dead server from holding a run of thousands for hours (a 5-minute timeout each).
+ */
+const GIVE_UP_AFTER = 5;
+
+/** What a started request came to; `answeredInstead` when Skip Emails Already Sent answered it. */
+interface Sent {
+	result: ApiResult;
+	body?: IDataObject;
+	answeredInstead?: boolean;
+}
+
+/**
+ * Sends the planned requests, in order, with at most the operation's concurrency in flight; each
+ * of their items gets its outcome. Before every `requestsPerBatch`-th request it waits
+ * `intervalMs`, as n8n's routing node applies "Request Options > Batching" (a Stop ends the
+ * wait). The run stops sending before its last request on a failure that every later request
+ * would share (401, 429), the first failure under On Error = Stop Workflow (under Continue only
+ * the former), a server that keeps failing, or the execution's Stop.
+ */
 async function sendAll(
 	run: RunSettings,
 	operation: OperationRequests,
 	toSend: Planned[],
 	outcomes: Outcome[],
 ): Promise<void> {
-	const { context, settings, memory, stopSignal } = run;
-	let notes = new Map<number, string>();
-	const settle = (itemIndexes: number[], result: ApiResult, batch?: boolean) => {
-		const note = notes.get(itemIndexes[0]);
-		if (note && result instanceof Failure) {
-			result = result.with({ description: `${result.description} ${note}` });
-		}
-		outcomes.push({ itemIndexes, result, batch });
-	};
-	let planned = toSend;
-	const { skip, explain, afterRequest } = operation;
-	const { contract, repeatable } = operation;
+	const { settings, memory, stopSignal, continueOnFail } = run;
+	const { skip, afterRequest, contract, repeatable } = operation;
 	const repeatableOf = (body: IDataObject) =>
 		typeof repeatable === 'function' ? repeatable(body) : repeatable;
 	// What an earlier try of this run sent, which the memory answers without a request: told to
 	// the operation first, in order (Add Profiles: the list that try created, so no second one),
 	// and not claimed by Skip Emails Already Sent (what is sent again is).
 	const fresh: number[] = [];
-	for (const { itemIndexes, body: build } of planned) {
+	for (const { itemIndexes, body: build } of toSend) {
 		const body = build();
 		const earlier = memory.answer(itemIndexes, body, repeatableOf(body));
 		if (!earlier) fresh.push(itemIndexes[0]);
 		else if (!(earlier instanceof Failure)) afterRequest?.(earlier, body, itemIndexes);
 	}
-	if (skip) {
-		const answered = skip.plan(fresh);
-		for (const [itemIndex, result] of answered) settle([itemIndex], result);
-		planned = planned.filter(({ itemIndexes }) => !answered.has(itemIndexes[0]));
-	}
+	const answered = skip?.plan(fresh) ?? new Map<number, ApiResult>();
+	for (const [itemIndex, result] of answered) outcomes.push({ itemIndexes: [itemIndex], result });
+	const planned = toSend.filter(({ itemIndexes }) => !answered.has(itemIndexes[0]));
 
-	const stop = new RunStop(stopSignal);
-	const sent = await sendConcurrently(settings, planned.length, {
-		concurrency: operation.concurrency ?? 1,
-		alone: operation.alone,
-		stop,
-		signal: stopSignal,
-		send: async (requestIndex) => {
-			const { itemIndexes, body: build } = planned[requestIndex];
-			const instead = await skip?.beforeSend(itemIndexes[0]);
-			if (instead) {
-				// Under Stop Workflow the run stops at the first failure, whatever found it.
-				if (instead instanceof Failure && stopsTheRun(context, instead)) {
-					stop.stopFor(instead, 'an earlier item of this run failed');
-				}
-				return { result: instead, answeredInstead: true };
+	let stoppedBy: { failure: Failure; why: string } | undefined;
+	let failuresInARow = 0;
+	const stopped = () => stoppedBy !== undefined || stopSignal?.aborted === true;
+	const stopFor = (failure: Failure, why: string) => {
+		stoppedBy ??= { failure, why };
+	};
+	// A failure an earlier try got and that was not sent again stops nothing: a Retry of the
+	// execution sends what that try never attempted (and still fails on this item).
+	const stopsTheRun = (failure: Failure) =>
+		!failure.fromEarlierTry && (!continueOnFail || KINDS[failure.kind].stopTrying !== undefined);
+
+	const send = async ({ itemIndexes, body: build }: Planned): Promise<Sent | undefined> => {
+		const instead = await skip?.beforeSend(itemIndexes[0]);
+		if (instead) {
+			// Under Stop Workflow the run stops at the first failure, whatever found it.
+			if (instead instanceof Failure && stopsTheRun(instead)) {
+				stopFor(instead, 'an earlier item of this run failed');
 			}
-			// A Stop while the item was being marked: it never leaves.
-			if (stop.stopped) {
-				skip?.afterSend(itemIndexes[0], undefined);
-				return undefined;
+			return { result: instead, answeredInstead: true };
+		}
+		// A Stop while the item was being marked: it never leaves.
+		if (stopped()) {
+			skip?.afterSend(itemIndexes[0], undefined);
+			return undefined;
+		}
+		const body = build();
+		const result = await sendRequest(
+			run,
+			{
+				path: operation.path,
+				body,
+				contract: typeof contract === 'function' ? contract(body) : contract,
+				repeatable: repeatableOf(body),
+				misspelledAuthHeader: operation.misspelledAuthHeader,
+			},
+			itemIndexes,
+		);
+		skip?.afterSend(itemIndexes[0], result);
+		if (!(result instanceof Failure && result.fromEarlierTry)) {
+			// Server and network failures in a row; any other answer shows the server is up.
+			const serverDown = result instanceof Failure && KINDS[result.kind].serverDown;
+			failuresInARow = serverDown ? failuresInARow + 1 : 0;
+			if (failuresInARow >= GIVE_UP_AFTER) {
+				stopFor(
+					result as Failure,
+					`${GIVE_UP_AFTER} requests in a row failed, so the run stopped sending`,
+				);
 			}
-			const body = build();
-			let result = await sendRequest(
-				run,
-				{
-					path: operation.path,
-					body,
-					contract: typeof contract === 'function' ? contract(body) : contract,
-					repeatable: repeatableOf(body),
-					misspelledAuthHeader: operation.misspelledAuthHeader,
-				},
-				itemIndexes,
-			);
-			skip?.afterSend(itemIndexes[0], result);
-			if (result instanceof Failure && explain) result = explain(result);
-			if (!(result instanceof Failure && result.fromEarlierTry)) stop.record(result);
-			const why = afterRequest?.(result, body, itemIndexes);
-			if (result instanceof Failure && (why || stopsTheRun(context, result))) {
-				stop.stopFor(result, why ?? stopReason(result));
-			}
-			return { body, result };
-		},
-	});
-	notes = (await skip?.flush()) ?? notes;
+		}
+		const why = afterRequest?.(result, body, itemIndexes);
+		if (result instanceof Failure && (why || stopsTheRun(result))) {
+			const quota = result.kind === 'quota_exceeded';
+			const stopReason = quota
+				? 'the daily email quota was exceeded earlier in this run'
+				: 'an earlier request of this run failed';
+			stopFor(result, why ?? stopReason);
+		}
+		return { body, result };
+	};
+
+	const { throttle } = settings;
+	const sent: Array<Sent | undefined> = new Array(planned.length).fill(undefined);
+	const inFlight = new Set<Promise<void>>();
+	for (let index = 0; index < planned.length && !stopped(); index++) {
+		if (throttle && index > 0 && index % throttle.requestsPerBatch === 0) {
+			await waitUnlessStopped(throttle.intervalMs, stopSignal);
+		}
+		while (inFlight.size >= (operation.concurrency ?? 1)) await Promise.race(inFlight);
+		if (stopped()) break;
+		const sending: Promise<void> = send(planned[index]).then((result) => {
+			sent[index] = result;
+			inFlight.delete(sending);
+		});
+		inFlight.add(sending);
+	}
+	await Promise.all(inFlight);
+	const notes = (await skip?.flush()) ?? new Map<number, string>();
 
 	// What each request came to; an item answered instead of sent (skipped) was no request.
 	const results = sent.map((request) =>
 		request?.answeredInstead && !(request.result instanceof Failure) ? undefined : request?.result,
 	);
 	// Under Stop Workflow the run ends at the first failed item, which says what the others did.
-	const stoppedAt = context.continueOnFail()
-		? -1
-		: results.findIndex((result) => result instanceof Failure);
+	const stoppedAt = continueOnFail ? -1 : results.findIndex((result) => result instanceof Failure);
 	sent.forEach((request, requestIndex) => {
 		const { itemIndexes } = planned[requestIndex];
+		let result: ApiResult;
 		if (request === undefined) {
-			settle(itemIndexes, stop.notSent());
-		} else if (request.result instanceof Failure) {
-			const failure =
-				requestIndex === stoppedAt
-					? withRunNotes(results, stoppedAt, planned, operation.done)
-					: request.result;
-			settle(itemIndexes, failure);
-		} else if (request.answeredInstead) {
-			settle(itemIndexes, request.result);
+			// It keeps the kind of the failure that stopped the run, so a branch on `details.kind`
+			// treats both alike.
+			result = new Failure({
+				kind: stoppedBy?.failure.kind ?? 'unexpected_response',
+				message: `Not sent: ${stoppedBy?.why ?? 'the execution was stopped'}`,
+				description: `This item was not sent, so it can be sent again later. First failure: ${stoppedBy?.failure.message ?? 'unknown'}`,
+			});
+		} else if (requestIndex === stoppedAt) {
+			result = withRunNotes(results, stoppedAt, planned, operation.done);
+		} else if (request.result instanceof Failure || request.answeredInstead) {
+			result = request.result;
 		} else {
 			const json = operation.toJson(request.result, request.body as IDataObject, itemIndexes);
-			settle(itemIndexes, keepServerValues(json, settings.secrets), !!operation.batches);
+			outcomes.push({
+				itemIndexes,
+				result: keepServerValues(json, settings.secrets),
+				batch: !!operation.batches,
+			});
+			return;
 		}
+		const note = notes.get(itemIndexes[0]);
+		if (note && result instanceof Failure) {
+			result = result.with({ description: `${result.description} ${note}` });
+		}
+		outcomes.push({ itemIndexes, result });
 	});
-}
-
-function stopReason(failure: Failure): string {
-	return failure.kind === 'quota_exceeded'
-		? 'the daily email quota was exceeded earlier in this run'
-		: 'an earlier request of this run failed';
 }
 
 /**

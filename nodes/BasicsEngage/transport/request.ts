@@ -1,11 +1,17 @@
-import type { IDataObject, IExecuteFunctions, IHttpRequestOptions } from 'n8n-workflow';
+import type {
+	IContextObject,
+	IDataObject,
+	IExecuteFunctions,
+	IHttpRequestOptions,
+	IN8nHttpFullResponse,
+} from 'n8n-workflow';
 
-import type { ApiResult, HttpAnswer, SuccessContract } from './classify';
-import { classifyAnswer, networkFailure, timeoutError } from './classify';
-import { Failure } from './failure';
-import type { RetryPolicy } from './retries';
-import { shouldRetry, waitBeforeRetry, waitUnlessStopped } from './retries';
-import type { RunMemory } from './runMemory';
+import type { FailureFields } from '../helpers/failure';
+import { Failure } from '../helpers/failure';
+import { retriesOption, retryWaitOption } from '../helpers/options';
+import { readNumberOption } from '../helpers/read';
+import type { ApiResult, SuccessContract } from './classify';
+import { classifyAnswer, MAX_RETRY_AFTER_MS, networkFailure } from './classify';
 import type { RequestSettings } from './settings';
 import { CREDENTIAL_TYPE } from './settings';
 
@@ -28,6 +34,8 @@ export interface RunSettings {
 	retryPolicy: RetryPolicy;
 	/** The execution's Stop signal: aborted when the user stops it or its timeout ends it. */
 	stopSignal: AbortSignal | undefined;
+	/** On Error is Continue (either output): read once, by the node's `execute`. */
+	continueOnFail: boolean;
 }
 
 /**
@@ -65,12 +73,9 @@ export async function sendRequest(
  * a request once on 401.
  */
 async function sendOnce(
-	{ context, settings, stopSignal }: RunSettings,
+	{ context, settings }: RunSettings,
 	request: ApiRequest,
 ): Promise<ApiResult> {
-	// The whole answer's deadline: it also aborts the request, so one that is still waiting for
-	// a socket under load never reaches BasicsEngage after the item was reported.
-	const deadline = AbortSignal.timeout(settings.timeout);
 	const headers: IDataObject = { 'Content-Type': 'application/json', Accept: 'application/json' };
 	if (request.misspelledAuthHeader) {
 		// Published misspelled for this endpoint; n8n's credential adds the correct spelling too,
@@ -89,47 +94,135 @@ async function sendOnce(
 		// turn a POST into a GET; the API never redirects, so a 3xx is reported, not followed.
 		disableFollowRedirect: true,
 		timeout: settings.timeout,
-		// n8n 2.x adds the Stop signal itself; 1.x does not, and a Stop must end a request too.
-		abortSignal: stopSignal ? AbortSignal.any([stopSignal, deadline]) : deadline,
 		skipSslCertificateValidation: settings.skipSslCertificateValidation,
 		...(settings.proxy ? { proxy: settings.proxy } : {}),
 	};
-
-	let answer: HttpAnswer;
+	// n8n's `timeout` fires only while the connection is idle, and n8n hands the request the
+	// execution's Stop signal in place of any other: so the whole answer's deadline ends the wait
+	// here, a server that sends headers and then drips the body included.
+	const deadline = AbortSignal.timeout(settings.timeout);
+	let answer: IN8nHttpFullResponse;
 	try {
-		answer = await withDeadline(
+		// Promise.race also takes the request's later failure, so nobody waits for it any more.
+		answer = await Promise.race([
 			context.helpers.httpRequestWithAuthentication.call(context, CREDENTIAL_TYPE, options, {
 				credentialsDecrypted: settings.credentials,
-			}) as Promise<HttpAnswer>,
-			deadline,
-			settings.timeout,
-		);
+			}) as Promise<IN8nHttpFullResponse>,
+			new Promise<never>((_, reject) => deadline.addEventListener('abort', reject)),
+		]);
 	} catch (error) {
-		return networkFailure(error, request.contract, settings.proxy !== undefined);
+		const failed = deadline.aborted ? { code: 'ETIMEDOUT' } : error;
+		return networkFailure(failed, request.contract, settings.proxy !== undefined);
 	}
 	return classifyAnswer(answer, request.contract, settings.secrets);
 }
 
+/** The Retries options, read once per run. */
+export type RetryPolicy = ReturnType<typeof readRetryPolicy>;
+
+/** The backoff never grows past this between two tries. */
+const MAX_BACKOFF_MS = 30_000;
+
+export function readRetryPolicy(options: IDataObject) {
+	return {
+		retries: readNumberOption(options, retriesOption),
+		waitMs: readNumberOption(options, retryWaitOption),
+	};
+}
+
+/** Whether to send again: never a refusal (400, 401, 429), a redirect or a broken contract. */
+export function shouldRetry(failure: Failure, repeatable: boolean): boolean {
+	if (failure.retry === undefined) return false;
+	if (failure.retryAfterMs !== undefined && failure.retryAfterMs > MAX_RETRY_AFTER_MS) return false;
+	return failure.retry === 'notSent' || repeatable;
+}
+
+/** Exponential backoff with equal jitter, unless the server said how long to wait. */
+export function waitBeforeRetry(failure: Failure, attempt: number, policy: RetryPolicy): number {
+	if (failure.retryAfterMs !== undefined) return failure.retryAfterMs;
+	const backoff = Math.min(MAX_BACKOFF_MS, policy.waitMs * 2 ** attempt);
+	return backoff / 2 + Math.random() * (backoff / 2);
+}
+
 /**
- * n8n's `timeout` fires only while the connection is idle, so a server that sends headers and
- * then drips the body would hold the run far longer; this bounds the whole answer, and says
- * "timed out" rather than the abort's "canceled". The timer is an AbortSignal's: unref'd
- * (n8n-workflow's sleep cannot be cancelled on n8n 1.x).
+ * Waits, but not past a Stop: n8n abandons a stopped node without ending its promise, so the
+ * node's own waits must end themselves (n8n-workflow's `sleep` cannot be cancelled).
  */
-async function withDeadline<T>(
-	request: Promise<T>,
-	signal: AbortSignal,
-	timeoutMs: number,
-): Promise<T> {
-	let onTimeout = () => {};
-	const deadline = new Promise<never>((_, reject) => {
-		onTimeout = () => reject(timeoutError(timeoutMs));
-		signal.addEventListener('abort', onTimeout, { once: true });
-	});
-	request.catch(() => {}); // settled after the deadline: nobody waits for it any more
-	try {
-		return await Promise.race([request, deadline]);
-	} finally {
-		signal.removeEventListener('abort', onTimeout);
-	}
+export async function waitUnlessStopped(
+	ms: number,
+	signal: AbortSignal | undefined,
+): Promise<void> {
+	if (ms <= 0 || signal?.aborted) return;
+	// Whole milliseconds within a timer's range, as AbortSignal.timeout requires.
+	const timeout = AbortSignal.timeout(Math.min(Math.ceil(ms), 2 ** 31 - 1));
+	const ends = signal ? AbortSignal.any([signal, timeout]) : timeout;
+	await new Promise((resolve) => ends.addEventListener('abort', resolve, { once: true }));
+}
+
+type Records = Record<string, { json: IDataObject } | { failure: FailureFields; attempts: number }>;
+
+/**
+ * What the node already did in this execution, so that n8n never makes it do it twice.
+ *
+ * n8n's node setting Retry On Fail runs the node again, with the same input and the same run
+ * index, after it throws, and also when its first output item carries `json.error`
+ * (`checkFailure` in n8n-core's workflow-execute), in every On Error mode. The per-execution
+ * node context (`getContext('node')`) survives those tries on n8n 1.x and 2.x alike, so the
+ * node keeps there what each request did, keyed by run index and items (a Loop Over Items round
+ * is a new run index, where item indexes start again). When the node runs as an AI tool, n8n
+ * calls `execute` again with a new run index per try: there the key is the request body.
+ *
+ * A successful run forgets its records, so execution data does not grow with them: only its own,
+ * since an AI agent's tool calls run at once and share the context.
+ */
+export type RunMemory = ReturnType<typeof openRunMemory>;
+
+export function openRunMemory(context: IExecuteFunctions) {
+	const store = context.getContext('node') as IContextObject & { basicsEngageDone?: Records };
+	const records = (store.basicsEngageDone ??= {});
+	// The node's AI tool variant is the same class under the type name n8n derives for it.
+	const asTool = context.getNode().type.endsWith('Tool');
+	const runIndex = asTool ? 'tool' : String(context.getWorkflowDataProxy(0).$runIndex ?? 0);
+	/** The keys this run recalled or remembered: what it may forget. */
+	const owned = new Set<string>();
+	const keyOf = (itemIndexes: number[], body: IDataObject) => {
+		const key = `${runIndex}:${asTool ? JSON.stringify(body) : itemIndexes.join(',')}`;
+		owned.add(key);
+		return key;
+	};
+	return {
+		/**
+		 * An earlier try's answer to this request, when it is not to be sent again: its success, or
+		 * its failure that may have taken effect, unless the request is repeatable, and then only
+		 * once more.
+		 */
+		answer(itemIndexes: number[], body: IDataObject, repeatable: boolean): ApiResult | undefined {
+			const record = records[keyOf(itemIndexes, body)];
+			if (!record) return undefined;
+			if ('json' in record) return record.json;
+			if (repeatable && record.attempts < 2) return undefined;
+			return new Failure({
+				...record.failure,
+				fromEarlierTry: true,
+				description: `Not sent again: an earlier try of this execution sent it and got no clear answer. ${record.failure.description}`,
+			});
+		},
+
+		/** Keeps a success, or a failure that may have taken effect; other failures can be repeated. */
+		remember(itemIndexes: number[], body: IDataObject, result: ApiResult): void {
+			const key = keyOf(itemIndexes, body);
+			if (!(result instanceof Failure)) {
+				records[key] = { json: result };
+			} else if (result.mayHaveTakenEffect) {
+				const earlier = records[key];
+				const attempts = (earlier && 'attempts' in earlier ? earlier.attempts : 0) + 1;
+				records[key] = { failure: result.toJSON(), attempts };
+			}
+		},
+
+		/** Called when the run ends without a failure: nothing will try its requests again. */
+		forget(): void {
+			for (const key of owned) delete records[key];
+		},
+	};
 }

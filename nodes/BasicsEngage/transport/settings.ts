@@ -8,29 +8,16 @@ import type {
 import {
 	checkApiKey,
 	checkBaseUrl,
-	NODE_RUN,
 	normalizeBaseUrl,
 	parseHttpUrl,
 } from '../helpers/credentialChecks';
 import { requestBatchingValues, requestTimeout } from '../helpers/options';
 import { badSetting, readNumberOption, readOptions } from '../helpers/read';
-import { secretsOf } from './redact';
+import { secretsOf } from './classify';
 
 export const CREDENTIAL_TYPE = 'basicsEngageApi';
 
-export interface RequestSettings {
-	baseUrl: string;
-	/** Read once per run and handed to n8n, which would otherwise fetch them for every request. */
-	credentials: ICredentialsDecrypted;
-	/** The published spelling the list endpoint reads; n8n's credential adds `Authorization`. */
-	listAuthHeaderValue: string;
-	/** What must never be shown: the key, as sent and as JSON escapes it. */
-	secrets: string[];
-	timeout: number;
-	proxy?: IHttpRequestOptions['proxy'];
-	skipSslCertificateValidation: boolean;
-	throttle: { requestsPerBatch: number; intervalMs: number } | undefined;
-}
+export type RequestSettings = Awaited<ReturnType<typeof readSettings>>;
 
 // n8n's routing node waits this long when the user sets no timeout; keep the same default.
 const DEFAULT_TIMEOUT_MS = 300_000;
@@ -39,7 +26,7 @@ const DEFAULT_TIMEOUT_MS = 300_000;
  * Reads, once per run, everything a request needs that is the same for every item: the
  * credential and the node's "Request Options". Throws a Failure before any request.
  */
-export async function readSettings(context: IExecuteFunctions): Promise<RequestSettings> {
+export async function readSettings(context: IExecuteFunctions) {
 	let credentials;
 	try {
 		credentials = await context.getCredentials(CREDENTIAL_TYPE);
@@ -63,14 +50,16 @@ export async function readSettings(context: IExecuteFunctions): Promise<RequestS
 	const intervalMs = readNumberOption(batch, batchIntervalProperty, 0);
 	return {
 		baseUrl,
-		// Marked as a run's: the credential's authenticate then skips the credential test's checks.
+		// Read once per run and handed to n8n, which would otherwise fetch them for every request.
 		credentials: {
 			id: '',
 			name: '',
 			type: CREDENTIAL_TYPE,
-			data: { ...credentials, [NODE_RUN]: true },
-		},
+			data: credentials,
+		} as ICredentialsDecrypted,
+		// The published spelling the list endpoint reads; n8n's credential adds `Authorization`.
 		listAuthHeaderValue: `Bearer ${apiKey}`,
+		// What must never be shown: the key, as sent and as JSON escapes it.
 		secrets: secretsOf(apiKey),
 		timeout: readNumberOption(options, requestTimeout, DEFAULT_TIMEOUT_MS),
 		proxy: options.proxy ? parseProxy(String(options.proxy)) : undefined,

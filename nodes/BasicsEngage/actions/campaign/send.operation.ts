@@ -3,7 +3,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { optionsCollection, retryOptionsUntilSent } from '../../helpers/options';
 import { readTrimmed } from '../../helpers/read';
-import type { DeclareRequests, Failure, SuccessContract } from '../../transport';
+import type { DeclareRequests, SuccessContract } from '../../transport';
 
 /**
  * /campaign/send's answer is not published: a 2xx with `status: "success"` means the sending
@@ -13,6 +13,8 @@ const sendingStarted: SuccessContract = {
 	check: () => undefined,
 	dataOptional: true,
 	effect: 'the campaign may have started sending',
+	warning:
+		'Do not send this campaign again before checking in BasicsEngage whether it is sending: a second send could mail every profile of its lists twice.',
 };
 
 const properties: INodeProperties[] = [
@@ -64,15 +66,5 @@ export const requests: DeclareRequests = function () {
 		}),
 		repeatable: false,
 		done: 'Started sending',
-		explain: mayHaveStarted,
 	};
 };
-
-/** A failure after the request may have arrived says, in its message too, what that means. */
-function mayHaveStarted(failure: Failure): Failure {
-	if (!failure.mayHaveTakenEffect) return failure;
-	return failure.with({
-		message: `${failure.message} (the campaign may have started sending)`,
-		description: `${failure.description} Do not send this campaign again before checking in BasicsEngage whether it is sending: a second send could mail every profile of its lists twice.`,
-	});
-}

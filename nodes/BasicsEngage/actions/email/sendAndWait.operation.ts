@@ -237,7 +237,6 @@ export const requests: DeclareRequests = function (options) {
 			'In n8n 2.x, connect "BasicsEngage: Send and Wait for Response" as the human review of the tools that need approval.',
 		);
 	}
-	const waitTill = readWaitTill(options);
 	// The first item's email, for every item: the execution waits once. Read (and its links
 	// signed) once; a reading that fails fails every item alike.
 	let email: IDataObject | undefined;
@@ -252,10 +251,7 @@ export const requests: DeclareRequests = function (options) {
 		toJson: toSentEmail,
 		repeatable: false,
 		done: 'Queued',
-		afterSuccess: async () => {
-			await this.putExecutionToWait(waitTill);
-			return this.getInputData().map((item, index) => ({ ...item, pairedItem: { item: index } }));
-		},
+		waitTill: readWaitTill(options),
 	};
 };
 

@@ -163,6 +163,7 @@ const CREATED_LIST_ID = '(the ID of the list the first request creates)';
  */
 export const requests: DeclareRequests = function (options) {
 	const batchSize = readNumberOption(options, batchSizeOption);
+	const concurrency = readNumberOption(options, batchConcurrency);
 	const newList =
 		this.getNodeParameter('listMode', 0) === 'new'
 			? readForRun(() => readNewList(this))
@@ -194,8 +195,9 @@ export const requests: DeclareRequests = function (options) {
 					};
 				},
 			})),
-		concurrency: readNumberOption(options, batchConcurrency),
-		alone: () => newList !== undefined && createdListId === undefined,
+		get concurrency() {
+			return newList && createdListId === undefined ? 1 : concurrency;
+		},
 		contract: (body) => profilesAdded(body.listId === undefined),
 		toJson: (answer, _sent, itemIndexes) => {
 			const data = answer.data as IDataObject;

@@ -1,7 +1,7 @@
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { isObject, readEmailAddress, readOptionalText } from '../../helpers/read';
-import { invalidInput } from '../../transport';
+import { invalidInput } from '../../helpers/failure';
 
 type ProfileField = 'email' | 'firstName' | 'lastName';
 

@@ -1,21 +1,6 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import { setFailureCause } from './compat';
-
-/** Machine-readable failure kinds that users branch on (IF/Switch on `details.kind`). */
-export type ErrorKind =
-	| 'invalid_input'
-	| 'invalid_request'
-	| 'invalid_api_key'
-	| 'quota_exceeded'
-	| 'rate_limited'
-	| 'server_error'
-	| 'store_unavailable'
-	| 'network_error'
-	| 'unexpected_response'
-	| 'outcome_unknown';
-
 /**
  * The node's one failure: thrown by what reads an item or a setting, handed back for a request
  * that failed, and carried by the item it fails. It never ends a run under On Error = Continue.
@@ -74,60 +59,71 @@ export function invalidInput(message: string, description: string): Failure {
 	return new Failure({ kind: 'invalid_input', message, description });
 }
 
-/** Failures that make every later request of the run fail the same way, so none is sent. */
-export const RUN_STOPPING_KINDS: ReadonlySet<ErrorKind> = new Set([
-	'quota_exceeded',
-	'invalid_api_key',
-]);
-
-// n8n-workflow's `failure.cause` tells n8n (and AI agents) why a node failed.
-const FAILURE_CAUSES: Partial<Record<ErrorKind, string>> = {
-	quota_exceeded: 'quota-exhausted',
-	invalid_api_key: 'credential-invalid',
-	invalid_request: 'configuration-invalid',
-	invalid_input: 'configuration-invalid',
-	server_error: 'temporarily-unavailable',
-	rate_limited: 'temporarily-unavailable',
-	store_unavailable: 'temporarily-unavailable',
-};
-
-export const KIND_MESSAGES: Record<ErrorKind, string> = {
-	invalid_input: 'Invalid input',
-	invalid_request: 'BasicsEngage rejected the request',
-	invalid_api_key: 'BasicsEngage rejected the API key',
-	quota_exceeded: 'The daily email quota of BasicsEngage is used up',
-	rate_limited: 'BasicsEngage is limiting the rate of requests',
-	server_error: 'BasicsEngage could not handle the request',
-	network_error: 'BasicsEngage could not be reached',
-	unexpected_response: 'BasicsEngage answered unexpectedly',
-	outcome_unknown: 'Not sent: an earlier request for it got no clear answer',
-	store_unavailable: 'Not sent: n8n’s deduplication store could not be reached',
-};
-
-// Said to the user and to an AI agent alike, so a model does not loop on a refusal that every
-// further call would get too: in the description, and briefly in the message (NEXT_STEP).
-export const STOP_TRYING: Partial<Record<ErrorKind, string>> = {
-	quota_exceeded:
-		'Do not try again today: BasicsEngage refuses every further email until the daily quota resets.',
-	invalid_api_key:
-		'Do not try again: every request fails until the API key in the credential is fixed.',
-};
-
 /**
- * What to do, said in the message of a thrown failure that a model or a person must act on:
- * n8n 2.x's AI Agent hands a model only the message of a failed tool (an item's error keeps
- * what to do in its `details.description`, which an agent reads along).
+ * What each kind says. `cause` is n8n's `failure.cause`, which tells n8n (and AI agents) why a
+ * node failed. `nextStep` is said once in a thrown failure's message: n8n 2.x's AI Agent hands a
+ * model only that (an item's error keeps it in `details.description`, which an agent reads along).
+ * `stopTrying` is said in the description of a refusal that every later request of the run would
+ * get too, so none is sent, and a model does not loop on it. `serverDown` kinds count toward a
+ * run's giving up (see RunStop).
  */
-const NEXT_STEP: Partial<Record<ErrorKind, string>> = {
-	quota_exceeded: 'Do not try again today.',
-	invalid_api_key: 'Do not try again until the API key is fixed.',
-	invalid_input: 'Fix it before trying again.',
-	invalid_request: 'Fix it before trying again.',
-};
+const kinds = {
+	invalid_input: {
+		message: 'Invalid input',
+		cause: 'configuration-invalid',
+		nextStep: 'Fix it before trying again.',
+	},
+	invalid_request: {
+		message: 'BasicsEngage rejected the request',
+		cause: 'configuration-invalid',
+		nextStep: 'Fix it before trying again.',
+	},
+	invalid_api_key: {
+		message: 'BasicsEngage rejected the API key',
+		cause: 'credential-invalid',
+		nextStep: 'Do not try again until the API key is fixed.',
+		stopTrying:
+			'Do not try again: every request fails until the API key in the credential is fixed.',
+	},
+	quota_exceeded: {
+		message: 'The daily email quota of BasicsEngage is used up',
+		cause: 'quota-exhausted',
+		nextStep: 'Do not try again today.',
+		stopTrying:
+			'Do not try again today: BasicsEngage refuses every further email until the daily quota resets.',
+	},
+	rate_limited: {
+		message: 'BasicsEngage is limiting the rate of requests',
+		cause: 'temporarily-unavailable',
+		serverDown: true,
+	},
+	server_error: {
+		message: 'BasicsEngage could not handle the request',
+		cause: 'temporarily-unavailable',
+		serverDown: true,
+	},
+	store_unavailable: {
+		message: 'Not sent: Skip Emails Already Sent could not reach n8n’s deduplication store',
+		cause: 'temporarily-unavailable',
+	},
+	network_error: { message: 'BasicsEngage could not be reached', serverDown: true },
+	unexpected_response: { message: 'BasicsEngage answered unexpectedly' },
+	outcome_unknown: {
+		message: 'Not sent: an earlier execution sent this email and got no clear answer',
+	},
+} satisfies Record<string, KindWords>;
+
+/** Machine-readable failure kinds that users branch on (IF/Switch on `details.kind`). */
+export type ErrorKind = keyof typeof kinds;
+
+export const KINDS: Record<ErrorKind, KindWords> = kinds;
+
+type KindWords = Record<'message', string> &
+	Partial<Record<'cause' | 'nextStep' | 'stopTrying', string> & { serverDown: true }>;
 
 /** A thrown failure's message: with what to do, once. */
 function messageOf(failure: Failure): string {
-	const step = NEXT_STEP[failure.kind];
+	const step = KINDS[failure.kind].nextStep;
 	const { message } = failure;
 	if (!step || message.toLowerCase().includes(step.slice(0, -1).toLowerCase())) return message;
 	return `${message}${/[.!?]$/.test(message) ? '' : '.'} ${step}`;
@@ -160,16 +156,13 @@ export function toNodeError(
 			? new NodeOperationError(context.getNode(), message, options)
 			: new NodeApiError(
 					context.getNode(),
-					{
-						message,
-						description: failure.description,
-						httpCode: failure.httpCode,
-					},
+					{ message, description: failure.description, httpCode: failure.httpCode },
 					{ ...options, httpCode: failure.httpCode },
 				);
 	// n8n swaps a message holding a word such as ECONNRESET or EPERM (server text can) for stock text.
 	error.message = message;
-	const cause = FAILURE_CAUSES[failure.kind];
-	if (cause) setFailureCause(error, cause);
+	const { cause } = KINDS[failure.kind];
+	// Assigned, not passed as an option: n8n-workflow 1.x ignores the option.
+	if (cause) error.failure = { cause } as NodeApiError['failure'];
 	return error;
 }
