@@ -170,7 +170,7 @@ test('every operation of the node has a shipped output schema, and no schema nam
 
 describe('On Error, for a refused request (400) whose text echoes the key', () => {
 	test.each(NAMES)(
-		'%s, Continue (using error output): the item fails alone, paired, keeping its fields; the key is redacted',
+		'%s, Continue (using error output): the item fails alone, paired, keeping its fields, nothing waits; the key is redacted',
 		async (name) => {
 			refuseNext();
 			const result = await run(name, {
@@ -193,6 +193,7 @@ describe('On Error, for a refused request (400) whose text echoes the key', () =
 			if ('waits' in OPERATIONS[name]) {
 				// One email for the whole input: its failure is every item's.
 				expect(others.map(pairedIndexes)).toEqual([[1]]);
+				expect(result.waitTill).toBeUndefined();
 			} else {
 				expect(others).toEqual([]);
 				expect(result.success.map(pairedIndexes)).toEqual([[1]]);

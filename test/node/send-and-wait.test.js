@@ -363,17 +363,6 @@ describe('sending as Send Email does', () => {
 		expect(result.waitTill).toBeUndefined();
 	});
 
-	test('a used-up quota (429) is quota_exceeded and does not wait', async () => {
-		sandbox.injectFaults([{ status: 429 }]);
-		const result = await runNode(sandbox, {
-			parameters: sendAndWaitParameters(),
-			items: [JANE],
-			onError: 'continueRegularOutput',
-		});
-		expect(result.success[0].json.details.kind).toBe('quota_exceeded');
-		expect(result.waitTill).toBeUndefined();
-	});
-
 	test('Validate Only outputs the request it would send, sends nothing and does not wait', async () => {
 		const result = await runNode(sandbox, {
 			parameters: sendAndWaitParameters({ options: { validateOnly: true } }),
