@@ -375,6 +375,11 @@ describe('a setting that cannot work fails every item as invalid_input, naming i
 			names: /Proxy/,
 			shown: 'proxy with spaces',
 		},
+		'a proxy password with a stray "%"': {
+			run: { parameters: { requestOptions: { proxy: 'http://user:s3cret-pw50%off@127.0.0.1:9' } } },
+			names: /^The Proxy in Request Options is not valid: .*"%"/,
+			shown: 's3cret-pw',
+		},
 		'a Retries option out of range': {
 			run: { parameters: { options: { retries: '={{ 11 }}' } } },
 			names: /Retries must be/,
