@@ -577,21 +577,6 @@ describe('custom form: the link opens a form with the fields the workflow sets; 
 			expect(result.waitTill).toBeUndefined();
 		},
 	);
-
-	test('with Limit Wait Time: when the limit passes, the input goes on without "data"; a post afterwards changes nothing', async () => {
-		const { result, url } = await waitingForm({
-			...fieldsForm(),
-			options: {
-				limitWaitTime: {
-					values: { limitType: 'afterTimeInterval', resumeAmount: 1, resumeUnit: 'hours' },
-				},
-			},
-		});
-		const resumed = await result.passWaitLimit();
-		expect(resumed.success.map((/** @type {any} */ item) => item.json)).toEqual([JANE]);
-		const late = await result.callWebhook({ url, method: 'POST', body: { data: FULL_POST } });
-		expect(late.resumed).toBe(false);
-	});
 });
 
 describe('opening a link answers nothing: only the button of its page does (mail scanners open every link)', () => {
