@@ -104,26 +104,22 @@ describe('Send Email', () => {
 		expect(sandbox.state.emails).toHaveLength(2);
 	});
 
-	test('retries stop after the configured count', async () => {
-		sandbox.injectFaults(Array(5).fill({ path: '/email/send', status: 502 }));
-		const result = await runNode(sandbox, {
-			parameters: send({ retrySendOnServerError: true, retries: 3 }),
-			items: contacts(1),
-			onError: 'continueErrorOutput',
-		});
-		expect(sandbox.requests).toHaveLength(4);
-		expect(kinds(result)).toEqual(['server_error']);
-	});
-
-	test('retries 0 turns retries off', async () => {
-		sandbox.injectFaults([{ path: '/email/send', status: 500 }]);
-		await runNode(sandbox, {
-			parameters: send({ retrySendOnServerError: true, retries: 0 }),
-			items: contacts(1),
-			onError: 'continueErrorOutput',
-		});
-		expect(sandbox.requests).toHaveLength(1);
-	});
+	test.each([
+		[3, 4],
+		[0, 1],
+	])(
+		'Retries %i: %i requests at most, then the item fails as server_error',
+		async (retries, count) => {
+			sandbox.injectFaults(Array(5).fill({ path: '/email/send', status: 502 }));
+			const result = await runNode(sandbox, {
+				parameters: send({ retrySendOnServerError: true, retries }),
+				items: contacts(1),
+				onError: 'continueErrorOutput',
+			});
+			expect(sandbox.requests).toHaveLength(count);
+			expect(kinds(result)).toEqual(['server_error']);
+		},
+	);
 
 	test('Retry-After is honoured before the retry', async () => {
 		sandbox.injectFaults([{ path: '/email/send', status: 503, headers: { 'Retry-After': '1' } }]);
