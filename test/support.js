@@ -27,6 +27,7 @@ const parameters = require('./parameters');
 const { startSandbox } = require('./sandbox/server');
 
 const PACKAGE_DIR = path.resolve(__dirname, '..');
+const SCHEMA_DIR = path.join(PACKAGE_DIR, 'dist/nodes/BasicsEngage/__schema__/v1.0.0');
 const NODE_TYPE = 'n8n-nodes-basicsengage.basicsEngage';
 const CREDENTIAL_TYPE = 'basicsEngageApi';
 const API_KEY = 'be_sandbox_demo_key';
@@ -248,15 +249,41 @@ async function startProxy({ toPort } = {}) {
 	return { port, proxied, credentials, close: () => server.close() };
 }
 
+/** @param {unknown} value */
+const jsonType = (value) =>
+	value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
+
+/**
+ * Checks a real output against the schema shipped for its operation (`email/send`), which n8n
+ * finds beside the node (n8n-core's output-schema-resolver) and the editor shows before a first
+ * run: the same fields, of the same JSON types. Where the schema names the fields of `data`
+ * (Send and Wait's answer, whose fields depend on the response type), each is one it names.
+ * @param {string} operation @param {Record<string, unknown>} json
+ */
+function expectShippedSchema(operation, json) {
+	const file = path.join(SCHEMA_DIR, `${operation}.json`);
+	const { properties } = JSON.parse(fs.readFileSync(file, 'utf8'));
+	expect(Object.keys(json).sort()).toEqual(Object.keys(properties).sort());
+	for (const [field, value] of Object.entries(json)) {
+		expect([field, jsonType(value)]).toEqual([field, properties[field].type]);
+	}
+	for (const [field, value] of Object.entries(/** @type {object} */ (json.data ?? {}))) {
+		const named = properties.data.properties ?? { [field]: { type: jsonType(value) } };
+		expect([field, jsonType(value)]).toEqual([field, named[field]?.type]);
+	}
+}
+
 module.exports = {
 	...parameters,
 	API_KEY,
 	CREDENTIAL_TYPE,
 	NODE_TYPE,
 	PACKAGE_DIR,
+	SCHEMA_DIR,
 	closedBaseUrl,
 	contacts,
 	emailLinks,
+	expectShippedSchema,
 	deduplicationStore,
 	delay,
 	expectEachInputExactlyOnce,

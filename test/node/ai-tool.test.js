@@ -43,31 +43,24 @@ function requestsOf(result) {
 	return sandbox.requests.map((request) => ({ path: request.path, body: request.body }));
 }
 
-test('AI tool: Send Email queues exactly one email with the values the model passed', async () => {
-	const result = await runNode(sandbox, { parameters: sendByModel, toolCalls: [modelArgs] });
-	expect(result.error).toBeUndefined();
-	expect(result.toolAnswers).toHaveLength(1);
-	expect(result.toolAnswers[0].thrown).toBeUndefined();
-	expect(sandbox.state.emails).toHaveLength(1);
-	expect(sandbox.state.emails[0]).toMatchObject({
-		to: 'jane@customer.test',
-		subject: 'Your order shipped',
-		text: 'Hi Jane!',
-	});
-	// The model gets the operation's normal output: the messageId and the quota left.
-	const [answer] = JSON.parse(result.toolAnswers[0].answer);
-	expect(answer).toEqual(
-		expect.objectContaining({
-			messageId: sandbox.state.emails[0].messageId,
-			dailyEmailsRemaining: expect.any(Number),
-		}),
-	);
-	expect(JSON.stringify(result.toolAnswers)).not.toContain(API_KEY);
-});
-
-test('AI tool: a tool call sends the same request and returns the same output as a normal run', async () => {
+test('AI tool: Send Email queues exactly one email with the values the model passed: the request and the answer of a normal run', async () => {
 	const asTool = await runNode(sandbox, { parameters: sendByModel, toolCalls: [modelArgs] });
+	expect(asTool.toolAnswers.map((answer) => answer.thrown)).toEqual([undefined]);
 	const toolRequests = requestsOf(asTool);
+	expect(toolRequests).toEqual([
+		{
+			path: '/email/send',
+			body: expect.objectContaining({
+				to: 'jane@customer.test',
+				subject: 'Your order shipped',
+				text: 'Hi Jane!',
+			}),
+		},
+	]);
+	// The model gets the operation's normal output: the messageId and the quota left.
+	const [answer] = JSON.parse(asTool.toolAnswers[0].answer);
+	expect(answer.messageId).toBe(sandbox.state.emails[0].messageId);
+	expect(JSON.stringify(asTool.toolAnswers)).not.toContain(API_KEY);
 	sandbox.reset();
 	const normal = await runNode(sandbox, {
 		parameters: sendParameters({

@@ -4,8 +4,8 @@
 /**
  * Add Profiles' Mapping Mode "Map Automatically" (`autoMapInputData`): the email, first name and
  * last name come from each item's own fields, matched by their whole name after lower-casing and
- * dropping spaces and punctuation (the rule on real shapes: test/unit/auto-map.test.js), with no
- * expression evaluated per item. "Map Each Field Manually"
+ * dropping spaces and punctuation (the rule, and real shapes: test/unit/auto-map.test.js), with
+ * no expression evaluated per item. "Map Each Field Manually"
  * (`defineBelow`) is the default, and a workflow saved without the parameter runs as before.
  */
 
@@ -31,38 +31,6 @@ const automatic = (overrides = {}) =>
 const sentProfiles = () =>
 	sandbox.requestsTo('/list/addProfiles').flatMap((request) => request.body.profiles);
 
-test('field names match after lower-casing and dropping spaces, "_" and "-" (HubSpot, Salesforce, Pipedrive, sheets)', async () => {
-	const items = [
-		{ email: 'a@customer.test', firstName: 'Ann', lastName: 'Ash' },
-		{ Email: 'b@customer.test', first_name: 'Bob', last_name: 'Birch' },
-		{ 'E-mail': 'c@customer.test', 'First Name': 'Cy', LastName: 'Cole' },
-		{ EMAIL: 'd@customer.test', firstname: 'Di', lastname: 'Dane' },
-	];
-	const result = await runNode(sandbox, { parameters: automatic(), items });
-
-	expect(result.error).toBeUndefined();
-	expect(sentProfiles()).toEqual([
-		{ email: 'a@customer.test', firstName: 'Ann', lastName: 'Ash' },
-		{ email: 'b@customer.test', firstName: 'Bob', lastName: 'Birch' },
-		{ email: 'c@customer.test', firstName: 'Cy', lastName: 'Cole' },
-		{ email: 'd@customer.test', firstName: 'Di', lastName: 'Dane' },
-	]);
-});
-
-test('other fields are ignored, values are trimmed, and names are optional', async () => {
-	await runNode(sandbox, {
-		parameters: automatic(),
-		items: [
-			{ email: '  a@customer.test ', first_name: ' Ann ', phone: '+1 555', company: 'Acme' },
-			{ email: 'b@customer.test', lastName: '' },
-		],
-	});
-	expect(sentProfiles()).toEqual([
-		{ email: 'a@customer.test', firstName: 'Ann' },
-		{ email: 'b@customer.test' },
-	]);
-});
-
 test('no email field: the item fails with invalid_input naming the fields it has; the others are sent', async () => {
 	const result = await runNode(sandbox, {
 		parameters: automatic(),
@@ -78,22 +46,6 @@ test('no email field: the item fails with invalid_input naming the fields it has
 	expect(result.errors[0].json.error).toBe('This item has no email field for Map Automatically');
 	expect(result.errors[0].json.details.description).toContain('"contact_email", "name"');
 	expectEachInputExactlyOnce(result, 2);
-});
-
-test('two fields for the same value that differ fail the item, naming both; equal ones are fine', async () => {
-	const result = await runNode(sandbox, {
-		parameters: automatic(),
-		items: [
-			{ email: 'a@customer.test', Email: 'other@customer.test' },
-			{ email: 'b@customer.test', Email: 'b@customer.test' },
-		],
-		onError: 'continueErrorOutput',
-	});
-
-	expect(sentProfiles()).toEqual([{ email: 'b@customer.test' }]);
-	expect(result.errors.map((item) => [item.json.details.kind, item.json.error])).toEqual([
-		['invalid_input', 'The fields "email" and "Email" both give the email and differ'],
-	]);
 });
 
 test('values are checked like the manual ones: a bad address or an object fails its item', async () => {

@@ -3,15 +3,20 @@
 
 /**
  * The rules every operation keeps, as one table over the operations, on both engines (the only
- * node test of n8n 1.x beside test/harness/engine-differences.test.js): its one run, the API key
- * nowhere and never sent to another host, item pairing, On Error in its three modes, Stop
+ * node test of n8n 1.x beside test/harness/engine-differences.test.js): its one run and the
+ * output schema the editor shows before it, the API key nowhere and never sent to another host, item pairing, On Error in its three modes, Stop
  * Workflow's report, the answer contract, and settings that cannot work. What decides a kind
  * or a wording is a pure function: test/unit/.
  */
 
+const fs = require('node:fs');
 const http = require('node:http');
+const path = require('node:path');
 const {
 	API_KEY,
+	NODE_TYPE,
+	PACKAGE_DIR,
+	SCHEMA_DIR,
 	addProfilesParameters,
 	closedBaseUrl,
 	contacts,
@@ -19,7 +24,9 @@ const {
 	createListParameters,
 	expectEachInputExactlyOnce,
 	expectNoSecret,
+	expectShippedSchema,
 	listen,
+	loadPackage,
 	pairedIndexes,
 	runNode,
 	sendAndWaitParameters,
@@ -36,7 +43,7 @@ const sandbox = useSandbox({
 });
 
 /**
- * Each operation: its parameters, its path, what its successes are called in Stop Workflow's
+ * Each operation: its parameters, its path, its shipped output schema, what its successes are called in Stop Workflow's
  * report (`done`), what a request that reached BasicsEngage may have done (`effect`), and the
  * output of one successful run of two items. Send and Wait sends one email for the whole input
  * and waits: it has no output, no report and no per-item failure but the first.
@@ -45,6 +52,7 @@ const OPERATIONS = {
 	'Send Email': {
 		parameters: sendParameters({ options: { concurrency: 1 } }),
 		path: '/email/send',
+		schema: 'email/send',
 		done: 'Queued',
 		effect: 'the email may have been queued',
 		output: { messageId: expect.any(String) },
@@ -52,6 +60,7 @@ const OPERATIONS = {
 	'Send and Wait for Response': {
 		parameters: sendAndWaitParameters(),
 		path: '/email/send',
+		schema: 'email/sendAndWait',
 		effect: 'the email may have been queued',
 		waits: true,
 	},
@@ -62,6 +71,7 @@ const OPERATIONS = {
 			options: { batchSize: 1, concurrency: 1 },
 		}),
 		path: '/list/addProfiles',
+		schema: 'list/addProfiles',
 		done: 'Added',
 		effect: 'the profiles may have been added',
 		output: { listId: 'lst_vip', addedCount: 1, submittedCount: 1, listCreated: false },
@@ -69,6 +79,7 @@ const OPERATIONS = {
 	'Create List': {
 		parameters: createListParameters(),
 		path: '/list/create',
+		schema: 'list/create',
 		done: 'Created',
 		effect: 'the list may have been created',
 		output: { listId: expect.any(String) },
@@ -76,6 +87,7 @@ const OPERATIONS = {
 	'Create Campaign': {
 		parameters: createCampaignParameters({ recipientListIds: 'lst_vip' }),
 		path: '/campaign/create',
+		schema: 'campaign/create',
 		done: 'Created',
 		effect: 'the campaign may have been created',
 		output: { campaignId: expect.any(String), name: 'Spring sale', subject: '20% off' },
@@ -83,6 +95,7 @@ const OPERATIONS = {
 	'Send Campaign': {
 		parameters: sendCampaignParameters({ campaignId: CAMPAIGN_ID }),
 		path: '/campaign/send',
+		schema: 'campaign/send',
 		done: 'Started sending',
 		effect: 'the campaign may have started sending',
 		output: { campaignId: CAMPAIGN_ID, sendingStarted: true },
@@ -128,14 +141,36 @@ test.each(NAMES)(
 				expect.objectContaining(operation.output),
 			]);
 			expect(result.success.map(pairedIndexes)).toEqual([[0], [1]]);
+			expectShippedSchema(operation.schema, result.success[0].json);
 		}
 		expectNoSecret(result, API_KEY);
 	},
 );
 
+test('every operation of the node has a shipped output schema, and no schema names an operation it lacks', async () => {
+	const { nodes } = await loadPackage(PACKAGE_DIR);
+	const operations = nodes[NODE_TYPE].description.properties
+		.filter((/** @type {any} */ property) => property.name === 'operation')
+		.flatMap((/** @type {any} */ property) =>
+			property.options.map(
+				(/** @type {any} */ option) =>
+					`${property.displayOptions.show.resource[0]}/${option.value}`,
+			),
+		);
+	const schemas = fs
+		.readdirSync(SCHEMA_DIR)
+		.flatMap((resource) =>
+			fs
+				.readdirSync(path.join(SCHEMA_DIR, resource))
+				.map((file) => `${resource}/${file.replace(/\.json$/, '')}`),
+		);
+	expect(schemas.sort()).toEqual(operations.sort());
+	expect(NAMES.map((name) => OPERATIONS[name].schema).sort()).toEqual(operations.sort());
+});
+
 describe('On Error, for a refused request (400) whose text echoes the key', () => {
 	test.each(NAMES)(
-		'%s, Continue (using error output): the item fails alone, paired, keeping its fields; the key is redacted',
+		'%s, Continue (using error output): the item fails alone, paired, keeping its fields, nothing waits; the key is redacted',
 		async (name) => {
 			refuseNext();
 			const result = await run(name, {
@@ -158,6 +193,7 @@ describe('On Error, for a refused request (400) whose text echoes the key', () =
 			if ('waits' in OPERATIONS[name]) {
 				// One email for the whole input: its failure is every item's.
 				expect(others.map(pairedIndexes)).toEqual([[1]]);
+				expect(result.waitTill).toBeUndefined();
 			} else {
 				expect(others).toEqual([]);
 				expect(result.success.map(pairedIndexes)).toEqual([[1]]);
@@ -338,6 +374,11 @@ describe('a setting that cannot work fails every item as invalid_input, naming i
 			run: { parameters: { requestOptions: { proxy: 'proxy with spaces' } } },
 			names: /Proxy/,
 			shown: 'proxy with spaces',
+		},
+		'a proxy password with a stray "%"': {
+			run: { parameters: { requestOptions: { proxy: 'http://user:s3cret-pw50%off@127.0.0.1:9' } } },
+			names: /^The Proxy in Request Options is not valid: .*"%"/,
+			shown: 's3cret-pw',
 		},
 		'a Retries option out of range': {
 			run: { parameters: { options: { retries: '={{ 11 }}' } } },

@@ -45,39 +45,28 @@ test('Batching: waits the batch interval before each batch of requests', async (
 	expect(sinceStart[4]).toBeGreaterThanOrEqual(2 * interval - 2);
 });
 
-test('Proxy: requests go through the given HTTP proxy', async () => {
-	const { port: proxyPort, proxied, close } = await startProxy();
-	try {
-		const result = await runNode(sandbox, {
-			parameters: sendParameters({ requestOptions: { proxy: `http://127.0.0.1:${proxyPort}` } }),
-			items: contacts(1),
-		});
-		expect(result.error).toBeUndefined();
-		expect(proxied).toEqual([`POST ${sandbox.baseUrl}/email/send`]);
-		expect(sandbox.state.emails).toHaveLength(1);
-	} finally {
-		close();
-	}
-});
-
 test.each([
-	['100%25', '100%'],
-	['p%40ss%3Aw%2Frd', 'p@ss:w/rd'],
-	['plain', 'plain'],
+	['100%25', 'relay:100%'],
+	['p%40ss%3Aw%2Frd', 'relay:p@ss:w/rd'],
+	['plain', 'relay:plain'],
+	['none', undefined],
 ])(
-	'Proxy: a password written as URLs want it (%s) reaches the proxy as %s',
-	async (written, password) => {
+	'Proxy: requests go through the given HTTP proxy; a password written as URLs want it (%s) reaches it as %s',
+	async (written, credential) => {
 		const { port: proxyPort, proxied, credentials, close } = await startProxy();
 		try {
 			const result = await runNode(sandbox, {
 				parameters: sendParameters({
-					requestOptions: { proxy: `http://relay:${written}@127.0.0.1:${proxyPort}` },
+					requestOptions: {
+						proxy: `http://${credential ? `relay:${written}@` : ''}127.0.0.1:${proxyPort}`,
+					},
 				}),
 				items: contacts(1),
 			});
 			expect(result.error).toBeUndefined();
 			expect(proxied).toEqual([`POST ${sandbox.baseUrl}/email/send`]);
-			expect(credentials).toEqual([`relay:${password}`]);
+			expect(credentials).toEqual([credential]);
+			expect(sandbox.state.emails).toHaveLength(1);
 		} finally {
 			close();
 		}

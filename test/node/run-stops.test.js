@@ -59,18 +59,6 @@ describe('a dead server: the run gives up after failures in a row', () => {
 		},
 	);
 
-	test('Send Email with concurrency 5 launches nothing after the run gave up', async () => {
-		everyRequest({ status: 500 });
-		const result = await runNode(sandbox, {
-			parameters: sendParameters({ options: { concurrency: 5, retries: 0 } }),
-			items: contacts(200),
-			onError: 'continueRegularOutput',
-		});
-		expect(sandbox.requests.length).toBeGreaterThanOrEqual(GIVE_UP_AFTER);
-		expect(sandbox.requests.length).toBeLessThanOrEqual(GIVE_UP_AFTER + 4);
-		expectEachInputExactlyOnce(result, 200);
-	});
-
 	test('a Base URL where nothing listens: network_error, given up after 5 (each retried)', async () => {
 		const result = await runNode(sandbox, {
 			parameters: sendParameters({ options: { concurrency: 1, retries: 1, retryWait: 1 } }),
@@ -85,20 +73,27 @@ describe('a dead server: the run gives up after failures in a row', () => {
 		expect(result.errors[GIVE_UP_AFTER].json.error).toMatch(/in a row failed/);
 	});
 
-	test('Add Profiles at the default Concurrency launches nothing after the run gave up', async () => {
+	test.each([
+		[
+			'Send Email at Concurrency 5',
+			sendParameters({ options: { concurrency: 5, retries: 0 } }),
+			200,
+		],
+		[
+			'Add Profiles at the default Concurrency',
+			addProfilesParameters({ listMode: 'existing', listId: 'lst_sync', options: { retries: 0 } }),
+			2000,
+		],
+	])('%s launches nothing after the run gave up', async (_, parameters, count) => {
 		everyRequest({ status: 500 });
 		const result = await runNode(sandbox, {
-			parameters: addProfilesParameters({
-				listMode: 'existing',
-				listId: 'lst_sync',
-				options: { retries: 0 },
-			}),
-			items: contacts(2000),
+			parameters,
+			items: contacts(count),
 			onError: 'continueErrorOutput',
 		});
 		expect(sandbox.requests.length).toBeGreaterThanOrEqual(GIVE_UP_AFTER);
 		expect(sandbox.requests.length).toBeLessThanOrEqual(GIVE_UP_AFTER + 4);
-		expectEachInputExactlyOnce(result, 2000);
+		expectEachInputExactlyOnce(result, count);
 		expect(result.errors.at(-1)?.json.error).toMatch(/in a row failed/);
 	});
 

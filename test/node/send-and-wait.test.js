@@ -13,6 +13,7 @@ const {
 	contacts,
 	emailLinks,
 	expectNoSecret,
+	expectShippedSchema,
 	runNode,
 	sendAndWaitParameters,
 	useSandbox,
@@ -173,52 +174,6 @@ function expectRespondedSince(value, before) {
 	expect(at).toBeLessThanOrEqual(Date.now());
 }
 
-describe('opening a link answers nothing: only the button of its page does (mail scanners open every link)', () => {
-	test.each(
-		OPENERS.flatMap(([name, agent]) => ['GET', 'HEAD'].map((method) => [method, name, agent])),
-	)('%s by %s records nothing; the execution waits on', async (method, _name, agent) => {
-		const result = await waitingRun({
-			approvalOptions: { values: { approvalType: 'double' } },
-		});
-		for (const { url } of links()) {
-			const opened = await result.callWebhook({
-				url,
-				method: /** @type {'GET' | 'HEAD'} */ (method),
-				headers: userAgent(agent),
-			});
-			expect(opened.resumed).toBe(false);
-			expect(JSON.stringify(opened.body)).not.toContain('recorded');
-		}
-		// The person's press afterwards still answers, once.
-		const pressed = await result.callWebhook({ url: links()[1].url, method: 'POST' });
-		expect(pressed.result.success[0].json.data.approved).toBe(true);
-	});
-
-	test('the page says what is answered (the subject, the button label, escaped) and has one button, posting to the same signed link', async () => {
-		const result = await waitingRun({
-			subject: 'Refund <120 €>?',
-			approvalOptions: {
-				values: { approvalType: 'double', approveLabel: 'Refund & close', disapproveLabel: 'No' },
-			},
-		});
-		const [decline, refund] = links();
-		for (const [button, label] of [
-			[refund, 'Refund &amp; close'],
-			[decline, 'No'],
-		]) {
-			const { body } = await result.callWebhook({ url: button.url });
-			expect(body).toContain('<title>Refund &lt;120 €&gt;?</title>');
-			expect(body).toContain(`<strong>${label}</strong>`);
-			// No action: the browser posts to the page's own URL, its query and signature included.
-			expect(body.match(/<form[^>]*>/g)).toEqual(['<form method="post">']);
-			expect(body.match(/<button[^>]*>[^<]*<\/button>/g)).toEqual([
-				expect.stringContaining(`>${label}</button>`),
-			]);
-			expect(body).not.toMatch(/<a |<script|<input/);
-		}
-	});
-});
-
 describe("the answer: the page's button posts to the link; n8n calls the webhook, never execute, so nothing is sent again", () => {
 	test('approval, Approve only: open, then press: resumes once with { data: { approved: true, respondedAt } } and a "recorded" page', async () => {
 		const result = await waitingRun();
@@ -231,6 +186,7 @@ describe("the answer: the page's button posts to the link; n8n calls the webhook
 		expect(answer.body).toContain('Your response has been recorded');
 		const [{ json }] = answer.result.success;
 		expect(json).toEqual({ data: { approved: true, respondedAt: expect.any(String) } });
+		expectShippedSchema('email/sendAndWait', json);
 		expectRespondedSince(json.data.respondedAt, before);
 		expect(sandbox.requestsTo('/email/send')).toHaveLength(1);
 		// Answered once: neither the link nor its button resumes anything again.
@@ -239,12 +195,12 @@ describe("the answer: the page's button posts to the link; n8n calls the webhook
 	});
 
 	test.each(
-		Object.entries(PEOPLE).flatMap(([name, agent]) => [
+		OPENERS.flatMap(([name, agent]) => [
 			['Decline', false, name, agent],
 			['Approve', true, name, agent],
 		]),
 	)(
-		'approval, Approve and Decline: "%s" resumes with { data: { approved: %s } }, pressed in %s; the other button afterwards changes nothing',
+		'approval, Approve and Decline: "%s" resumes with { data: { approved: %s } }, pressed by %s (a User-Agent decides nothing); the other button afterwards changes nothing',
 		async (label, approved, _name, agent) => {
 			const result = await waitingRun({
 				approvalOptions: {
@@ -307,23 +263,11 @@ describe("the answer: the page's button posts to the link; n8n calls the webhook
 			expect(json).toEqual({
 				data: { text: 'Customer already got a voucher', respondedAt: expect.any(String) },
 			});
+			expectShippedSchema('email/sendAndWait', json);
 			expectRespondedSince(json.data.respondedAt, before);
 			expect(sandbox.requestsTo('/email/send')).toHaveLength(1);
 		},
 	);
-
-	test('a User-Agent decides nothing: the same press answers from any client, without one too', async () => {
-		for (const agent of Object.values(SCANNERS)) {
-			sandbox.reset();
-			const result = await waitingRun();
-			const answer = await result.callWebhook({
-				url: links()[0].url,
-				method: 'POST',
-				headers: userAgent(agent),
-			});
-			expect(answer.result.success[0].json.data.approved).toBe(true);
-		}
-	});
 
 	test("a link whose query was changed fails n8n's signature check, opened or pressed: Approve cannot become Decline", async () => {
 		const result = await waitingRun();
@@ -370,17 +314,6 @@ describe('sending as Send Email does', () => {
 		});
 		expect(result.errors[0].json.details.kind).toBe('invalid_input');
 		expect(sandbox.requests).toHaveLength(0);
-		expect(result.waitTill).toBeUndefined();
-	});
-
-	test('a used-up quota (429) is quota_exceeded and does not wait', async () => {
-		sandbox.injectFaults([{ status: 429 }]);
-		const result = await runNode(sandbox, {
-			parameters: sendAndWaitParameters(),
-			items: [JANE],
-			onError: 'continueRegularOutput',
-		});
-		expect(result.success[0].json.details.kind).toBe('quota_exceeded');
 		expect(result.waitTill).toBeUndefined();
 	});
 
@@ -548,18 +481,6 @@ describe('custom form: the link opens a form with the fields the workflow sets; 
 		},
 	);
 
-	test('opening the link (GET, HEAD) records nothing, from browsers, phones and scanners alike; the POST afterwards answers', async () => {
-		const { result, url } = await waitingForm();
-		for (const [, agent] of OPENERS) {
-			for (const method of /** @type {const} */ (['GET', 'HEAD'])) {
-				const opened = await result.callWebhook({ url, method, headers: userAgent(agent) });
-				expect([method, agent, opened.resumed]).toEqual([method, agent, false]);
-			}
-		}
-		const answer = await result.callWebhook({ url, method: 'POST', body: { data: FULL_POST } });
-		expect(answer.result.success[0].json.data).toEqual(FULL_ANSWER);
-	});
-
 	// What is refused: test/unit/custom-form.test.js.
 	test('a bad post (a required text left blank) shows the form again with the reason, the answers kept, and records nothing; a good post then answers', async () => {
 		const { result, url } = await waitingForm();
@@ -656,19 +577,53 @@ describe('custom form: the link opens a form with the fields the workflow sets; 
 			expect(result.waitTill).toBeUndefined();
 		},
 	);
+});
 
-	test('with Limit Wait Time: when the limit passes, the input goes on without "data"; a post afterwards changes nothing', async () => {
-		const { result, url } = await waitingForm({
-			...fieldsForm(),
-			options: {
-				limitWaitTime: {
-					values: { limitType: 'afterTimeInterval', resumeAmount: 1, resumeUnit: 'hours' },
-				},
+describe('opening a link answers nothing: only the button of its page does (mail scanners open every link)', () => {
+	test.each([
+		['approval', { approvalOptions: { values: { approvalType: 'double' } } }, {}],
+		['free text', { responseType: 'freeText' }, { body: { text: 'Yes' } }],
+		['custom form', fieldsForm(), { body: { data: FULL_POST } }],
+	])(
+		'%s: GET or HEAD of each link, by a browser, a phone or a scanner, records nothing; the press afterwards answers',
+		async (_, parameters, press) => {
+			const result = await waitingRun(parameters);
+			for (const { url } of links()) {
+				for (const [name, agent] of OPENERS) {
+					for (const method of /** @type {const} */ (['GET', 'HEAD'])) {
+						const opened = await result.callWebhook({ url, method, headers: userAgent(agent) });
+						expect([method, name, opened.resumed]).toEqual([method, name, false]);
+						expect(JSON.stringify(opened.body)).not.toContain('recorded');
+					}
+				}
+			}
+			const last = links().at(-1)?.url;
+			const pressed = await result.callWebhook({ url: last, method: 'POST', ...press });
+			expect(pressed.resumed).toBe(true);
+		},
+	);
+
+	test('the page says what is answered (the subject, the button label, escaped) and has one button, posting to the same signed link', async () => {
+		const result = await waitingRun({
+			subject: 'Refund <120 €>?',
+			approvalOptions: {
+				values: { approvalType: 'double', approveLabel: 'Refund & close', disapproveLabel: 'No' },
 			},
 		});
-		const resumed = await result.passWaitLimit();
-		expect(resumed.success.map((/** @type {any} */ item) => item.json)).toEqual([JANE]);
-		const late = await result.callWebhook({ url, method: 'POST', body: { data: FULL_POST } });
-		expect(late.resumed).toBe(false);
+		const [decline, refund] = links();
+		for (const [button, label] of [
+			[refund, 'Refund &amp; close'],
+			[decline, 'No'],
+		]) {
+			const { body } = await result.callWebhook({ url: button.url });
+			expect(body).toContain('<title>Refund &lt;120 €&gt;?</title>');
+			expect(body).toContain(`<strong>${label}</strong>`);
+			// No action: the browser posts to the page's own URL, its query and signature included.
+			expect(body.match(/<form[^>]*>/g)).toEqual(['<form method="post">']);
+			expect(body.match(/<button[^>]*>[^<]*<\/button>/g)).toEqual([
+				expect.stringContaining(`>${label}</button>`),
+			]);
+			expect(body).not.toMatch(/<a |<script|<input/);
+		}
 	});
 });

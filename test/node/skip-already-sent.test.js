@@ -84,52 +84,46 @@ test('on: the same key twice in one run sends the first and skips the second, na
 	});
 });
 
-test('the default key is the whole email: an identical email is skipped, the recipient in any case', async () => {
-	const workflow = savedWorkflow();
-	await runNode(sandbox, {
-		...workflow,
-		parameters: skipping(),
-		items: [{ email: 'Jane@Customer.test' }],
-	});
-	const again = await runNode(sandbox, {
-		...workflow,
-		parameters: skipping(),
-		items: [{ email: 'jane@customer.test' }],
-	});
-	expect(again.success[0].json.skipped).toBe(true);
-	expect(recipients()).toEqual(['Jane@Customer.test']);
+const RESET = (/** @type {number} */ link) => ({ text: `Reset: https://x.test/r/${link}` });
+const ORDER = (/** @type {number} */ number) => ({
+	content: 'template',
+	templateId: 'tmpl_welcome',
+	templateVariablesMode: 'json',
+	templateVariablesJson: `{ "company": "Order ${number}" }`,
 });
 
 test.each([
-	['another subject', { subject: 'Your receipt' }],
-	['another body (a new reset link, same subject)', { text: 'Reset: https://x.test/r/2' }],
-	['another sender', { from: 'noreply@example.com' }],
 	[
-		'the same template with other variables (a second order confirmation)',
-		{
-			content: 'template',
-			templateId: 'tmpl_welcome',
-			templateVariablesMode: 'json',
-			templateVariablesJson: '{ "company": "Order 1002" }',
-		},
+		'the same email, the recipient in another case, is skipped',
+		RESET(1),
+		RESET(1),
+		'JANE@customer.test',
+		true,
 	],
-])('the default key is the whole email: %s is another email, sent', async (_, changed) => {
-	const workflow = savedWorkflow();
-	const first = {
-		...skipping(),
-		...(changed.content === 'template'
-			? { ...changed, templateVariablesJson: '{ "company": "Order 1001" }' }
-			: { text: 'Reset: https://x.test/r/1' }),
-	};
-	await runNode(sandbox, { ...workflow, parameters: first, items: contacts(1) });
-	const second = await runNode(sandbox, {
-		...workflow,
-		parameters: { ...first, ...changed },
-		items: contacts(1),
-	});
-	expect(second.success[0].json.messageId).toEqual(expect.any(String));
-	expect(sandbox.state.emails).toHaveLength(2);
-});
+	['another subject is another email, sent', RESET(1), { ...RESET(1), subject: 'Your receipt' }],
+	['another body (a new reset link, same subject) is another email, sent', RESET(1), RESET(2)],
+	['another sender is another email, sent', RESET(1), { ...RESET(1), from: 'noreply@example.com' }],
+	[
+		'the same template with other variables (a second order confirmation) is another email, sent',
+		ORDER(1001),
+		ORDER(1002),
+	],
+])(
+	'the default key is the whole email: %s',
+	async (_, first, second, to = 'jane@customer.test', skipped = false) => {
+		const workflow = savedWorkflow();
+		const run = (/** @type {Record<string, unknown>} */ email, /** @type {string} */ address) =>
+			runNode(sandbox, {
+				...workflow,
+				parameters: { ...skipping(), ...email },
+				items: [{ email: address }],
+			});
+		await run(first, 'jane@customer.test');
+		const again = await run(second, to);
+		expect(again.success[0].json.skipped ?? false).toBe(skipped);
+		expect(sandbox.state.emails).toHaveLength(skipped ? 1 : 2);
+	},
+);
 
 test('a Key expression (an order id) decides instead of recipient and subject', async () => {
 	const workflow = savedWorkflow();

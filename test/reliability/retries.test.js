@@ -35,29 +35,23 @@ const addToExisting = (/** @type {Record<string, unknown>} */ options = {}) =>
 const kinds = (result) => result.errors.map((item) => item.json.details.kind);
 
 describe('Send Email', () => {
-	test('a 5xx is not retried by default: the email may have been queued', async () => {
-		sandbox.injectFaults([{ path: '/email/send', status: 503 }]);
-		const result = await runNode(sandbox, {
-			parameters: send(),
-			items: contacts(1),
-			onError: 'continueErrorOutput',
-		});
-		expect(sandbox.requests).toHaveLength(1);
-		expect(kinds(result)).toEqual(['server_error']);
-	});
-
-	test('a dropped connection is not retried by default, and the item says it may have been sent', async () => {
-		sandbox.injectFaults([{ path: '/email/send', action: 'drop' }]);
-		const result = await runNode(sandbox, {
-			parameters: send(),
-			items: contacts(1),
-			onError: 'continueErrorOutput',
-		});
-		expect(sandbox.requests).toHaveLength(1);
-		expect(sandbox.state.emails).toHaveLength(1);
-		expect(kinds(result)).toEqual(['network_error']);
-		expect(result.errors[0].json.details.description).toMatch(/may have reached/);
-	});
+	test.each([
+		['a 5xx', { status: 503 }, 'server_error'],
+		['a dropped connection', { action: 'drop' }, 'network_error'],
+	])(
+		'%s is not retried by default: the item says the email may have been queued',
+		async (_, fault, kind) => {
+			sandbox.injectFaults([{ path: '/email/send', ...fault }]);
+			const result = await runNode(sandbox, {
+				parameters: send(),
+				items: contacts(1),
+				onError: 'continueErrorOutput',
+			});
+			expect(sandbox.requests).toHaveLength(1);
+			expect(kinds(result)).toEqual([kind]);
+			expect(result.errors[0].json.details.description).toMatch(/may have/);
+		},
+	);
 
 	test('a refused connection is retried: the request provably never arrived', async () => {
 		const port = await freePort();
@@ -104,26 +98,22 @@ describe('Send Email', () => {
 		expect(sandbox.state.emails).toHaveLength(2);
 	});
 
-	test('retries stop after the configured count', async () => {
-		sandbox.injectFaults(Array(5).fill({ path: '/email/send', status: 502 }));
-		const result = await runNode(sandbox, {
-			parameters: send({ retrySendOnServerError: true, retries: 3 }),
-			items: contacts(1),
-			onError: 'continueErrorOutput',
-		});
-		expect(sandbox.requests).toHaveLength(4);
-		expect(kinds(result)).toEqual(['server_error']);
-	});
-
-	test('retries 0 turns retries off', async () => {
-		sandbox.injectFaults([{ path: '/email/send', status: 500 }]);
-		await runNode(sandbox, {
-			parameters: send({ retrySendOnServerError: true, retries: 0 }),
-			items: contacts(1),
-			onError: 'continueErrorOutput',
-		});
-		expect(sandbox.requests).toHaveLength(1);
-	});
+	test.each([
+		[3, 4],
+		[0, 1],
+	])(
+		'Retries %i: %i requests at most, then the item fails as server_error',
+		async (retries, count) => {
+			sandbox.injectFaults(Array(5).fill({ path: '/email/send', status: 502 }));
+			const result = await runNode(sandbox, {
+				parameters: send({ retrySendOnServerError: true, retries }),
+				items: contacts(1),
+				onError: 'continueErrorOutput',
+			});
+			expect(sandbox.requests).toHaveLength(count);
+			expect(kinds(result)).toEqual(['server_error']);
+		},
+	);
 
 	test('Retry-After is honoured before the retry', async () => {
 		sandbox.injectFaults([{ path: '/email/send', status: 503, headers: { 'Retry-After': '1' } }]);

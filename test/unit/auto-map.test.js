@@ -65,11 +65,28 @@ const SHAPES = [
 	['Two envelopes that differ', 'Webhook/Webhook.node.js', { body: { email: 'a@x.test' }, query: {}, data: { email: 'b@x.test' } }, 'The fields "body.email" and "data.email" both give the email and differ'],
 ];
 
-test.each(SHAPES)('%s (%s)', (_source, _file, item, expected) => {
+/** @param {Record<string, unknown>} item @param {Record<string, string> | string} expected */
+function expectMapped(item, expected) {
 	const result = map(item);
 	if (typeof expected === 'string') expect(result.error).toBe(expected);
 	else expect(result).toEqual(expected);
-});
+}
+
+test.each(SHAPES)('%s (%s)', (_source, _file, item, expected) => expectMapped(item, expected));
+
+// prettier-ignore
+/** @type {Array<[rule: string, item: Record<string, unknown>, expected: Record<string, string> | string]>} */
+const RULES = [
+	['names match lower-cased', { EMAIL: 'd@x.test', firstname: 'Di', lastname: 'Dane' }, { email: 'd@x.test', firstName: 'Di', lastName: 'Dane' }],
+	['names match without "_"', { Email: 'b@x.test', first_name: 'Bob', last_name: 'Birch' }, { email: 'b@x.test', firstName: 'Bob', lastName: 'Birch' }],
+	['names match without spaces and "-"', { 'E-mail': 'c@x.test', 'First Name': 'Cy', LastName: 'Cole' }, { email: 'c@x.test', firstName: 'Cy', lastName: 'Cole' }],
+	['other fields are ignored, values trimmed', { email: '  a@x.test ', first_name: ' Ann ', phone: '+1 555', company: 'Acme' }, { email: 'a@x.test', firstName: 'Ann' }],
+	['names are optional', { email: 'b@x.test', lastName: '' }, { email: 'b@x.test' }],
+	['two fields for the email that agree are fine', { email: 'b@x.test', Email: 'b@x.test' }, { email: 'b@x.test' }],
+	['two fields for the email that differ fail, naming both', { email: 'a@x.test', Email: 'o@x.test' }, 'The fields "email" and "Email" both give the email and differ'],
+];
+
+test.each(RULES)('%s', (_rule, item, expected) => expectMapped(item, expected));
 
 test("a full name alone is never split; names only beside the email, not in someone else's object", () => {
 	expect(
