@@ -19,7 +19,7 @@ const {
 	useSandbox,
 } = require('../support');
 
-/** The node's give-up threshold (nodes/BasicsEngage/transport/runStop.ts GIVE_UP_AFTER). */
+/** The node's give-up threshold (GIVE_UP_AFTER in nodes/BasicsEngage/transport/index.ts). */
 const GIVE_UP_AFTER = 5;
 
 const sandbox = useSandbox({
