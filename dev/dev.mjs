@@ -46,8 +46,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { createSteps } from './progress.mjs';
-import { provisionN8n, provisionPlan, selectRuntime } from './provision.mjs';
+import { provisionN8n, selectRuntime } from './provision.mjs';
 import { ensureQueuePackages, startPostgres, startRedis } from './queue-services.mjs';
 import { login, setupOwner, startN8n } from './start-n8n.mjs';
 import {
@@ -138,8 +137,6 @@ async function workflowExists(rest, id) {
  * @param {{ workers?: number, workerArgs?: string[], env?: Record<string, string> }} [options.queue]
  *   queue mode: Redis and Postgres of its own (in <userFolder>/redis and <userFolder>/postgres),
  *   the n8n main process and `workers` n8n workers (default 2), all with `env` added
- * @param {ReturnType<typeof createSteps>} [options.steps] numbered progress (dev/progress.mjs):
- *   the provisioning steps (provisionPlan's ids) and 'start' (n8n and what is put into it)
  * @param {Record<string, string>} [options.n8nEnv] more environment for n8n
  */
 export async function startEnvironment({
@@ -154,7 +151,6 @@ export async function startEnvironment({
 	onN8nLog,
 	onSandboxResponse,
 	queue,
-	steps,
 	n8nEnv = {},
 } = {}) {
 	const { startSandbox } = require('../test/sandbox/server.js');
@@ -188,8 +184,7 @@ export async function startEnvironment({
 		const { sandbox } = started;
 		onProgress(`sandbox listening on ${sandbox.baseUrl}`);
 
-		const info = await provisionN8n({ onProgress: (m) => onProgress(`n8n install: ${m}`), steps });
-		steps?.begin('start');
+		const info = await provisionN8n({ onProgress: (m) => onProgress(`n8n install: ${m}`) });
 		const queueEnv = queue
 			? await startQueueServices(started, { userFolder, queue, onProgress })
 			: {};
@@ -263,7 +258,6 @@ export async function startEnvironment({
 			stop,
 		};
 	} catch (error) {
-		steps?.abort();
 		await stop();
 		throw error;
 	}
@@ -471,33 +465,6 @@ function reloadReporter(line) {
 	}
 }
 
-/**
- * The steps of this run, for numbered progress lines: build, what provisioning is left to do
- * (first run only: Node 24, n8n, its native addons), then starting n8n and setting it up.
- * Usual durations measured on a 2-core VM shared with other work: see README, "Try it in n8n".
- */
-function planSteps({ build, userFolder, queue }) {
-	const provision = provisionPlan();
-	const newFolder = !fs.existsSync(path.join(userFolder, '.n8n', 'config'));
-	const services = queue ? `Redis, Postgres, n8n ${provision.n8nVersion} and ${queue.workers} workers` : `n8n ${provision.n8nVersion}`;
-	return [
-		build && {
-			id: 'build',
-			label: 'building the package (npm run build)',
-			short: 'building the package',
-			typicalMs: 10_000,
-		},
-		...provision.steps,
-		{
-			id: 'start',
-			label: `starting ${services}, then the owner account, the credential and the examples`,
-			note: newFolder ? 'a new data folder: n8n creates its database first' : undefined,
-			short: `starting ${services}`,
-			typicalMs: (queue ? 20_000 : 10_000) + (newFolder ? 15_000 : 0),
-		},
-	];
-}
-
 async function main(argv) {
 	const opt = (name) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
 	if (argv.includes('--help') || argv.includes('-h')) {
@@ -569,17 +536,9 @@ async function main(argv) {
 		say(`--reset: deleting ${userFolder}`);
 		await fsp.rm(userFolder, { recursive: true, force: true });
 	}
-	const build = !argv.includes('--no-build');
-	const steps = createSteps({ say, steps: planSteps({ build, userFolder, queue }) });
-	if (build) {
-		steps.begin('build');
-		try {
-			await buildPackage();
-		} catch (error) {
-			steps.abort();
-			throw error;
-		}
-		steps.end();
+	if (!argv.includes('--no-build')) {
+		say('building the package (npm run build)...');
+		await buildPackage();
 	}
 	if (stopping) return;
 
@@ -588,7 +547,6 @@ async function main(argv) {
 		sandboxPort,
 		userFolder,
 		queue,
-		steps,
 		...(watch ? { n8nEnv: { N8N_DEV_RELOAD: 'true' }, onN8nLog: reloadReporter } : {}),
 		onSandboxResponse: ({ method, path: p, status, durationMs, summary }) =>
 			console.log(
@@ -602,7 +560,6 @@ async function main(argv) {
 		throw error;
 	}
 	if (stopping) return;
-	steps.end();
 	banner(env, DEV_OWNER);
 	say(`ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
 	if (watch) watchSources({ installDir: env.n8n.communityPackage.installDir, isStopping: () => stopping });

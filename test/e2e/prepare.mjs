@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // First step of `npm run test:e2e`, before jest: everything the end-to-end tests need that takes
 // long or needs the network, with progress on the terminal.
-//   - builds the package (dist/ is what gets installed into n8n),
+//   - builds the package (dist/ is what gets installed into n8n) unless E2E_NO_BUILD is set,
 //   - installs Debian's `chromium` with apt-get when /usr/bin/chromium is missing (as root, or
 //     through passwordless sudo); set E2E_CHROMIUM to use another Chromium binary,
 //   - provisions Node 24 and the pinned n8n into the cache (dev/provision.mjs; the first time
@@ -83,10 +83,13 @@ async function ensureChromium() {
 }
 
 async function main() {
-	const t0 = Date.now();
-	say('building the package (npm run build)...');
-	await run('npm', ['run', 'build', '--silent']);
-	say(`built in ${seconds(t0)}`);
+	// E2E_NO_BUILD: dist/ is built already (.ci/run: by npm test, and suites run side by side)
+	if (!process.env.E2E_NO_BUILD) {
+		const t0 = Date.now();
+		say('building the package (npm run build)...');
+		await run('npm', ['run', 'build', '--silent']);
+		say(`built in ${seconds(t0)}`);
+	}
 
 	const t1 = Date.now();
 	const [, info] = await Promise.all([

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // First step of `npm run test:queue`, before jest: what takes long or needs the network, with
 // progress on the terminal.
-//   - builds the package (dist/ is what gets installed into n8n),
+//   - builds the package (dist/ is what gets installed into n8n) unless E2E_NO_BUILD is set,
 //   - installs Debian's redis-server and postgresql with apt-get when missing (as root, or through
 //     passwordless sudo); their system services are not used (dev/queue-services.mjs),
 //   - provisions Node 24 and the pinned n8n into the cache (dev/provision.mjs; the first time
@@ -29,10 +29,13 @@ function build() {
 }
 
 async function main() {
-	const t0 = Date.now();
-	say('building the package (npm run build)...');
-	await build();
-	say(`built in ${seconds(t0)}`);
+	// E2E_NO_BUILD: dist/ is built already (.ci/run: by npm test, and suites run side by side)
+	if (!process.env.E2E_NO_BUILD) {
+		const t0 = Date.now();
+		say('building the package (npm run build)...');
+		await build();
+		say(`built in ${seconds(t0)}`);
+	}
 
 	const t1 = Date.now();
 	const [, info] = await Promise.all([

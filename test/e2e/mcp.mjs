@@ -20,7 +20,7 @@ import {
 	readExamples,
 	waitForMcp,
 } from '../../dev/n8n-setup.mjs';
-import { startTestEnvironment } from './helpers.mjs';
+import { env } from './shared.mjs';
 
 const MCP = 'beExampleMcp0001';
 const SEND = 'Send_Email';
@@ -31,7 +31,6 @@ const JANE = {
 	body: 'Hi Jane, it is on its way.',
 };
 
-let env;
 let example;
 /** MCP clients by workflow: the example (On Error: Stop) and two variants with Continue. */
 const clients = {};
@@ -78,7 +77,6 @@ const VARIANTS = {
 };
 
 beforeAll(async () => {
-	env = await startTestEnvironment();
 	example = readExamples().find((e) => e.id === MCP);
 	clients.stop = await connect(mcpUrl(env.n8n.url, example.mcpPath));
 	for (const [onError, { id, mcpPath }] of Object.entries(VARIANTS)) {
@@ -88,10 +86,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
 	for (const client of Object.values(clients)) await client.close();
-	await env?.stop();
 }, 60_000);
-
-beforeEach(() => env.sandbox.reset());
 
 /** Calls a tool; returns what the model would read: isError and the text (and its JSON, if any). */
 async function callTool(name, args, { client = clients.stop.client } = {}) {

@@ -19,7 +19,8 @@ import {
 	waitForExecution,
 	waitForForm,
 } from '../../dev/n8n-setup.mjs';
-import { parseCliJson, REPO_DIR, startTestEnvironment } from './helpers.mjs';
+import { env } from './shared.mjs';
+import { parseCliJson, REPO_DIR } from './helpers.mjs';
 
 const NODE_TYPE = 'n8n-nodes-basicsengage.basicsEngage';
 const SYNC = 'beExampleSync001';
@@ -29,25 +30,12 @@ const CSV_SYNC = 'beExampleCsvSyn1';
 const BEARER = `Bearer ${DEMO_API_KEY}`;
 const JANE = { firstName: 'Jane', email: 'jane@customer.test', company: 'Acme' };
 
-let env;
-let formUrl;
-
-beforeAll(async () => {
-	env = await startTestEnvironment();
-	const signup = readExamples().find((e) => e.id === SIGNUP);
-	formUrl = `${env.n8n.url}/form/${signup.formPath}`;
-}, 300_000);
-
-afterAll(async () => {
-	await env?.stop();
-}, 60_000);
-
-beforeEach(() => env.sandbox.reset());
+const formUrl = () => `${env.n8n.url}/form/${readExamples().find((e) => e.id === SIGNUP).formPath}`;
 
 /** Submits the sign-up form like a browser and returns the execution it started. */
 async function signUp(person = JANE) {
 	const before = (await listExecutions(env.rest, SIGNUP))[0]?.id ?? 0;
-	const res = await submitForm(formUrl, [person.firstName, person.email, person.company]);
+	const res = await submitForm(formUrl(), [person.firstName, person.email, person.company]);
 	expect(res.status).toBe(200);
 	return await waitForExecution(env.rest, SIGNUP, { afterId: before, n8nDir: env.n8nDir });
 }
@@ -125,7 +113,7 @@ describe('n8n lists the package', () => {
 		);
 		const signup = await env.rest.get(`/rest/workflows/${SIGNUP}`);
 		expect(isPublished(signup)).toBe(true);
-		expect(await waitForForm(formUrl)).toContain('Join Acme');
+		expect(await waitForForm(formUrl())).toContain('Join Acme');
 	});
 });
 
