@@ -72,10 +72,26 @@ function nodeFits(version, { minNode, maxNodeMajor }) {
 
 const formatSeconds = (ms) => `${Math.round(ms / 1000)}s`;
 
-// npm ignores SIGINT while it installs and would go on, orphaned: this process's exit kills the
-// running step. An interrupted install is never marked done: the next run starts it over.
+// npm ignores SIGINT while it installs and would go on, orphaned. So while a step runs, this
+// process's exit, or a SIGINT/SIGTERM/SIGHUP, kills it; the signal is then re-raised unless the
+// host program handles it. An interrupted install is never marked done: the next run starts over.
 const running = new Set();
-process.on('exit', () => running.forEach((child) => child.kill('SIGKILL')));
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+const killSteps = () => running.forEach((child) => child.kill('SIGKILL'));
+function onSignal(signal) {
+	killSteps();
+	if (process.listeners(signal).every((listener) => listener === onSignal)) {
+		for (const s of SIGNALS) process.off(s, onSignal);
+		process.kill(process.pid, signal);
+	}
+}
+function track(child) {
+	if (running.size === 0) for (const s of [...SIGNALS, 'exit']) process.on(s, s === 'exit' ? killSteps : onSignal);
+	running.add(child);
+	child.on('close', () => {
+		if (running.delete(child) && running.size === 0) for (const s of [...SIGNALS, 'exit']) process.off(s, s === 'exit' ? killSteps : onSignal);
+	});
+}
 
 /** Runs a command, its output appended to `logFile`; says it still runs every 15 s. */
 function run(cmd, args, { cwd, env, logFile, label, onProgress }) {
@@ -84,12 +100,11 @@ function run(cmd, args, { cwd, env, logFile, label, onProgress }) {
 		const log = fs.openSync(logFile, 'a');
 		const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', log, log] });
 		fs.closeSync(log);
-		running.add(child);
+		track(child);
 		const started = Date.now();
 		const timer = setInterval(() => onProgress(`${label}: ${formatSeconds(Date.now() - started)} elapsed`), 15_000);
 		child.on('error', reject);
 		child.on('close', (code, signal) => {
-			running.delete(child);
 			clearInterval(timer);
 			if (code === 0) return resolve();
 			const tail = fs.readFileSync(logFile, 'utf8').split('\n').slice(-40).join('\n');
@@ -237,18 +252,7 @@ export async function provisionN8n({ onProgress = (m) => console.error(`[provisi
 			return false;
 		}
 	};
-	const result = (installed) => ({
-		node: node.node,
-		nodeVersion: node.version,
-		nodeBinDir: node.binDir,
-		runtime: runtime.name,
-		serverEnv: runtime.serverEnv,
-		n8nVersion,
-		n8nDir,
-		n8nBin,
-		cacheDir: root,
-		installed,
-	});
+	const result = (installed) => ({ node: node.node, nodeVersion: node.version, nodeBinDir: node.binDir, runtime: runtime.name, serverEnv: runtime.serverEnv, n8nVersion, n8nDir, n8nBin, cacheDir: root, installed });
 	if (!force && isCurrent()) return result(false);
 
 	await fsp.mkdir(root, { recursive: true });
