@@ -5,8 +5,8 @@
  * and no transform. test/e2e/prepare.mjs builds the package, installs Chromium and provisions
  * n8n before jest starts, so the timeouts below cover tests, not installs.
  * On n8n 1.x (N8N_DEV_RUNTIME=v1, `npm run test:e2e:v1`) only what differs between the lines:
- * the install from the tarball, and server.e2e.mjs's subset (one workflow per operation, Send and
- * Wait); the editor, `npm run dev` and its --watch run on 2.x.
+ * the install from the tarball, and server.e2e.mjs without the retry (one workflow per operation,
+ * Send and Wait, MCP); the editor, `npm run dev` and its --watch run on 2.x.
  */
 const v1 = process.env.N8N_DEV_RUNTIME === 'v1';
 

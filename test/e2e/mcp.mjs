@@ -13,7 +13,6 @@ import {
 	DEMO_API_KEY,
 	NEWSLETTER_LIST,
 	activateWorkflow,
-	importCredential,
 	isPublished,
 	listExecutions,
 	mcpUrl,
@@ -242,20 +241,14 @@ describe('the published example: an MCP server with two BasicsEngage tools', () 
 	});
 
 	test('bad API key (401): a tool error of kind invalid_api_key that says not to try again, without the key', async () => {
-		const badKey = 'be_not_a_valid_key';
-		await importCredential(env.n8n, { apiKey: badKey, baseUrl: env.sandbox.baseUrl });
-		try {
-			const result = await callTool(SEND, JANE);
-			await settled();
-			expectToolError(result, 'invalid_api_key');
-			expect(result.text).toMatch(/Do not try again/);
-			expect(result.text).not.toContain(badKey);
-			expect(requestsTo('/email/send').map((r) => r.headers.authorization)).toEqual([
-				`Bearer ${badKey}`,
-			]);
-		} finally {
-			await importCredential(env.n8n, { apiKey: DEMO_API_KEY, baseUrl: env.sandbox.baseUrl });
-		}
+		// the sandbox refuses the credential's key (until its reset)
+		env.sandbox.setOptions({ apiKeys: ['be_another_key'] });
+		const result = await callTool(SEND, JANE);
+		await settled();
+		expectToolError(result, 'invalid_api_key');
+		expect(result.text).toMatch(/Do not try again/);
+		expect(result.text).not.toContain(DEMO_API_KEY);
+		expect(requestsTo('/email/send').map((r) => r.headers.authorization)).toEqual([`Bearer ${DEMO_API_KEY}`]);
 	});
 
 	test('nothing is sent twice: each call is one request, also once n8n has recorded the calls', async () => {

@@ -10,7 +10,6 @@ import {
 	DEMO_API_KEY,
 	NEWSLETTER_LIST,
 	SANDBOX_CREDENTIAL,
-	importCredential,
 	isPublished,
 	listExecutions,
 	nodeOutput,
@@ -299,28 +298,18 @@ describe('sign-up form (published, real form submissions)', () => {
 	});
 
 	test('bad API key (401): the "Invalid API key" branch', async () => {
-		await importCredential(env.n8n, { apiKey: 'be_not_a_valid_key', baseUrl: env.sandbox.baseUrl });
-		try {
-			const execution = await signUp();
-			expect(ran(execution)).toEqual([
-				'Fix the API key',
-				'Send welcome email',
-				'Sign-up form',
-				'Why did it fail?',
-			]);
-			expect(nodeOutput(execution, 'Fix the API key')).toEqual([
-				expect.objectContaining({
-					Email: 'jane@customer.test',
-					details: expect.objectContaining({ kind: 'invalid_api_key', httpCode: 401 }),
-				}),
-			]);
-			expect(requestsTo('/email/send').map((r) => r.headers.authorization)).toEqual([
-				'Bearer be_not_a_valid_key',
-			]);
-			expect(requestsTo('/list/addProfiles')).toHaveLength(0);
-		} finally {
-			await importCredential(env.n8n, { apiKey: DEMO_API_KEY, baseUrl: env.sandbox.baseUrl });
-		}
+		// the sandbox refuses the credential's key (until its reset)
+		env.sandbox.setOptions({ apiKeys: ['be_another_key'] });
+		const execution = await signUp();
+		expect(ran(execution)).toEqual(['Fix the API key', 'Send welcome email', 'Sign-up form', 'Why did it fail?']);
+		expect(nodeOutput(execution, 'Fix the API key')).toEqual([
+			expect.objectContaining({
+				Email: 'jane@customer.test',
+				details: expect.objectContaining({ kind: 'invalid_api_key', httpCode: 401 }),
+			}),
+		]);
+		expect(requestsTo('/email/send').map((r) => r.headers.authorization)).toEqual([BEARER]);
+		expect(requestsTo('/list/addProfiles')).toHaveLength(0);
 	});
 
 	test('any other failure (500) goes to the fallback branch', async () => {
