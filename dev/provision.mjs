@@ -9,7 +9,9 @@
 // - n8n: the runtime's {package.json,package-lock.json} are copied into <cache>/n8n-<version>/ and
 //   installed there with `npm ci --ignore-scripts`, then the native addons n8n needs are built
 //   (sqlite3, and isolated-vm on 2.x). sqlite3 is a Node-API addon: a binary of the same sqlite3
-//   version already built for the other runtime is copied instead of compiled again. A marker
+//   version already built for the other runtime is copied instead of compiled again when it loads
+//   (one built on Node 20 loads on Node 24; one built on Node 24 uses Node-API 10, which Node 20
+//   lacks, so provision 1.x first: .ci/run does). A marker
 //   file records a hash of the inputs, so a second run is instant; a changed lockfile reinstalls.
 //
 //   CLI:    [N8N_DEV_RUNTIME=v1] node dev/provision.mjs [--force]
@@ -277,9 +279,14 @@ export async function provisionN8n({ onProgress = (m) => console.error(`[provisi
 			...step,
 			label: `installing n8n ${n8nVersion}`,
 		});
-		const reused = runtime.nativeRebuild.includes('sqlite3') && (await reuseSqlite3(root, n8nDir));
-		const rebuild = runtime.nativeRebuild.filter((addon) => !(reused && addon === 'sqlite3'));
-		if (reused) onProgress('sqlite3: the binary built for the other n8n line, same version (Node-API)');
+		let rebuild = runtime.nativeRebuild;
+		if (rebuild.includes('sqlite3') && (await reuseSqlite3(root, n8nDir))) {
+			// a binary built for a newer Node-API version than this Node's does not load: build it then
+			const loads = await run(node.node, ['-e', 'require("sqlite3")'], { ...step, label: 'loading sqlite3' }).then(() => true, () => false);
+			if (loads) rebuild = rebuild.filter((addon) => addon !== 'sqlite3');
+			else await fsp.rm(path.join(n8nDir, 'node_modules', 'sqlite3', 'build'), { recursive: true, force: true });
+			onProgress(`sqlite3: the other n8n line's binary (same version) ${loads ? 'loads here: not compiled again' : 'does not load here: compiling it'}`);
+		}
 		try {
 			if (rebuild.length) {
 				// sqlite3: a prebuilt binary from GitHub when it can be downloaded, else compiled
