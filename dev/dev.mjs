@@ -1,42 +1,25 @@
 #!/usr/bin/env node
-// `npm run dev`: the BasicsEngage sandbox and a real n8n (2.x; 1.x with N8N_DEV_RUNTIME=v1, as
-// `npm run dev:v1` sets it) with this package installed, the sandbox credential and the example
-// workflows, in one command. Ctrl-C stops everything.
-//
-//   1. builds the package (`npm run build`),
-//   2. starts the sandbox (test/sandbox) on port 4010 with its demo key and a list
-//      `list_newsletter` for the sign-up example,
-//   3. provisions n8n (dev/provision.mjs: a fitting Node + the pinned n8n, cached; the first time
-//      takes several minutes, with progress lines),
-//   4. starts n8n on port 5678 with the package installed as a community package
-//      (dev/start-n8n.mjs), its data in .n8n-dev/ (.n8n-dev-v1/ for 1.x; kept between runs),
-//   5. creates the owner account (or logs in), imports the credential "BasicsEngage sandbox"
-//      and the example workflows (examples/*.json) when they are missing, and publishes the
-//      sign-up form workflow and the MCP server workflow,
-//   6. prints what runs where, then logs every request the sandbox gets until Ctrl-C, with the
-//      sandbox's summary of what an answer does not show (an email's recipient and template, new
-//      profile IDs, a sent campaign's recipients).
-//
-// With --queue (`npm run dev:queue`), n8n runs in queue mode instead: its own Redis and Postgres
-// (dev/queue-services.mjs; Debian's packages, installed with apt-get when missing), an n8n main
-// process (UI, triggers, webhooks and forms; it puts executions on the queue) and N workers
-// (`n8n worker`, 2 by default) that run them, all sharing one user folder (so one community
-// package install and one encryption key) and one database. Data in .n8n-dev-queue/.
+// `npm run dev`: the BasicsEngage sandbox (port 4010, its demo key, a list `list_newsletter`) and a
+// real n8n (port 5678; 2.x, or 1.x with N8N_DEV_RUNTIME=v1 as `npm run dev:v1` sets it) with this
+// package installed as a community package, its data in .n8n-dev/ (.n8n-dev-v1/), kept between
+// runs: it builds the package, provisions n8n (dev/provision.mjs; minutes the first time), creates
+// the owner (or logs in), imports the credential "BasicsEngage sandbox" and the missing examples,
+// publishes the form and MCP workflows, prints what runs where, then logs every request the
+// sandbox gets until Ctrl-C, which stops everything.
+// --queue (`npm run dev:queue`): queue mode instead: Redis and Postgres of its own
+// (dev/queue-services.mjs), an n8n main process (editor, triggers, forms; it queues executions)
+// and N workers that run them, sharing one user folder (one package install, one encryption key)
+// and one database; data in .n8n-dev-queue/.
 //
 // Usage: node dev/dev.mjs [--reset] [--port N] [--sandbox-port N] [--user-folder DIR] [--no-build]
 //                         [--watch] [--queue [--workers N]]
 //   --reset            delete the n8n data folder first (owner, workflows, executions)
-//   --port N           n8n port (default 5678; 0 = any free port)
-//   --sandbox-port N   sandbox port (default 4010; 0 = any free port)
-//   --user-folder DIR  n8n data folder (default .n8n-dev, .n8n-dev-v1 or .n8n-dev-queue, in the
-//                      repository); in queue mode it also holds Postgres's cluster and Redis's folder
+//   --port N, --sandbox-port N   ports (0 = any free port)
+//   --user-folder DIR  n8n data folder (queue mode: also Postgres's cluster and Redis's folder)
 //   --no-build         use the existing dist/
-//   --watch            rebuild when a file under nodes/ or credentials/ changes, and have n8n
-//                      reload the package (n8n's own hot reload, N8N_DEV_RELOAD; no restart)
-//   --queue            queue mode: Redis, Postgres, an n8n main and workers
+//   --watch            rebuild on a change under nodes/ or credentials/; n8n reloads the package
 //   --workers N        queue mode: how many workers (default 2)
-//
-// Module: import { startEnvironment } from './dev/dev.mjs' (used by test/e2e).
+// Module: import { startEnvironment } from './dev/dev.mjs' (test/e2e, test/queue, bench).
 
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -46,8 +29,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { createSteps } from './progress.mjs';
-import { provisionN8n, provisionPlan, selectRuntime } from './provision.mjs';
+import { provisionN8n, selectRuntime } from './provision.mjs';
 import { ensureQueuePackages, startPostgres, startRedis } from './queue-services.mjs';
 import { login, setupOwner, startN8n } from './start-n8n.mjs';
 import {
@@ -86,11 +68,7 @@ export function buildPackage() {
 	return new Promise((resolve, reject) => {
 		const child = spawn('npm', ['run', 'build', '--silent'], { cwd: REPO_DIR, stdio: 'inherit' });
 		child.on('error', reject);
-		child.on('close', (code, signal) =>
-			code === 0
-				? resolve()
-				: reject(new Error(`npm run build failed (${signal ?? `exit ${code}`})`)),
-		);
+		child.on('close', (code, signal) => (code === 0 ? resolve() : reject(new Error(`npm run build failed (${signal ?? `exit ${code}`})`))));
 	});
 }
 
@@ -101,10 +79,7 @@ async function ownerSession(url, owner) {
 		try {
 			return { ...(await login(url, owner)), created: false };
 		} catch (loginError) {
-			throw new Error(
-				`could not create the owner (${setupError.message}) nor log in as ${owner.email} (${loginError.message}). ` +
-					'Start over with `npm run dev -- --reset`.',
-			);
+			throw new Error(`could not create the owner (${setupError.message}) nor log in as ${owner.email} (${loginError.message}). Start over with \`npm run dev -- --reset\`.`);
 		}
 	}
 }
@@ -138,8 +113,6 @@ async function workflowExists(rest, id) {
  * @param {{ workers?: number, workerArgs?: string[], env?: Record<string, string> }} [options.queue]
  *   queue mode: Redis and Postgres of its own (in <userFolder>/redis and <userFolder>/postgres),
  *   the n8n main process and `workers` n8n workers (default 2), all with `env` added
- * @param {ReturnType<typeof createSteps>} [options.steps] numbered progress (dev/progress.mjs):
- *   the provisioning steps (provisionPlan's ids) and 'start' (n8n and what is put into it)
  * @param {Record<string, string>} [options.n8nEnv] more environment for n8n
  */
 export async function startEnvironment({
@@ -154,17 +127,10 @@ export async function startEnvironment({
 	onN8nLog,
 	onSandboxResponse,
 	queue,
-	steps,
 	n8nEnv = {},
 } = {}) {
 	const { startSandbox } = require('../test/sandbox/server.js');
-	const started = {
-		sandbox: undefined,
-		n8n: undefined,
-		workers: [],
-		redis: undefined,
-		postgres: undefined,
-	};
+	const started = { workers: [] }; // sandbox, n8n, workers, redis, postgres
 	const stop = async () => {
 		// n8n first (workers finish their running executions), then what n8n needs, then the sandbox
 		await Promise.allSettled([started.n8n?.stop(), ...started.workers.map((w) => w.stop())]);
@@ -172,27 +138,15 @@ export async function startEnvironment({
 		await started.sandbox?.close();
 	};
 	try {
-		started.sandbox = await startSandbox({
-			port: sandboxPort,
-			lists: [NEWSLETTER_LIST],
-			onResponse: onSandboxResponse,
-			...sandboxOptions,
-		}).catch((error) => {
-			if (error.code === 'EADDRINUSE') {
-				throw new Error(
-					`port ${sandboxPort} is in use (another sandbox or \`npm run dev\`?); pick another with --sandbox-port`,
-				);
-			}
-			throw error;
+		started.sandbox = await startSandbox({ port: sandboxPort, lists: [NEWSLETTER_LIST], onResponse: onSandboxResponse, ...sandboxOptions }).catch((error) => {
+			if (error.code !== 'EADDRINUSE') throw error;
+			throw new Error(`port ${sandboxPort} is in use (another sandbox or \`npm run dev\`?); pick another with --sandbox-port`);
 		});
 		const { sandbox } = started;
 		onProgress(`sandbox listening on ${sandbox.baseUrl}`);
 
-		const info = await provisionN8n({ onProgress: (m) => onProgress(`n8n install: ${m}`), steps });
-		steps?.begin('start');
-		const queueEnv = queue
-			? await startQueueServices(started, { userFolder, queue, onProgress })
-			: {};
+		const info = await provisionN8n({ onProgress: (m) => onProgress(`n8n install: ${m}`) });
+		const queueEnv = queue ? await startQueueServices(started, { userFolder, queue, onProgress }) : {};
 		started.n8n = await startN8n({
 			port: n8nPort,
 			userFolder,
@@ -202,21 +156,11 @@ export async function startEnvironment({
 			onLog: onN8nLog,
 		});
 		const { n8n } = started;
-		if (queue) {
-			// after the main process: it has run the database migrations and installed the package
-			const count = queue.workers ?? DEFAULT_WORKERS;
-			started.workers = await startWorkers({
-				count,
-				userFolder,
-				queueEnv,
-				args: queue.workerArgs,
-				onProgress,
-			});
-		}
+		// workers after the main process: it has run the database migrations and installed the package
+		if (queue) started.workers = await startWorkers({ count: queue.workers ?? DEFAULT_WORKERS, userFolder, queueEnv, args: queue.workerArgs, onProgress });
 
 		const session = owner ? await ownerSession(n8n.url, owner) : undefined;
-		if (session)
-			onProgress(session.created ? `owner ${owner.email} created` : `logged in as ${owner.email}`);
+		if (session) onProgress(session.created ? `owner ${owner.email} created` : `logged in as ${owner.email}`);
 		const rest = session ? restClient(n8n.url, session.cookie) : undefined;
 
 		// The credential always follows the sandbox's address (and the demo key).
@@ -224,10 +168,7 @@ export async function startEnvironment({
 		onProgress(`credential "${SANDBOX_CREDENTIAL.name}" -> ${sandbox.baseUrl}`);
 
 		const examples = readExamples();
-		for (const example of examples) {
-			example.imported =
-				importExamples === 'always' || !rest || !(await workflowExists(rest, example.id));
-		}
+		for (const example of examples) example.imported = importExamples === 'always' || !rest || !(await workflowExists(rest, example.id));
 		const missing = examples.filter((e) => e.imported);
 		if (missing.length > 0) {
 			await importWorkflows(n8n, missing);
@@ -245,25 +186,9 @@ export async function startEnvironment({
 				onProgress(`published "${example.name}": its MCP server is live`);
 			}
 		}
-		for (const example of examples.filter((e) => live(e) && rest)) {
-			const workflow = await rest.get(`/rest/workflows/${example.id}`);
-			example.published = isPublished(workflow);
-		}
-
-		return {
-			sandbox,
-			n8n,
-			workers: started.workers,
-			redis: started.redis,
-			postgres: started.postgres,
-			info,
-			cookie: session?.cookie,
-			rest,
-			examples,
-			stop,
-		};
+		for (const example of examples.filter((e) => live(e) && rest)) example.published = isPublished(await rest.get(`/rest/workflows/${example.id}`));
+		return { ...started, sandbox, n8n, info, cookie: session?.cookie, rest, examples, stop };
 	} catch (error) {
-		steps?.abort();
 		await stop();
 		throw error;
 	}
@@ -272,9 +197,7 @@ export async function startEnvironment({
 /** The encryption key n8n keeps in <userFolder>/.n8n/config, or a new one for a new folder. */
 function encryptionKeyFor(userFolder) {
 	try {
-		const { encryptionKey } = JSON.parse(
-			fs.readFileSync(path.join(userFolder, '.n8n', 'config'), 'utf8'),
-		);
+		const { encryptionKey } = JSON.parse(fs.readFileSync(path.join(userFolder, '.n8n', 'config'), 'utf8'));
 		if (encryptionKey) return encryptionKey;
 	} catch {
 		// a new user folder: n8n writes the key we give it into .n8n/config
@@ -349,14 +272,12 @@ function banner({ sandbox, n8n, examples, workers = [], redis, postgres }, owner
 	const queueLines = workers.length
 		? [
 				`  queue mode:           the main process below takes the form and the editor; ${workers.length} workers run the executions`,
-				...workers.map(
-					(w) =>
-						`    ${`n8n ${w.name}:`.padEnd(20)}pid ${w.pid}, health ${w.url}/healthz, log ${rel(w.logFile)}`,
-				),
+				...workers.map((w) => `    ${`n8n ${w.name}:`.padEnd(20)}pid ${w.pid}, health ${w.url}/healthz, log ${rel(w.logFile)}`),
 				`    Redis (job queue):  ${redis.host}:${redis.port} (log ${rel(redis.logFile)})`,
 				`    Postgres:           ${postgres.host}:${postgres.port}, database "${postgres.database}", user "${postgres.user}" (password in ${rel(postgres.dataDir)}.password)`,
 			]
 		: [];
+	const unpublished = (e) => (e.published === false ? ' (not published: publish the workflow in the editor)' : '');
 	const lines = [
 		'',
 		'================ BasicsEngage dev environment is running ================',
@@ -367,20 +288,8 @@ function banner({ sandbox, n8n, examples, workers = [], redis, postgres }, owner
 		`    credential:         "${SANDBOX_CREDENTIAL.name}" (points at the sandbox)`,
 		'    example workflows:',
 		...examples.map((e) => `      - ${e.name}: ${editor}/workflow/${e.id}`),
-		...examples
-			.filter((e) => e.formPath)
-			.map(
-				(e) =>
-					`    ${`${e.formName.toLowerCase()}:`.padEnd(20)}${editor}/form/${e.formPath}` +
-					(e.published === false ? ' (not published: publish the workflow in the editor)' : ''),
-			),
-		...examples
-			.filter((e) => e.mcpPath)
-			.map(
-				(e) =>
-					`    MCP server:         ${mcpUrl(editor, e.mcpPath)} (Streamable HTTP)` +
-					(e.published === false ? ' (not published: publish the workflow in the editor)' : ''),
-			),
+		...examples.filter((e) => e.formPath).map((e) => `    ${`${e.formName.toLowerCase()}:`.padEnd(20)}${editor}/form/${e.formPath}${unpublished(e)}`),
+		...examples.filter((e) => e.mcpPath).map((e) => `    MCP server:         ${mcpUrl(editor, e.mcpPath)} (Streamable HTTP)${unpublished(e)}`),
 		`    data and log:       ${rel(n8n.userFolder)}/ (${rel(n8n.logFile)})`,
 		`  BasicsEngage sandbox: ${localhost(sandbox.baseUrl)}`,
 		`    API key:            ${DEMO_API_KEY}`,
@@ -471,69 +380,26 @@ function reloadReporter(line) {
 	}
 }
 
-/**
- * The steps of this run, for numbered progress lines: build, what provisioning is left to do
- * (first run only: Node 24, n8n, its native addons), then starting n8n and setting it up.
- * Usual durations measured on a 2-core VM shared with other work: see README, "Try it in n8n".
- */
-function planSteps({ build, userFolder, queue }) {
-	const provision = provisionPlan();
-	const newFolder = !fs.existsSync(path.join(userFolder, '.n8n', 'config'));
-	const services = queue ? `Redis, Postgres, n8n ${provision.n8nVersion} and ${queue.workers} workers` : `n8n ${provision.n8nVersion}`;
-	return [
-		build && {
-			id: 'build',
-			label: 'building the package (npm run build)',
-			short: 'building the package',
-			typicalMs: 10_000,
-		},
-		...provision.steps,
-		{
-			id: 'start',
-			label: `starting ${services}, then the owner account, the credential and the examples`,
-			note: newFolder ? 'a new data folder: n8n creates its database first' : undefined,
-			short: `starting ${services}`,
-			typicalMs: (queue ? 20_000 : 10_000) + (newFolder ? 15_000 : 0),
-		},
-	];
-}
-
 async function main(argv) {
 	const opt = (name) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
 	if (argv.includes('--help') || argv.includes('-h')) {
-		console.log(
-			'Usage: npm run dev [-- --reset] [--port N] [--sandbox-port N] [--user-folder DIR] [--no-build] [--watch] [--queue [--workers N]]',
-		);
+		console.log('Usage: npm run dev [-- --reset] [--port N] [--sandbox-port N] [--user-folder DIR] [--no-build] [--watch] [--queue [--workers N]]');
 		return;
 	}
-	const queue = argv.includes('--queue')
-		? { workers: opt('--workers') !== undefined ? Number(opt('--workers')) : DEFAULT_WORKERS }
-		: undefined;
-	if (queue && !(Number.isInteger(queue.workers) && queue.workers >= 1)) {
-		console.error('[dev] --workers needs a whole number of at least 1');
-		process.exit(1);
-	}
+	const queue = argv.includes('--queue') ? { workers: Number(opt('--workers') ?? DEFAULT_WORKERS) } : undefined;
 	const watch = argv.includes('--watch');
-	if (watch && queue) {
-		console.error('[dev] --watch runs with one n8n process only (not with --queue)');
+	const refusal =
+		(queue && !(Number.isInteger(queue.workers) && queue.workers >= 1) && '--workers needs a whole number of at least 1') ||
+		(watch && queue && '--watch runs with one n8n process only (not with --queue)') ||
+		(queue && selectRuntime().name !== 'v2' && '--queue runs n8n 2.x only (not with N8N_DEV_RUNTIME=v1)') ||
+		(!fs.existsSync(path.join(REPO_DIR, 'node_modules')) && 'node_modules is missing: run `npm ci` first.');
+	if (refusal) {
+		console.error(`[dev] ${refusal}`);
 		process.exit(1);
 	}
-	if (queue && selectRuntime().name !== 'v2') {
-		console.error('[dev] --queue runs n8n 2.x only (not with N8N_DEV_RUNTIME=v1)');
-		process.exit(1);
-	}
-	const userFolder = path.resolve(
-		opt('--user-folder') ?? (queue ? DEFAULT_QUEUE_USER_FOLDER : DEFAULT_USER_FOLDER),
-	);
-	const n8nPort =
-		opt('--port') !== undefined ? Number(opt('--port')) || undefined : DEFAULT_N8N_PORT;
-	const sandboxPort =
-		opt('--sandbox-port') !== undefined ? Number(opt('--sandbox-port')) : DEFAULT_SANDBOX_PORT;
-
-	if (!fs.existsSync(path.join(REPO_DIR, 'node_modules'))) {
-		console.error('[dev] node_modules is missing: run `npm ci` first.');
-		process.exit(1);
-	}
+	const userFolder = path.resolve(opt('--user-folder') ?? (queue ? DEFAULT_QUEUE_USER_FOLDER : DEFAULT_USER_FOLDER));
+	const n8nPort = opt('--port') !== undefined ? Number(opt('--port')) || undefined : DEFAULT_N8N_PORT;
+	const sandboxPort = opt('--sandbox-port') !== undefined ? Number(opt('--sandbox-port')) : DEFAULT_SANDBOX_PORT;
 
 	// Ctrl-C / SIGTERM at any point: stop what has been started, then exit.
 	let env;
@@ -545,41 +411,23 @@ async function main(argv) {
 			process.exit(130);
 		}
 		stopping = true;
-		console.log(
-			`\n[dev] ${signal}: stopping n8n${queue ? ', its workers, Redis, Postgres' : ''} and the sandbox...`,
-		);
+		console.log(`\n[dev] ${signal}: stopping n8n${queue ? ', its workers, Redis, Postgres' : ''} and the sandbox...`);
 		// still starting: startEnvironment() cleans up after itself when n8n dies mid-start
-		const running =
-			env ??
-			(starting &&
-				(await Promise.race([
-					starting.catch(() => undefined),
-					new Promise((r) => setTimeout(r, 30_000)),
-				])));
+		const running = env ?? (starting && (await Promise.race([starting.catch(() => undefined), new Promise((r) => setTimeout(r, 30_000))])));
 		await running?.stop();
 		console.log('[dev] stopped.');
 		process.exit(0);
 	};
-	process.on('SIGINT', () => void shutdown('SIGINT'));
-	process.on('SIGTERM', () => void shutdown('SIGTERM'));
-	process.on('SIGHUP', () => void shutdown('SIGHUP'));
+	for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => void shutdown(signal));
 
 	const t0 = Date.now();
 	if (argv.includes('--reset')) {
 		say(`--reset: deleting ${userFolder}`);
 		await fsp.rm(userFolder, { recursive: true, force: true });
 	}
-	const build = !argv.includes('--no-build');
-	const steps = createSteps({ say, steps: planSteps({ build, userFolder, queue }) });
-	if (build) {
-		steps.begin('build');
-		try {
-			await buildPackage();
-		} catch (error) {
-			steps.abort();
-			throw error;
-		}
-		steps.end();
+	if (!argv.includes('--no-build')) {
+		say('building the package (npm run build)...');
+		await buildPackage();
 	}
 	if (stopping) return;
 
@@ -588,12 +436,9 @@ async function main(argv) {
 		sandboxPort,
 		userFolder,
 		queue,
-		steps,
 		...(watch ? { n8nEnv: { N8N_DEV_RELOAD: 'true' }, onN8nLog: reloadReporter } : {}),
 		onSandboxResponse: ({ method, path: p, status, durationMs, summary }) =>
-			console.log(
-				`[sandbox] ${new Date().toISOString()} ${method} ${p} ${status} ${durationMs}ms${summary === undefined ? '' : ` ${summary}`}`,
-			),
+			console.log(`[sandbox] ${new Date().toISOString()} ${method} ${p} ${status} ${durationMs}ms${summary === undefined ? '' : ` ${summary}`}`),
 	});
 	try {
 		env = await starting;
@@ -602,7 +447,6 @@ async function main(argv) {
 		throw error;
 	}
 	if (stopping) return;
-	steps.end();
 	banner(env, DEV_OWNER);
 	say(`ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
 	if (watch) watchSources({ installDir: env.n8n.communityPackage.installDir, isStopping: () => stopping });
@@ -611,10 +455,7 @@ async function main(argv) {
 		proc.process.on('exit', async (code, signal) => {
 			if (stopping) return;
 			stopping = true;
-			const name = proc.name ? `n8n ${proc.name}` : 'n8n';
-			console.error(
-				`[dev] ${name} exited unexpectedly (${signal ?? `code ${code}`}); see ${proc.logFile}. Stopping the rest...`,
-			);
+			console.error(`[dev] n8n${proc.name ? ` ${proc.name}` : ''} exited unexpectedly (${signal ?? `code ${code}`}); see ${proc.logFile}. Stopping the rest...`);
 			await env.stop();
 			process.exit(1);
 		});
@@ -624,9 +465,7 @@ async function main(argv) {
 const isMain = process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url);
 if (isMain) {
 	main(process.argv.slice(2)).catch((error) => {
-		const hint = /^Port \d+ is already in use/.test(error.message)
-			? ' (another n8n, or `npm run dev` already running? Stop it, or pick another port with `npm run dev -- --port N`)'
-			: '';
+		const hint = /^Port \d+ is already in use/.test(error.message) ? ' (another n8n, or `npm run dev` already running? Stop it, or pick another port with `npm run dev -- --port N`)' : '';
 		console.error(`[dev] FAILED: ${error.message}${hint}`);
 		process.exit(1);
 	});

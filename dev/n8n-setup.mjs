@@ -64,11 +64,7 @@ export function readExamples() {
 
 async function cli(n8n, args) {
 	const res = await n8n.runCli(args);
-	if (res.code !== 0) {
-		throw new Error(
-			`n8n ${args.join(' ')} failed (exit ${res.code}):\n${res.stdout}\n${res.stderr}`,
-		);
-	}
+	if (res.code !== 0) throw new Error(`n8n ${args.join(' ')} failed (exit ${res.code}):\n${res.stdout}\n${res.stderr}`);
 	return res;
 }
 
@@ -78,11 +74,7 @@ export async function importCredential(n8n, { apiKey = DEMO_API_KEY, baseUrl }) 
 	try {
 		const file = path.join(dir, 'credential.json');
 		// plain data: n8n encrypts it with the instance's key on import
-		await fsp.writeFile(
-			file,
-			JSON.stringify([{ ...SANDBOX_CREDENTIAL, data: { apiKey, baseUrl } }]),
-			{ mode: 0o600 },
-		);
+		await fsp.writeFile(file, JSON.stringify([{ ...SANDBOX_CREDENTIAL, data: { apiKey, baseUrl } }]), { mode: 0o600 });
 		return await cli(n8n, ['import:credentials', `--input=${file}`]);
 	} finally {
 		await fsp.rm(dir, { recursive: true, force: true });
@@ -112,17 +104,11 @@ export function restClient(url, cookie) {
 			body: body === undefined ? undefined : JSON.stringify(body),
 		});
 		const text = await res.text();
+		if (!res.ok) throw Object.assign(new Error(`${method} ${p} -> ${res.status} ${text.slice(0, 500)}`), { status: res.status });
 		let json;
 		try {
 			json = JSON.parse(text);
-		} catch {
-			json = undefined;
-		}
-		if (!res.ok) {
-			const error = new Error(`${method} ${p} -> ${res.status} ${text.slice(0, 500)}`);
-			error.status = res.status;
-			throw error;
-		}
+		} catch {}
 		return json?.data !== undefined && Object.keys(json).length === 1 ? json.data : json;
 	};
 	return {
@@ -147,16 +133,9 @@ export function isPublished(workflow) {
 export async function activateWorkflow(rest, workflowId) {
 	const workflow = await rest.get(`/rest/workflows/${workflowId}`);
 	if (isPublished(workflow)) return workflow;
-	if ('activeVersionId' in workflow) {
-		return await rest.post(`/rest/workflows/${workflowId}/activate`, {
-			versionId: workflow.versionId,
-		});
-	}
+	if ('activeVersionId' in workflow) return await rest.post(`/rest/workflows/${workflowId}/activate`, { versionId: workflow.versionId });
 	// n8n 1.x: activating is an update of the `active` flag
-	return await rest.patch(`/rest/workflows/${workflowId}`, {
-		active: true,
-		versionId: workflow.versionId,
-	});
+	return await rest.patch(`/rest/workflows/${workflowId}`, { active: true, versionId: workflow.versionId });
 }
 
 /** Executions of a workflow, newest first: [{ id, status, finished, mode, ... }]. */
@@ -170,19 +149,14 @@ export async function listExecutions(rest, workflowId) {
  * Waits for a new execution of `workflowId` (id greater than `afterId`) to end and returns it
  * with its run data decoded: { id, status, runData: { [nodeName]: taskData[] }, lastNodeExecuted }.
  */
-export async function waitForExecution(
-	rest,
-	workflowId,
-	{ afterId = 0, timeoutMs = 60_000, n8nDir } = {},
-) {
+export async function waitForExecution(rest, workflowId, { afterId = 0, timeoutMs = 60_000, n8nDir } = {}) {
 	const deadline = Date.now() + timeoutMs;
 	for (;;) {
 		const done = (await listExecutions(rest, workflowId)).find(
 			(e) => Number(e.id) > Number(afterId) && !['new', 'running', 'waiting'].includes(e.status),
 		);
 		if (done) return await getExecution(rest, done.id, { n8nDir });
-		if (Date.now() > deadline)
-			throw new Error(`no finished execution of ${workflowId} after ${timeoutMs} ms`);
+		if (Date.now() > deadline) throw new Error(`no finished execution of ${workflowId} after ${timeoutMs} ms`);
 		await new Promise((r) => setTimeout(r, 300));
 	}
 }
@@ -216,10 +190,7 @@ export function nodeOutput(execution, nodeName, outputIndex = 0) {
 
 /** Submits a form the way a browser does (multipart, fields `field-<n>` in form order). */
 export async function submitForm(formUrl, values) {
-	const body = new FormData();
-	values.forEach((value, index) => body.append(`field-${index}`, String(value)));
-	const res = await fetch(formUrl, { method: 'POST', body });
-	return { status: res.status, body: await res.text() };
+	return (await submitForms(formUrl, [values]))[0];
 }
 
 /** Waits until a published form answers GET (n8n registers its webhooks just after activation). */
@@ -228,10 +199,7 @@ export async function waitForForm(formUrl, { timeoutMs = 30_000 } = {}) {
 	for (;;) {
 		const res = await fetch(formUrl).catch(() => undefined);
 		if (res?.status === 200) return await res.text();
-		if (Date.now() > deadline)
-			throw new Error(
-				`${formUrl} did not answer 200 within ${timeoutMs} ms (last: ${res?.status})`,
-			);
+		if (Date.now() > deadline) throw new Error(`${formUrl} did not answer 200 within ${timeoutMs} ms (last: ${res?.status})`);
 		await new Promise((r) => setTimeout(r, 200));
 	}
 }
@@ -254,16 +222,12 @@ export async function waitForMcp(url, { timeoutMs = 30_000 } = {}) {
 	for (;;) {
 		const res = await fetch(url, {
 			method: 'POST',
-			headers: {
-				'content-type': 'application/json',
-				accept: 'application/json, text/event-stream',
-			},
+			headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
 			body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'ping' }),
 		}).catch(() => undefined);
 		await res?.body?.cancel().catch(() => {});
 		if (res && res.status !== 404 && res.status < 500) return res.status;
-		if (Date.now() > deadline)
-			throw new Error(`${url} did not answer within ${timeoutMs} ms (last: ${res?.status})`);
+		if (Date.now() > deadline) throw new Error(`${url} did not answer within ${timeoutMs} ms (last: ${res?.status})`);
 		await new Promise((r) => setTimeout(r, 200));
 	}
 }
@@ -271,16 +235,7 @@ export async function waitForMcp(url, { timeoutMs = 30_000 } = {}) {
 // ---------------------------------------------------------------- many executions (queue mode)
 
 /** Every execution status n8n 2.x knows; listing by status is what lets the REST API page. */
-const EXECUTION_STATUSES = [
-	'new',
-	'running',
-	'waiting',
-	'success',
-	'error',
-	'crashed',
-	'canceled',
-	'unknown',
-];
+const EXECUTION_STATUSES = ['new', 'running', 'waiting', 'success', 'error', 'crashed', 'canceled', 'unknown'];
 const UNFINISHED = ['new', 'running', 'waiting'];
 
 /** `filter=` of GET /rest/executions: one workflow, every status (plus `extra`, e.g. startedBefore). */
@@ -289,58 +244,30 @@ const executionsFilter = (workflowId, extra = {}) =>
 
 /**
  * Every execution of `workflowId` with an id above `afterId`, oldest first: [{ id, status, mode,
- * startedAt, stoppedAt, ... }]. Pages through the REST API 100 at a time (its maximum).
- *
- * Up to n8n 2.40 (and on 1.x) the API pages by id (`firstId`, `lastId`). n8n 2.41 answers those
- * with 400 ("Use cursor to load execution pages") and orders a page by start time
- * (COALESCE(startedAt, createdAt) DESC, then id); its `nextCursor` only keeps ids below the
- * page's last row, so an execution that started before a lower id (usual in queue mode, where
- * workers start them) could be skipped. There the pages are windows of `startedBefore` instead
- * (inclusive: each is the oldest start on the page before, rows kept once by id), through the
- * workflow's whole history. An execution that has not started yet ('new') has no start time: it
- * is listed only when it is among the newest 100. Told apart by the answer (`nextCursor`).
+ * startedAt, stoppedAt, ... }]. n8n 2.41 (the queue-mode tests' line) orders a page of
+ * GET /rest/executions by start time (at most 100 rows), and its `nextCursor` keeps only ids below
+ * the page's last row, which would skip an execution that started before a lower id (usual in
+ * queue mode). So the pages are windows of `startedBefore` (inclusive: each the oldest start of
+ * the page before; rows kept once by id), through the workflow's whole history. An execution not
+ * started yet ('new') has no start time: it is listed only when among the newest 100.
  */
 export async function listExecutionsSince(rest, workflowId, { afterId = 0 } = {}) {
-	const first = await rest.get(`/rest/executions?filter=${executionsFilter(workflowId)}&limit=100`);
-	const all = 'nextCursor' in first ? await pagesByStartTime(rest, workflowId, first) : await pagesById(rest, workflowId, afterId);
-	return all.filter((e) => Number(e.id) > Number(afterId)).sort((a, b) => Number(a.id) - Number(b.id));
-}
-
-/** n8n up to 2.40 and 1.x: pages of ids above `afterId`, each below the smallest id so far. */
-async function pagesById(rest, workflowId, afterId) {
-	const all = [];
-	let lastId;
-	for (let page = 0; page < 10_000; page++) {
-		const range = `&firstId=${afterId}${lastId ? `&lastId=${lastId}` : ''}`;
-		const { results = [] } = await rest.get(`/rest/executions?filter=${executionsFilter(workflowId)}&limit=100${range}`);
-		all.push(...results);
-		if (results.length < 100) break;
-		lastId = results.map((e) => Number(e.id)).sort((a, b) => a - b)[0];
-	}
-	return all;
-}
-
-/** n8n 2.41 and later: `first` (the newest 100), then windows of `startedBefore` until one is short. */
-async function pagesByStartTime(rest, workflowId, first) {
 	const byId = new Map();
-	let results = first.results ?? [];
-	for (let page = 0; page < 10_000; page++) {
+	let { results = [] } = await rest.get(`/rest/executions?filter=${executionsFilter(workflowId)}&limit=100`);
+	for (let page = 0; ; page++) {
 		let added = 0;
 		for (const execution of results) {
 			if (byId.has(String(execution.id))) continue;
 			byId.set(String(execution.id), execution);
 			added++;
 		}
-		if (results.length < 100) break;
-		// (more than 100 executions starting in one millisecond would stop here: say so)
-		if (page > 0 && added === 0)
-			throw new Error(`listing the executions of ${workflowId}: 100 of them share one start time`);
 		const starts = results.map((e) => e.startedAt).filter(Boolean).sort();
-		if (starts.length === 0) break;
+		if (results.length < 100 || starts.length === 0) break;
+		if (page > 0 && added === 0) throw new Error(`listing the executions of ${workflowId}: 100 of them share one start time`);
 		const filter = executionsFilter(workflowId, { startedBefore: starts[0] });
 		({ results = [] } = await rest.get(`/rest/executions?filter=${filter}&limit=100`));
 	}
-	return [...byId.values()];
+	return [...byId.values()].filter((e) => Number(e.id) > Number(afterId)).sort((a, b) => Number(a.id) - Number(b.id));
 }
 
 /** The id of the newest execution of `workflowId`, whatever its status (0 when none). */
@@ -354,11 +281,7 @@ export async function latestExecutionId(rest, workflowId) {
  * Waits until `count` executions of `workflowId` above `afterId` have ended (polling once a
  * second) and returns them, oldest first. Throws after `timeoutMs`, saying how far it got.
  */
-export async function waitForExecutions(
-	rest,
-	workflowId,
-	{ afterId = 0, count, timeoutMs = 120_000, onProgress } = {},
-) {
+export async function waitForExecutions(rest, workflowId, { afterId = 0, count, timeoutMs = 120_000, onProgress } = {}) {
 	const deadline = Date.now() + timeoutMs;
 	let lastReport = 0;
 	for (;;) {
@@ -366,10 +289,7 @@ export async function waitForExecutions(
 		const ended = executions.filter((e) => !UNFINISHED.includes(e.status));
 		if (ended.length >= count) return ended;
 		if (Date.now() > deadline)
-			throw new Error(
-				`${ended.length} of ${count} executions of ${workflowId} ended within ${timeoutMs} ms ` +
-					`(${executions.length} started)`,
-			);
+			throw new Error(`${ended.length} of ${count} executions of ${workflowId} ended within ${timeoutMs} ms (${executions.length} started)`);
 		if (onProgress && Date.now() - lastReport > 10_000) {
 			lastReport = Date.now();
 			onProgress(`${ended.length}/${count} executions ended`);
@@ -392,11 +312,7 @@ export async function submitForms(formUrl, rows, { concurrency = 10, timeoutMs =
 			const body = new FormData();
 			rows[index].forEach((value, field) => body.append(`field-${field}`, String(value)));
 			try {
-				const res = await fetch(formUrl, {
-					method: 'POST',
-					body,
-					signal: AbortSignal.timeout(timeoutMs),
-				});
+				const res = await fetch(formUrl, { method: 'POST', body, signal: AbortSignal.timeout(timeoutMs) });
 				results[index] = { status: res.status, body: await res.text() };
 			} catch (error) {
 				results[index] = { status: 0, body: String(error?.cause?.code ?? error?.message ?? error) };

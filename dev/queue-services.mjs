@@ -12,14 +12,15 @@
 // or a repository outside /root, is; the callers make their temp folders traversable).
 // Plain Node ESM, no dependencies.
 
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
+import { promisify } from 'node:util';
 
-import { getFreePort, trackChild, untrackChild } from './start-n8n.mjs';
+import { getFreePort, spawnGroup } from './start-n8n.mjs';
 
 export const APT_PACKAGES = ['redis-server', 'postgresql'];
 const REDIS_SERVER = process.env.QUEUE_REDIS_SERVER || '/usr/bin/redis-server';
@@ -27,6 +28,7 @@ const POSTGRES_ROOT = '/usr/lib/postgresql';
 
 const defaultProgress = (message) => process.stderr.write(`[queue] ${message}\n`);
 const seconds = (t0) => `${((Date.now() - t0) / 1000).toFixed(1)}s`;
+const execFileP = promisify(execFile);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The newest Postgres server of Debian's packages: { version, binDir } or undefined. */
@@ -46,130 +48,31 @@ export function findPostgres() {
 	return undefined;
 }
 
-function missingPackages() {
-	const missing = [];
-	if (!fs.existsSync(REDIS_SERVER)) missing.push('redis-server');
-	if (!findPostgres()) missing.push('postgresql');
-	return missing;
-}
-
-function run(cmd, args, env) {
-	return new Promise((resolve, reject) => {
-		const child = spawn(cmd, args, {
-			env: { ...process.env, ...env },
-			stdio: ['ignore', 'pipe', 'pipe'],
-		});
-		const tail = [];
-		const onData = (chunk) => {
-			for (const line of chunk.toString().split('\n').filter(Boolean)) {
-				tail.push(line);
-				if (tail.length > 30) tail.shift();
-			}
-		};
-		child.stdout.on('data', onData);
-		child.stderr.on('data', onData);
-		child.on('error', reject);
-		child.on('close', (code) =>
-			code === 0
-				? resolve()
-				: reject(new Error(`${cmd} ${args.join(' ')} failed (exit ${code}):\n${tail.join('\n')}`)),
-		);
-	});
-}
-
 /**
- * Installs Debian's redis-server and postgresql with apt-get when they are missing (as root, or
- * through passwordless sudo), the way test/e2e/prepare.mjs installs chromium. The packages'
- * system services are not used.
+ * Installs Debian packages with apt-get (as root, or through passwordless sudo) unless `installed()`
+ * says they are there; their system services are not used. Shared by test/e2e/prepare.mjs (chromium).
  */
-export async function ensureQueuePackages({ onProgress = defaultProgress } = {}) {
-	const missing = missingPackages();
-	if (missing.length === 0) {
-		const pg = findPostgres();
-		onProgress(`redis-server: ${REDIS_SERVER}; Postgres ${pg.version}: ${pg.binDir}`);
-		return;
-	}
+export async function aptInstall(packages, installed, { onProgress = defaultProgress } = {}) {
+	if (installed()) return;
 	const t0 = Date.now();
-	const asRoot = process.getuid?.() === 0;
-	const sudo = asRoot ? [] : ['sudo', '-n'];
-	onProgress(
-		`${missing.join(' and ')} missing: installing Debian's ${APT_PACKAGES.join(' ')} with apt-get${asRoot ? '' : ' (through sudo -n)'}...`,
-	);
-	const apt = async (...args) => {
-		const [cmd, ...rest] = [...sudo, 'apt-get', ...args];
-		await run(cmd, rest, { DEBIAN_FRONTEND: 'noninteractive' });
-	};
-	try {
-		await apt('update', '-qq');
-		await apt('install', '-y', '-qq', ...APT_PACKAGES);
-	} catch (error) {
-		throw new Error(
-			`could not install ${APT_PACKAGES.join(' ')} (${error.message.split('\n')[0]}). ` +
-				`Install them yourself: sudo apt-get install ${APT_PACKAGES.join(' ')}`,
-		);
-	}
-	const still = missingPackages();
-	if (still.length) throw new Error(`apt-get ran, but ${still.join(' and ')} is still missing`);
-	onProgress(`installed ${APT_PACKAGES.join(' and ')} in ${seconds(t0)}`);
+	const sudo = process.getuid?.() === 0 ? [] : ['sudo', '-n'];
+	onProgress(`installing Debian's ${packages.join(' ')} with apt-get${sudo.length ? ' (through sudo -n)' : ''}...`);
+	const apt = (...args) =>
+		execFileP(sudo[0] ?? 'apt-get', [...sudo.slice(1), ...(sudo.length ? ['apt-get'] : []), ...args], {
+			env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+			maxBuffer: 64 * 1024 * 1024,
+		}).catch((error) => {
+			throw new Error(`could not install ${packages.join(' ')} (apt-get ${args[0]}: ${String(error.stderr || error.message).trim().split('\n').pop()}); install them yourself: sudo apt-get install ${packages.join(' ')}`);
+		});
+	await apt('update', '-qq');
+	await apt('install', '-y', '-qq', ...packages);
+	if (!installed()) throw new Error(`apt-get ran, but ${packages.join(' ')} is still missing`);
+	onProgress(`installed ${packages.join(' and ')} in ${seconds(t0)}`);
 }
 
-/**
- * A service process in its own process group, stopped with `stopSignal` (then SIGKILL), and
- * taken down when this process exits, or is ended by a signal it does not handle (start-n8n's
- * signal handling; a host that handles the signal stops it itself, after n8n).
- */
-function spawnService(cmd, args, { logFile, cwd, uid, gid, env, stopSignal }) {
-	const logFd = fs.openSync(logFile, 'a');
-	let child;
-	try {
-		child = spawn(cmd, args, {
-			cwd,
-			env: env ?? process.env,
-			detached: true,
-			stdio: ['ignore', logFd, logFd],
-			...(uid !== undefined ? { uid, gid } : {}),
-		});
-	} finally {
-		fs.closeSync(logFd);
-	}
-	let exited = null;
-	const exitPromise = new Promise((resolve) => {
-		child.on('exit', (code, signal) => {
-			exited = { code, signal };
-			resolve(exited);
-		});
-		child.on('error', (error) => {
-			exited = { code: null, signal: null, error };
-			resolve(exited);
-		});
-	});
-	const killGroup = (signal) => {
-		try {
-			process.kill(-child.pid, signal);
-		} catch {}
-	};
-	// (on exit or an unhandled signal: the service's own stop signal, e.g. Postgres's fast shutdown)
-	const onParentExit = () => killGroup(stopSignal);
-	process.on('exit', onParentExit);
-	trackChild(onParentExit, { last: true });
-	let stopping;
-	const stop = ({ timeoutMs = 20_000 } = {}) => {
-		stopping ??= (async () => {
-			process.off('exit', onParentExit);
-			untrackChild(onParentExit);
-			if (!exited) {
-				killGroup(stopSignal);
-				const timer = setTimeout(() => killGroup('SIGKILL'), timeoutMs);
-				await exitPromise;
-				clearTimeout(timer);
-			}
-			killGroup('SIGKILL');
-			return exited;
-		})();
-		return stopping;
-	};
-	return { child, pid: child.pid, exited: () => exited, stop };
-}
+/** Debian's redis-server and postgresql, installed when missing. */
+export const ensureQueuePackages = (options) =>
+	aptInstall(APT_PACKAGES, () => fs.existsSync(REDIS_SERVER) && Boolean(findPostgres()), options);
 
 function tailOf(file, lines = 20) {
 	try {
@@ -214,27 +117,11 @@ export async function startRedis({
 	const t0 = Date.now();
 	port ??= await getFreePort();
 	const logFile = path.join(dir, 'redis.log');
-	const service = spawnService(
+	// no persistence: it holds only the queue's jobs, which n8n also keeps in Postgres
+	const service = spawnGroup(
 		REDIS_SERVER,
-		[
-			'--port',
-			String(port),
-			'--bind',
-			host,
-			'--protected-mode',
-			'yes',
-			'--save',
-			'',
-			'--appendonly',
-			'no',
-			'--daemonize',
-			'no',
-			'--dir',
-			dir,
-			'--databases',
-			'1',
-		],
-		{ logFile, cwd: dir, stopSignal: 'SIGTERM' },
+		['--port', String(port), '--bind', host, '--protected-mode', 'yes', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--dir', dir, '--databases', '1'],
+		{ logFile, cwd: dir, last: true },
 	);
 	const deadline = Date.now() + timeoutMs;
 	while (!(await redisPing(port, host))) {
@@ -324,18 +211,7 @@ export async function startPostgres({
 			onProgress(
 				`initdb: a new Postgres ${pg.version} cluster in ${dataDir}${owner ? ' (owned by the postgres user)' : ''}`,
 			);
-			const res = runAs(owner, bin('initdb'), [
-				'-D',
-				dataDir,
-				'-U',
-				user,
-				`--pwfile=${pwFile}`,
-				'--auth=scram-sha-256',
-				'-E',
-				'UTF8',
-				'--locale=C',
-				'--no-instructions',
-			]);
+			const res = runAs(owner, bin('initdb'), ['-D', dataDir, '-U', user, `--pwfile=${pwFile}`, '--auth=scram-sha-256', '-E', 'UTF8', '--locale=C', '--no-instructions']);
 			if (res.status !== 0)
 				throw new Error(`initdb failed (exit ${res.status}):\n${res.stdout}\n${res.stderr}`);
 		} finally {
@@ -353,29 +229,14 @@ export async function startPostgres({
 		logFile,
 		`\n===== ${new Date().toISOString()} starting Postgres on ${host}:${port}\n`,
 	);
-	const service = spawnService(
-		bin('postgres'),
-		[
-			'-D',
-			dataDir,
-			'-p',
-			String(port),
-			'-c',
-			`listen_addresses=${host}`,
-			'-c',
-			'unix_socket_directories=',
-			'-c',
-			'max_connections=100',
-		],
-		{
-			logFile,
-			cwd: '/',
-			...(owner ?? {}),
-			// SIGINT: "fast shutdown" (roll back open transactions, stop)
-			stopSignal: 'SIGINT',
-			env: { PATH: process.env.PATH, LANG: 'C', LC_ALL: 'C' },
-		},
-	);
+	const service = spawnGroup(bin('postgres'), ['-D', dataDir, '-p', String(port), '-c', `listen_addresses=${host}`, '-c', 'unix_socket_directories=', '-c', 'max_connections=100'], {
+		logFile,
+		cwd: '/',
+		...(owner ?? {}),
+		stopSignal: 'SIGINT', // "fast shutdown": roll back open transactions, stop
+		last: true,
+		env: { PATH: process.env.PATH, LANG: 'C', LC_ALL: 'C' },
+	});
 	// How pg_isready, psql and createdb reach this server, as this user
 	const connect = ['-h', host, '-p', String(port), '-U', user];
 	const deadline = Date.now() + timeoutMs;
@@ -391,18 +252,7 @@ export async function startPostgres({
 		await sleep(200);
 	}
 	const env = { PGPASSWORD: password };
-	const exists = runAs(
-		owner,
-		bin('psql'),
-		[
-			...connect,
-			'-d',
-			'postgres',
-			'-tAc',
-			`SELECT 1 FROM pg_database WHERE datname = '${database}'`,
-		],
-		{ env },
-	);
+	const exists = runAs(owner, bin('psql'), [...connect, '-d', 'postgres', '-tAc', `SELECT 1 FROM pg_database WHERE datname = '${database}'`], { env });
 	if (exists.status !== 0) {
 		await service.stop();
 		throw new Error(`psql failed: ${exists.stderr}`);
@@ -426,20 +276,6 @@ export async function startPostgres({
 		dataDir,
 		logFile,
 		pid: service.pid,
-		/** Runs one SQL statement with psql; returns its rows as arrays of strings. */
-		query(sql) {
-			const res = runAs(
-				owner,
-				bin('psql'),
-				[...connect, '-d', database, '-tA', '-F', '\t', '-c', sql],
-				{ env },
-			);
-			if (res.status !== 0) throw new Error(`psql: ${res.stderr}`);
-			return res.stdout
-				.split('\n')
-				.filter(Boolean)
-				.map((line) => line.split('\t'));
-		},
 		/** n8n's DB_* settings for this database. */
 		n8nEnv: {
 			DB_TYPE: 'postgresdb',

@@ -135,45 +135,20 @@ export function spawnDev({ script = 'dev', args = [], userFolder, cwd = REPO_DIR
 		},
 	);
 	const running = () => child.exitCode === null && child.signalCode === null;
+	const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 	const dev = {
 		child,
 		output: '',
-		/** Resolves with the match once the output matches `pattern`. */
-		waitFor(pattern, timeoutMs) {
-			return new Promise((resolve, reject) => {
-				const done = () => {
-					clearTimeout(timer);
-					child.stdout.off('data', check);
-					child.stderr.off('data', check);
-					child.off('exit', exited);
-				};
-				const timer = setTimeout(() => {
-					done();
-					reject(
-						new Error(`no ${pattern} in ${name}'s output after ${timeoutMs} ms:\n${dev.output}`),
-					);
-				}, timeoutMs);
-				const check = () => {
-					const match = dev.output.match(pattern);
-					if (match) {
-						done();
-						resolve(match);
-					}
-					return match;
-				};
-				const exited = () => {
-					if (check()) return;
-					done();
-					reject(
-						new Error(`${name} exited (${child.exitCode ?? child.signalCode}):\n${dev.output}`),
-					);
-				};
-				child.stdout.on('data', check);
-				child.stderr.on('data', check);
-				child.on('exit', exited);
-				if (running()) check();
-				else exited();
-			});
+		/** Resolves with the match once the output matches `pattern` (looked at every 100 ms). */
+		async waitFor(pattern, timeoutMs) {
+			const deadline = Date.now() + timeoutMs;
+			for (;;) {
+				const match = dev.output.match(pattern);
+				if (match) return match;
+				if (!running()) throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}):\n${dev.output}`);
+				if (Date.now() > deadline) throw new Error(`no ${pattern} in ${name}'s output after ${timeoutMs} ms:\n${dev.output}`);
+				await sleep(100);
+			}
 		},
 		/**
 		 * Ctrl-C: SIGINT to the group, as a terminal sends it. Resolves once npm has exited and
@@ -182,21 +157,14 @@ export function spawnDev({ script = 'dev', args = [], userFolder, cwd = REPO_DIR
 		 */
 		async interrupt(timeoutMs = 60_000) {
 			const started = snapshotTree(child.pid);
-			const exited = new Promise((resolve) => child.once('exit', resolve));
 			process.kill(-child.pid, 'SIGINT');
-			let timer;
-			await Promise.race([
-				exited,
-				new Promise((_, reject) => {
-					timer = setTimeout(
-						() => reject(new Error(`${name} did not exit:\n${dev.output}`)),
-						timeoutMs,
-					);
-				}),
-			]).finally(() => clearTimeout(timer));
-			if (!dev.output.includes('[dev] stopped.'))
-				throw new Error(`${name} did not say "[dev] stopped.":\n${dev.output}`);
-			await new Promise((r) => setTimeout(r, 500));
+			const deadline = Date.now() + timeoutMs;
+			while (running()) {
+				if (Date.now() > deadline) throw new Error(`${name} did not exit:\n${dev.output}`);
+				await sleep(100);
+			}
+			if (!dev.output.includes('[dev] stopped.')) throw new Error(`${name} did not say "[dev] stopped.":\n${dev.output}`);
+			await sleep(500);
 			return stillRunning(started);
 		},
 	};

@@ -10,7 +10,6 @@ import {
 	DEMO_API_KEY,
 	NEWSLETTER_LIST,
 	SANDBOX_CREDENTIAL,
-	importCredential,
 	isPublished,
 	listExecutions,
 	nodeOutput,
@@ -19,7 +18,8 @@ import {
 	waitForExecution,
 	waitForForm,
 } from '../../dev/n8n-setup.mjs';
-import { parseCliJson, REPO_DIR, startTestEnvironment } from './helpers.mjs';
+import { env } from './shared.mjs';
+import { parseCliJson, REPO_DIR } from './helpers.mjs';
 
 const NODE_TYPE = 'n8n-nodes-basicsengage.basicsEngage';
 const SYNC = 'beExampleSync001';
@@ -29,25 +29,12 @@ const CSV_SYNC = 'beExampleCsvSyn1';
 const BEARER = `Bearer ${DEMO_API_KEY}`;
 const JANE = { firstName: 'Jane', email: 'jane@customer.test', company: 'Acme' };
 
-let env;
-let formUrl;
-
-beforeAll(async () => {
-	env = await startTestEnvironment();
-	const signup = readExamples().find((e) => e.id === SIGNUP);
-	formUrl = `${env.n8n.url}/form/${signup.formPath}`;
-}, 300_000);
-
-afterAll(async () => {
-	await env?.stop();
-}, 60_000);
-
-beforeEach(() => env.sandbox.reset());
+const formUrl = () => `${env.n8n.url}/form/${readExamples().find((e) => e.id === SIGNUP).formPath}`;
 
 /** Submits the sign-up form like a browser and returns the execution it started. */
 async function signUp(person = JANE) {
 	const before = (await listExecutions(env.rest, SIGNUP))[0]?.id ?? 0;
-	const res = await submitForm(formUrl, [person.firstName, person.email, person.company]);
+	const res = await submitForm(formUrl(), [person.firstName, person.email, person.company]);
 	expect(res.status).toBe(200);
 	return await waitForExecution(env.rest, SIGNUP, { afterId: before, n8nDir: env.n8nDir });
 }
@@ -56,14 +43,6 @@ const ran = (execution) => Object.keys(execution.runData).sort();
 const requestsTo = (p) => env.sandbox.requests.filter((r) => r.path === p);
 
 describe('n8n lists the package', () => {
-	test('n8n export:nodes has the node (and its AI tool variant)', async () => {
-		const file = path.join(env.tmp, 'nodes.json');
-		const res = await env.n8n.runCli(['export:nodes', `--output=${file}`]);
-		expect(res.code).toBe(0);
-		const names = JSON.parse(await fsp.readFile(file, 'utf8')).map((n) => n.name);
-		expect(names).toEqual(expect.arrayContaining([NODE_TYPE, `${NODE_TYPE}Tool`]));
-	});
-
 	test("n8n serves each operation's output schema for this community package (/schemas/...)", async () => {
 		const schemaDir = path.join(REPO_DIR, 'nodes/BasicsEngage/__schema__/v1.0.0');
 		for (const resource of await fsp.readdir(schemaDir)) {
@@ -81,9 +60,10 @@ describe('n8n lists the package', () => {
 		}
 	});
 
-	test('/types/nodes.json has the resources and operations; /types/credentials.json the credential', async () => {
+	test('/types/nodes.json has the node, its AI tool variant, the resources and operations; /types/credentials.json the credential', async () => {
 		const cookie = { headers: { cookie: env.cookie } };
 		const nodes = await (await fetch(`${env.n8n.url}/types/nodes.json`, cookie)).json();
+		expect(nodes.map((n) => n.name)).toEqual(expect.arrayContaining([NODE_TYPE, `${NODE_TYPE}Tool`]));
 		const node = nodes.find((n) => n.name === NODE_TYPE);
 		expect(node).toBeDefined();
 		expect(node.credentials).toEqual([
@@ -125,7 +105,7 @@ describe('n8n lists the package', () => {
 		);
 		const signup = await env.rest.get(`/rest/workflows/${SIGNUP}`);
 		expect(isPublished(signup)).toBe(true);
-		expect(await waitForForm(formUrl)).toContain('Join Acme');
+		expect(await waitForForm(formUrl())).toContain('Join Acme');
 	});
 });
 
@@ -318,28 +298,18 @@ describe('sign-up form (published, real form submissions)', () => {
 	});
 
 	test('bad API key (401): the "Invalid API key" branch', async () => {
-		await importCredential(env.n8n, { apiKey: 'be_not_a_valid_key', baseUrl: env.sandbox.baseUrl });
-		try {
-			const execution = await signUp();
-			expect(ran(execution)).toEqual([
-				'Fix the API key',
-				'Send welcome email',
-				'Sign-up form',
-				'Why did it fail?',
-			]);
-			expect(nodeOutput(execution, 'Fix the API key')).toEqual([
-				expect.objectContaining({
-					Email: 'jane@customer.test',
-					details: expect.objectContaining({ kind: 'invalid_api_key', httpCode: 401 }),
-				}),
-			]);
-			expect(requestsTo('/email/send').map((r) => r.headers.authorization)).toEqual([
-				'Bearer be_not_a_valid_key',
-			]);
-			expect(requestsTo('/list/addProfiles')).toHaveLength(0);
-		} finally {
-			await importCredential(env.n8n, { apiKey: DEMO_API_KEY, baseUrl: env.sandbox.baseUrl });
-		}
+		// the sandbox refuses the credential's key (until its reset)
+		env.sandbox.setOptions({ apiKeys: ['be_another_key'] });
+		const execution = await signUp();
+		expect(ran(execution)).toEqual(['Fix the API key', 'Send welcome email', 'Sign-up form', 'Why did it fail?']);
+		expect(nodeOutput(execution, 'Fix the API key')).toEqual([
+			expect.objectContaining({
+				Email: 'jane@customer.test',
+				details: expect.objectContaining({ kind: 'invalid_api_key', httpCode: 401 }),
+			}),
+		]);
+		expect(requestsTo('/email/send').map((r) => r.headers.authorization)).toEqual([BEARER]);
+		expect(requestsTo('/list/addProfiles')).toHaveLength(0);
 	});
 
 	test('any other failure (500) goes to the fallback branch', async () => {

@@ -13,14 +13,13 @@ import {
 	DEMO_API_KEY,
 	NEWSLETTER_LIST,
 	activateWorkflow,
-	importCredential,
 	isPublished,
 	listExecutions,
 	mcpUrl,
 	readExamples,
 	waitForMcp,
 } from '../../dev/n8n-setup.mjs';
-import { startTestEnvironment } from './helpers.mjs';
+import { env } from './shared.mjs';
 
 const MCP = 'beExampleMcp0001';
 const SEND = 'Send_Email';
@@ -31,7 +30,6 @@ const JANE = {
 	body: 'Hi Jane, it is on its way.',
 };
 
-let env;
 let example;
 /** MCP clients by workflow: the example (On Error: Stop) and two variants with Continue. */
 const clients = {};
@@ -78,7 +76,6 @@ const VARIANTS = {
 };
 
 beforeAll(async () => {
-	env = await startTestEnvironment();
 	example = readExamples().find((e) => e.id === MCP);
 	clients.stop = await connect(mcpUrl(env.n8n.url, example.mcpPath));
 	for (const [onError, { id, mcpPath }] of Object.entries(VARIANTS)) {
@@ -88,10 +85,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
 	for (const client of Object.values(clients)) await client.close();
-	await env?.stop();
 }, 60_000);
-
-beforeEach(() => env.sandbox.reset());
 
 /** Calls a tool; returns what the model would read: isError and the text (and its JSON, if any). */
 async function callTool(name, args, { client = clients.stop.client } = {}) {
@@ -247,20 +241,14 @@ describe('the published example: an MCP server with two BasicsEngage tools', () 
 	});
 
 	test('bad API key (401): a tool error of kind invalid_api_key that says not to try again, without the key', async () => {
-		const badKey = 'be_not_a_valid_key';
-		await importCredential(env.n8n, { apiKey: badKey, baseUrl: env.sandbox.baseUrl });
-		try {
-			const result = await callTool(SEND, JANE);
-			await settled();
-			expectToolError(result, 'invalid_api_key');
-			expect(result.text).toMatch(/Do not try again/);
-			expect(result.text).not.toContain(badKey);
-			expect(requestsTo('/email/send').map((r) => r.headers.authorization)).toEqual([
-				`Bearer ${badKey}`,
-			]);
-		} finally {
-			await importCredential(env.n8n, { apiKey: DEMO_API_KEY, baseUrl: env.sandbox.baseUrl });
-		}
+		// the sandbox refuses the credential's key (until its reset)
+		env.sandbox.setOptions({ apiKeys: ['be_another_key'] });
+		const result = await callTool(SEND, JANE);
+		await settled();
+		expectToolError(result, 'invalid_api_key');
+		expect(result.text).toMatch(/Do not try again/);
+		expect(result.text).not.toContain(DEMO_API_KEY);
+		expect(requestsTo('/email/send').map((r) => r.headers.authorization)).toEqual([`Bearer ${DEMO_API_KEY}`]);
 	});
 
 	test('nothing is sent twice: each call is one request, also once n8n has recorded the calls', async () => {

@@ -12,8 +12,8 @@ import {
 	SANDBOX_CREDENTIAL,
 	waitForExecution,
 } from '../../dev/n8n-setup.mjs';
+import { env } from './shared.mjs';
 import parameters from '../parameters.js';
-import { startTestEnvironment } from './helpers.mjs';
 
 const { sendParameters } = parameters;
 
@@ -22,18 +22,6 @@ const CONTACTS = Array.from({ length: 10 }, (_, index) => ({
 	email: `contact${index}@customer.test`,
 }));
 const pass = { action: 'delay', delayMs: 0 };
-
-let env;
-
-beforeAll(async () => {
-	env = await startTestEnvironment();
-}, 300_000);
-
-afterAll(async () => {
-	await env?.stop();
-}, 60_000);
-
-beforeEach(() => env.sandbox.reset());
 
 /** Webhook -> Split Out (one item per contact) -> the BasicsEngage node; published. */
 async function publish(tag, parameters) {

@@ -19,7 +19,8 @@ import {
 	waitForExecution,
 	waitForForm,
 } from '../../dev/n8n-setup.mjs';
-import { launchBrowser, startTestEnvironment } from './helpers.mjs';
+import { env } from './shared.mjs';
+import { launchBrowser } from './helpers.mjs';
 
 const NODE_TYPE = 'n8n-nodes-basicsengage.basicsEngage';
 const REFUND = 'beExampleRefund1';
@@ -30,20 +31,15 @@ const BROWSER =
 const SCANNER = 'Mozilla/5.0 (compatible; Barracuda Sentinel; +https://www.barracuda.com)';
 const RECORDED = 'Your response has been recorded';
 
-let env;
 let browser;
 
 beforeAll(async () => {
-	env = await startTestEnvironment();
 	browser = await launchBrowser();
 }, 300_000);
 
 afterAll(async () => {
 	await browser?.close();
-	await env?.stop();
 }, 60_000);
-
-beforeEach(() => env.sandbox.reset());
 
 const requestsTo = (p) => env.sandbox.requests.filter((r) => r.path === p);
 

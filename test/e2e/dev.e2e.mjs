@@ -1,0 +1,169 @@
+// `npm run dev -- --watch` as a developer runs it, from a temporary copy of the checkout (the files
+// git tracks, as they are in the working tree, and a link to node_modules; no file of the checkout
+// changes, whatever happens): it builds the package, prints what runs where, and everything it
+// prints works; saving a change to the node's TypeScript source rebuilds the package and the n8n
+// already running serves it (its hot reload, no restart: `POST /rest/node-types`, what the editor
+// asks when it opens a node, and `/types/nodes.json`); Ctrl-C (SIGINT to the terminal's
+// foreground process group) stops all it started. The copy, n8n's data and every process are
+// removed afterwards, also when jest is interrupted (test/e2e/watchdog.mjs).
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+import { DEMO_API_KEY, DEV_OWNER, restClient } from '../../dev/n8n-setup.mjs';
+import { login } from '../../dev/start-n8n.mjs';
+import { log, REPO_DIR, spawnDev, startWatchdog } from './helpers.mjs';
+import { descendants } from './processes.mjs';
+
+const NODE_FILE = 'nodes/BasicsEngage/BasicsEngage.node.ts';
+const PACKAGE = JSON.parse(fs.readFileSync(path.join(REPO_DIR, 'package.json'), 'utf8'));
+const NODE_TYPE = `${PACKAGE.name}.basicsEngage`;
+
+// stops npm run dev and removes tmp even if jest is interrupted (afterAll does not run then)
+const watchdog = startWatchdog();
+const tmp = watchdog.tempDir('basicsengage-dev-e2e-');
+afterAll(() => watchdog.release());
+
+/** The files git tracks in `from`, as they are in its working tree, into `to`; node_modules linked. */
+function copyCheckout(from, to) {
+	const files = execFileSync('git', ['ls-files', '-z'], { cwd: from, encoding: 'utf8' }).split('\0').filter(Boolean);
+	for (const file of files) {
+		const source = path.join(from, file);
+		if (!fs.existsSync(source)) continue; // deleted in the working tree
+		fs.mkdirSync(path.dirname(path.join(to, file)), { recursive: true });
+		fs.cpSync(source, path.join(to, file), { verbatimSymlinks: true });
+	}
+	fs.symlinkSync(fs.realpathSync(path.join(from, 'node_modules')), path.join(to, 'node_modules'));
+	return files.length;
+}
+
+/** The node's description as n8n's REST endpoint for node types gives it. */
+async function servedDescription(rest) {
+	const [type] = await rest.post('/rest/node-types', { nodeInfos: [{ name: NODE_TYPE, version: 1 }] });
+	return type.description;
+}
+
+/** Calls `read` every 100 ms until it gives `wanted` (a throw counts as not yet) or time is up. */
+async function poll(read, wanted, timeoutMs) {
+	const t0 = Date.now();
+	let last;
+	for (;;) {
+		try {
+			last = await read();
+		} catch (error) {
+			last = error;
+		}
+		if (last === wanted || Date.now() - t0 > timeoutMs) return last;
+		await new Promise((r) => setTimeout(r, 100));
+	}
+}
+
+test('npm run dev -- --watch prints how to use what it started, all of it works, a saved change to the node is served by the running n8n, and Ctrl-C stops everything', async () => {
+	const repo = path.join(tmp, 'repo');
+	copyCheckout(REPO_DIR, repo);
+	const checkoutSource = fs.readFileSync(path.join(REPO_DIR, NODE_FILE), 'utf8');
+	// it builds the copy itself, as `npm run dev` does; free ports
+	const dev = spawnDev({ args: ['--watch'], cwd: repo, userFolder: path.join(tmp, 'n8n') });
+	watchdog.stopTree(dev.child.pid);
+	await dev.waitFor(/\[dev\] --watch: watching nodes\/ and credentials\//, 240_000);
+	const { output } = dev;
+	const editor = output.match(/editor:\s+(http:\/\/localhost:\d+)/)[1];
+	log(`npm run dev -- --watch with n8n ${output.match(/n8n (\S+) editor:/)[1]}: ${output.match(/\[dev\] ready in \S+/)[0]}`);
+
+	const sandboxUrl = output.match(/BasicsEngage sandbox: (http:\/\/localhost:\d+\/api\/v0\/dev)/)[1];
+	const form = output.match(/sign-up form:\s+(\S+)/)[1];
+	const mcpServer = output.match(/MCP server:\s+(\S+) \(Streamable HTTP\)/)[1];
+	expect(output).toContain(`owner login:        ${DEV_OWNER.email} / ${DEV_OWNER.password}`);
+	expect(output).toContain(`API key:            ${DEMO_API_KEY}`);
+	for (const example of ['welcome new sign-ups', 'nightly contact sync', 'MCP server for AI agents', 'new segment to sent campaign'])
+		expect(output).toContain(`BasicsEngage example: ${example}: http`);
+
+	// what it printed works
+	expect((await fetch(editor)).status).toBe(200);
+	const { cookie } = await login(editor, DEV_OWNER);
+	expect(cookie).toContain('n8n-auth=');
+	expect(await (await fetch(form)).text()).toContain('Join Acme');
+	const mcp = new Client({ name: 'dev-e2e', version: '1.0.0' });
+	const mcpTransport = new StreamableHTTPClientTransport(new URL(mcpServer));
+	await mcp.connect(mcpTransport);
+	const { tools } = await mcp.listTools();
+	expect(tools.map((t) => t.name).sort()).toEqual(['Add_Profiles', 'Send_Email']);
+	await mcpTransport.terminateSession();
+	await mcp.close();
+	const send = await fetch(`${sandboxUrl}/email/send`, {
+		method: 'POST',
+		headers: { authorization: `Bearer ${DEMO_API_KEY}`, 'content-type': 'application/json' },
+		body: JSON.stringify({ to: 'jane@customer.test', from: 'hello@example.com', subject: 'Hi', text: 'Hello' }),
+	});
+	expect(send.status).toBe(200);
+	await dev.waitFor(/\[sandbox\] \S+ POST \/email\/send 200/, 5_000);
+
+	// the log names what an answer does not show: a sent campaign's recipients
+	const post = async (route, body, auth = 'authorization') => {
+		const res = await fetch(`${sandboxUrl}${route}`, {
+			method: 'POST',
+			headers: { [auth]: `Bearer ${DEMO_API_KEY}`, 'content-type': 'application/json' },
+			body: JSON.stringify(body),
+		});
+		expect(res.status).toBe(200);
+		return (await res.json()).data;
+	};
+	const { listId } = await post('/list/create', { listName: 'Dev', listDescription: 'e2e' });
+	await post('/list/addProfiles', { listId, profiles: [{ email: 'ann@customer.test' }] }, 'authroization');
+	const { campaign } = await post('/campaign/create', { name: 'Dev', subject: 'Hi', recepientList: [listId] });
+	await post('/campaign/send', { campaignId: campaign._id });
+	const sentTo = `campaign ${campaign._id} sent to 1 recipient: ann@customer\\.test`;
+	await dev.waitFor(new RegExp(`\\[sandbox\\] \\S+ POST /campaign/send 200 \\d+ms ${sentTo}`), 5_000);
+
+	// --watch: the served description is the source's; a saved change is served without a restart
+	const rest = restClient(editor, cookie);
+
+	const source = fs.readFileSync(path.join(repo, NODE_FILE), 'utf8');
+	const before = await servedDescription(rest);
+	expect(source).toContain(`'${before}'`); // the served text is the one in the source
+	const after = `Changed by the --watch test ${Date.now()}`;
+
+	// n8n's log: a line for each time n8n was started, and n8n's own lines
+	const n8nLog = () => fs.readFileSync(path.join(tmp, 'n8n', 'n8n.log'), 'utf8');
+	const starts = () => n8nLog().match(/^===== \S+ starting n8n@/gm).length;
+	const startsBefore = starts();
+	expect(n8nLog()).not.toContain('Hot reload triggered');
+
+	// save the change, then ask n8n until it serves it
+	const saved = Date.now();
+	fs.writeFileSync(path.join(repo, NODE_FILE), source.replace(`'${before}'`, `'${after}'`));
+	expect(await poll(() => servedDescription(rest), after, 60_000)).toBe(after);
+	const seconds = ((Date.now() - saved) / 1000).toFixed(1);
+
+	// What the editor loads its node list from has it too. n8n rewrites that file after the reload
+	// (in place: a read meanwhile can get half of it), so it is read until it parses and has it.
+	const editorDescription = async () => {
+		const res = await fetch(`${editor}/types/nodes.json`, { headers: { cookie } });
+		const types = JSON.parse(await res.text());
+		return types.find((t) => t.name === NODE_TYPE).description;
+	};
+	expect(await poll(editorDescription, after, 10_000)).toBe(after);
+
+	// rebuilt by --watch, and reloaded by n8n itself
+	const rebuilt = await dev.waitFor(/\[dev\] --watch: rebuilt in (\S+)s/, 5_000);
+	const reloaded = await dev.waitFor(/\[dev\] --watch: n8n reloaded the package (\S+)s after/, 5_000);
+	// by the n8n that was running: not started again
+	expect(starts()).toBe(startsBefore);
+	expect(n8nLog()).toContain(`Hot reload triggered for ${PACKAGE.name}`);
+	log(
+		`--watch: saved to served by n8n in ${seconds}s (build and copy ${rebuilt[1]}s, ` +
+			`n8n's reload ${reloaded[1]}s after the copy, as npm run dev reported)`,
+	);
+
+	// Ctrl-C in a terminal sends SIGINT to the whole foreground group (npm and node dev/dev.mjs)
+	expect(descendants(dev.child.pid).length).toBeGreaterThanOrEqual(3); // npm, dev.mjs, n8n (+ its task runner)
+	// nothing it started is left, and the ports are free again
+	expect(await dev.interrupt()).toEqual([]);
+	await expect(fetch(editor)).rejects.toThrow();
+	await expect(fetch(`${sandboxUrl}/email/send`, { method: 'POST' })).rejects.toThrow();
+	// the checkout itself was never touched
+	expect(fs.readFileSync(path.join(REPO_DIR, NODE_FILE), 'utf8')).toBe(checkoutSource);
+}, 300_000);
