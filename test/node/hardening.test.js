@@ -20,14 +20,13 @@ const {
 	runNode,
 	sendParameters,
 	useSandbox,
+	VIP_CAMPAIGN_ID,
+	VIP_SANDBOX,
 } = require('../support');
 
-const CAMPAIGN_ID = 'cccccccccccccccccccccccc';
+const CAMPAIGN_ID = VIP_CAMPAIGN_ID;
 
-const sandbox = useSandbox({
-	lists: [{ listId: 'lst_vip', name: 'VIP', profiles: [{ email: 'vip@customer.test' }] }],
-	campaigns: [{ _id: CAMPAIGN_ID, name: 'VIP news', subject: 'Hi', recepientList: ['lst_vip'] }],
-});
+const sandbox = useSandbox(VIP_SANDBOX);
 
 /** @type {{ origin: string, requests: Array<{ method: string, url: string, headers: http.IncomingHttpHeaders }>, close: () => Promise<void> }} */
 let foreign;
