@@ -65,7 +65,7 @@ export function invalidInput(message: string, description: string): Failure {
  * model only that (an item's error keeps it in `details.description`, which an agent reads along).
  * `stopTrying` is said in the description of a refusal that every later request of the run would
  * get too, so none is sent, and a model does not loop on it. `serverDown` kinds count toward a
- * run's giving up (see RunStop).
+ * run's giving up (GIVE_UP_AFTER in transport/index.ts).
  */
 const kinds = {
 	invalid_input: {
