@@ -168,6 +168,9 @@ function expectNoSecret(result, apiKey) {
 	expect(visible).not.toContain(apiKey);
 }
 
+/** The package copies restarted n8ns load, removed when the test process exits. */
+const restartedCopies = new Set();
+
 /**
  * What a restarted n8n runs after one died (runWorkflow's `diesWhen`): the built package loaded
  * again, from a copy, so its modules start without the state the dead process held.
@@ -177,7 +180,13 @@ async function restartN8n() {
 	fs.cpSync(path.join(PACKAGE_DIR, 'dist'), path.join(copy, 'dist'), { recursive: true });
 	fs.copyFileSync(path.join(PACKAGE_DIR, 'package.json'), path.join(copy, 'package.json'));
 	fs.symlinkSync(path.join(PACKAGE_DIR, 'node_modules'), path.join(copy, 'node_modules'));
-	process.once('exit', () => fs.rmSync(copy, { recursive: true, force: true }));
+	// One exit listener for every copy: a long model run restarts n8n hundreds of times.
+	if (restartedCopies.size === 0) {
+		process.once('exit', () => {
+			for (const dir of restartedCopies) fs.rmSync(dir, { recursive: true, force: true });
+		});
+	}
+	restartedCopies.add(copy);
 	await loadPackage(copy);
 }
 

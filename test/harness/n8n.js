@@ -667,9 +667,10 @@ function createResumer(waiting, describe) {
 		const logStart = logLines.length;
 		const workflowExecute = new core.WorkflowExecute(additionalData, mode, run.data);
 		run = await workflowExecute.processRunExecutionData(workflow);
-		return { ...describe(run), logs: logLines.slice(logStart) };
+		// What went on can be resumed or retried again, as in n8n (a Retry of a retried execution).
+		return { ...describe(run), logs: logLines.slice(logStart), ...resumer };
 	};
-	return {
+	const resumer = {
 		/** @param {WaitingWebhookRequest} request @returns {Promise<WaitingWebhookAnswer & { result?: any }>} */
 		async callWebhook({
 			url,
@@ -767,6 +768,7 @@ function createResumer(waiting, describe) {
 			return await goOn();
 		},
 	};
+	return resumer;
 }
 
 /**
