@@ -136,6 +136,8 @@ export function spawnDev({ script = 'dev', args = [], userFolder, cwd = REPO_DIR
 	);
 	const running = () => child.exitCode === null && child.signalCode === null;
 	const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+	// the end of the output says why it stopped; CI keeps the end of a long log, not its middle
+	const tail = () => dev.output.split('\n').slice(-100).join('\n');
 	const dev = {
 		child,
 		output: '',
@@ -145,8 +147,8 @@ export function spawnDev({ script = 'dev', args = [], userFolder, cwd = REPO_DIR
 			for (;;) {
 				const match = dev.output.match(pattern);
 				if (match) return match;
-				if (!running()) throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}):\n${dev.output}`);
-				if (Date.now() > deadline) throw new Error(`no ${pattern} in ${name}'s output after ${timeoutMs} ms:\n${dev.output}`);
+				if (!running()) throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}); its output ends:\n${tail()}`);
+				if (Date.now() > deadline) throw new Error(`no ${pattern} in ${name}'s output after ${timeoutMs} ms; it ends:\n${tail()}`);
 				await sleep(100);
 			}
 		},
@@ -160,10 +162,10 @@ export function spawnDev({ script = 'dev', args = [], userFolder, cwd = REPO_DIR
 			process.kill(-child.pid, 'SIGINT');
 			const deadline = Date.now() + timeoutMs;
 			while (running()) {
-				if (Date.now() > deadline) throw new Error(`${name} did not exit:\n${dev.output}`);
+				if (Date.now() > deadline) throw new Error(`${name} did not exit; its output ends:\n${tail()}`);
 				await sleep(100);
 			}
-			if (!dev.output.includes('[dev] stopped.')) throw new Error(`${name} did not say "[dev] stopped.":\n${dev.output}`);
+			if (!dev.output.includes('[dev] stopped.')) throw new Error(`${name} did not say "[dev] stopped."; its output ends:\n${tail()}`);
 			await sleep(500);
 			return stillRunning(started);
 		},
