@@ -221,6 +221,10 @@ async function startQueueServices(started, { userFolder, queue, onProgress }) {
 		QUEUE_BULL_REDIS_HOST: started.redis.host,
 		QUEUE_BULL_REDIS_PORT: String(started.redis.port),
 		...started.postgres.n8nEnv,
+		// n8n's default pool is 2 connections, each wait for one at most 20 s, for a worker that
+		// runs 10 executions at once: in a 200-sign-up burst on a busy machine (load 10 to 14) an
+		// execution failed to read its credential, twice. n8n's docs: a larger pool "may help".
+		DB_POSTGRESDB_POOL_SIZE: '10',
 		// one key for every process (they share the user folder and its .n8n/config too)
 		N8N_ENCRYPTION_KEY: encryptionKeyFor(userFolder),
 		// editor ("manual") runs go to the workers too, as they will by default in n8n 3

@@ -73,6 +73,7 @@ function expectAllSucceeded(executions) {
 			ranBy: e.ranBy,
 			lastNode: e.lastNodeExecuted,
 			error: e.error?.message,
+			why: e.error?.description, // "n8n said: ..." when n8n failed the node
 			node: e.error?.node?.name,
 		}));
 	expect(failed).toEqual([]);
