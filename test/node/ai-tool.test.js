@@ -96,39 +96,50 @@ test('AI tool: Add Profiles adds the profile the model passed and answers with l
 	]);
 });
 
-test('AI tool, On Error = Stop: an invalid recipient is a tool error with its kind, nothing sent', async () => {
-	const result = await runNode(sandbox, {
-		parameters: sendByModel,
-		toolCalls: [{ ...modelArgs, to: 'not-an-address' }],
-	});
-	expect(result.toolAnswers[0].answer).toBeUndefined();
-	expect(result.toolAnswers[0].thrown).toMatch(/To is not a valid email address/);
-	expect(result.toolAnswers[0].thrown).toMatch(/kind: invalid_input/);
-	expect(sandbox.requests).toHaveLength(0);
-});
+/** What n8n 2.x's AI Agent hands the model of a failed tool: the error's message alone. */
+const messageAlone = (/** @type {string} */ thrown) => thrown.split('\n\nDetails: ')[0];
 
-test('AI tool, On Error = Stop: a 429 tells the model to stop trying, with its kind and no key', async () => {
-	sandbox.setOptions({ dailyLimit: 0 });
-	const result = await runNode(sandbox, { parameters: sendByModel, toolCalls: [modelArgs] });
-	const { thrown } = result.toolAnswers[0];
-	expect(thrown).toMatch(/quota/i);
-	expect(thrown).toMatch(/kind: quota_exceeded/);
-	expect(thrown).toMatch(/do not try again/i);
-	expect(thrown).not.toContain(API_KEY);
-	expect(sandbox.requests).toHaveLength(1);
-});
-
-test('AI tool, On Error = Stop: an invalid API key tells the model to stop trying', async () => {
-	const result = await runNode(sandbox, {
-		parameters: sendByModel,
-		toolCalls: [modelArgs],
-		apiKey: 'be_wrong_key',
-	});
-	const { thrown } = result.toolAnswers[0];
-	expect(thrown).toMatch(/kind: invalid_api_key/);
-	expect(thrown).toMatch(/do not try again/i);
-	expect(thrown).not.toContain('be_wrong_key');
-});
+test.each([
+	[
+		'an invalid recipient',
+		'invalid_input',
+		{ args: { to: 'not-an-address' } },
+		/Fix it before trying again\.$/,
+		0,
+	],
+	[
+		'a 429',
+		'quota_exceeded',
+		{ arrange: () => sandbox.setOptions({ dailyLimit: 0 }) },
+		/Do not try again today\.$/,
+		1,
+	],
+	[
+		'a 401',
+		'invalid_api_key',
+		{ apiKey: 'be_wrong_key' },
+		/Do not try again until the API key is fixed\.$/,
+		1,
+	],
+])(
+	'AI tool, On Error = Stop: after %s the call is a tool error with its kind (%s) and no key, and the message alone (all n8n 2.x hands the model) says what to do',
+	async (_, kind, { arrange, apiKey, args }, step, requests) => {
+		arrange?.();
+		const result = await runNode(sandbox, {
+			parameters: sendByModel,
+			toolCalls: [{ ...modelArgs, ...args }],
+			apiKey,
+		});
+		const { thrown, answer } = result.toolAnswers[0];
+		expect(answer).toBeUndefined();
+		expect(thrown).toMatch(`kind: ${kind}`);
+		expect(thrown).not.toContain(apiKey ?? API_KEY);
+		expect(messageAlone(thrown)).toMatch(step);
+		// Not the server's own advice, which a model would follow ("try again tomorrow").
+		expect(messageAlone(thrown)).not.toMatch(/tomorrow|retry later/i);
+		expect(sandbox.requests).toHaveLength(requests);
+	},
+);
 
 test.each(['continueRegularOutput', 'continueErrorOutput'])(
 	'AI tool, On Error = %s: the failure is the answer JSON, with its kind',
@@ -246,26 +257,3 @@ test('AI tool: a Send Campaign whose answer was lost warns the model not to send
 	expect(sandbox.requests).toHaveLength(1);
 	expect(sandbox.state.campaignSends).toHaveLength(1);
 });
-
-/** What n8n 2.x's AI Agent hands the model of a failed tool: the error's message alone. */
-const messageAlone = (/** @type {string} */ thrown) => thrown.split('\n\nDetails: ')[0];
-
-test.each([
-	['a 429', { arrange: () => sandbox.setOptions({ dailyLimit: 0 }) }, /Do not try again today\.$/],
-	['a 401', { apiKey: 'be_wrong_key' }, /Do not try again until the API key is fixed\.$/],
-	['an invalid address', { args: { to: 'not-an-address' } }, /Fix it before trying again\.$/],
-])(
-	'after %s, the message alone (all n8n 2.x hands the model) says what to do',
-	async (_, { arrange, apiKey, args }, step) => {
-		arrange?.();
-		const result = await runNode(sandbox, {
-			parameters: sendByModel,
-			toolCalls: [{ ...modelArgs, ...args }],
-			apiKey,
-		});
-		const message = messageAlone(result.toolAnswers[0].thrown);
-		expect(message).toMatch(step);
-		// Not the server's own advice, which a model would follow ("try again tomorrow").
-		expect(message).not.toMatch(/tomorrow|retry later/i);
-	},
-);

@@ -402,6 +402,7 @@ describe('a setting that cannot work fails every item as invalid_input, naming i
 			});
 			expect(sandbox.requests).toHaveLength(0);
 			expect(result.success).toEqual([]);
+			expect(result.waitTill).toBeUndefined();
 			expect(result.errors.map((item) => item.json.details.kind)).toEqual([
 				'invalid_input',
 				'invalid_input',
