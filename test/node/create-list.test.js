@@ -102,17 +102,4 @@ describe('Create List', () => {
 		});
 		expect(sandbox.state.lists.size).toBe(0);
 	});
-
-	test('errors: a 500 is server_error, says the list may have been created, and is never retried', async () => {
-		sandbox.injectFaults([{ path: '/list/create', status: 500 }]);
-		const result = await runNode(sandbox, {
-			parameters: createListParameters({ options: { retries: 3, retryWait: 0 } }),
-			onError: 'continueErrorOutput',
-		});
-		expect(createRequests()).toHaveLength(1);
-		expect(result.errors[0].json.details.kind).toBe('server_error');
-		expect(result.errors[0].json.details.description).toMatch(
-			/the list may have been created: check before sending it again/,
-		);
-	});
 });

@@ -68,25 +68,6 @@ describe('a 429 that is not the daily email quota is a rate limit: waited as ask
 });
 
 describe('client-side checks run before any request and spend no quota', () => {
-	// What the readers refuse: test/unit/readers.test.js.
-	test('Send Email: a recipient that is no address fails its item only; the others are sent', async () => {
-		const [item, message] = [{ email: 'not-an-address' }, /To is not a valid email address/];
-		const result = await runNode(sandbox, {
-			parameters: sendParameters(),
-			items: [item, { email: 'ok@customer.test' }],
-			onError: 'continueErrorOutput',
-		});
-		expect(sandbox.requests.map((request) => request.body.to)).toEqual(['ok@customer.test']);
-		expect(result.errors).toHaveLength(1);
-		expect(result.errors[0].json.error).toMatch(message);
-		expect(result.errors[0].json.details).toEqual({
-			kind: 'invalid_input',
-			httpCode: null,
-			description: expect.any(String),
-		});
-		expectEachInputExactlyOnce(result, 2);
-	});
-
 	test('Send Email refuses template variables JSON that is not an object', async () => {
 		for (const json of ['[1, 2]', '"text"', '{ not json']) {
 			sandbox.reset();

@@ -252,22 +252,3 @@ describe('template variables n8n cannot send', () => {
 		);
 	});
 });
-
-// Which characters are refused and how they show: test/unit/readers.test.js.
-describe('addresses with invisible characters', () => {
-	test('From with a zero-width space fails every item, nothing sent', async () => {
-		const result = await runNode(sandbox, {
-			parameters: sendParameters({ from: 'hello\u200b@example.com' }),
-			items: contacts(2),
-			onError: 'continueErrorOutput',
-		});
-		expect(sandbox.requests).toHaveLength(0);
-		expect(result.errors.map((item) => [item.json.details.kind, item.json.error])).toEqual(
-			Array(2).fill([
-				'invalid_input',
-				expect.stringMatching(/^From is not a valid email address: "hello\\u200b@example\.com"/),
-			]),
-		);
-		expectEachInputExactlyOnce(result, 2);
-	});
-});
