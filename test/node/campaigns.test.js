@@ -270,13 +270,10 @@ describe('Send Campaign', () => {
 	});
 
 	describe('never sent again after a request that may have reached BasicsEngage', () => {
+		// prettier-ignore
 		test.each([
 			['a 500', { status: 500 }, 'server_error'],
-			[
-				'a 503 with Retry-After 0',
-				{ status: 503, headers: { 'retry-after': '0' } },
-				'server_error',
-			],
+			['a 503 with Retry-After 0', { status: 503, headers: { 'retry-after': '0' } }, 'server_error'],
 			['a dropped connection (the send happened)', { action: 'drop' }, 'network_error'],
 			['a reset connection', { action: 'reset' }, 'network_error'],
 			['a timeout', { action: 'hang' }, 'network_error'],

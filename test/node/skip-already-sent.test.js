@@ -93,16 +93,13 @@ const ORDER = (/** @type {number} */ number) => ({
 	templateVariablesJson: `{ "company": "Order ${number}" }`,
 });
 
+// prettier-ignore
 test.each([
 	['the same email, the recipient in another case, is skipped', RESET(1), RESET(1), 'JANE'],
 	['another subject is another email, sent', RESET(1), { ...RESET(1), subject: 'Your receipt' }],
 	['another body (a new reset link, same subject) is another email, sent', RESET(1), RESET(2)],
 	['another sender is another email, sent', RESET(1), { ...RESET(1), from: 'noreply@example.com' }],
-	[
-		'the same template with other variables (a second order confirmation) is another, sent',
-		ORDER(1001),
-		ORDER(1002),
-	],
+	['the same template with other variables (a second order confirmation) is another, sent', ORDER(1001), ORDER(1002)],
 ])('the default key is the whole email: %s', async (_, first, second, name = 'jane') => {
 	const workflow = savedWorkflow();
 	const send = (/** @type {object} */ email, /** @type {string} */ to) =>
@@ -146,14 +143,12 @@ test('scope: "This Node" is per node, "This Workflow" is shared by the nodes of 
 	}
 });
 
+// prettier-ignore
 test.each([
 	['a 400 (refused)', { status: 400 }],
 	['a 429 (refused)', { status: 429 }],
 	['the API\'s 500 "Internal server error; retry later"', { status: 500 }],
-	[
-		"a proxy's 503 page",
-		{ status: 503, body: '<html>Unavailable</html>', headers: { 'content-type': 'text/html' } },
-	],
+	["a proxy's 503 page", { status: 503, body: '<html>Unavailable</html>', headers: { 'content-type': 'text/html' } }],
 	['a 502 from a gateway', { status: 502 }],
 ])('after %s nothing was queued, so a later run sends the email', async (_, fault) => {
 	const workflow = savedWorkflow();

@@ -27,6 +27,7 @@ const sandbox = useSandbox({ dailyLimit: 1000 });
 
 const validateOnly = { validateOnly: true };
 
+// prettier-ignore
 test.each([
 	[
 		'Send Email',
@@ -56,12 +57,7 @@ test.each([
 			recipientList: ['lst_1'],
 		},
 	],
-	[
-		'Send Campaign',
-		sendCampaignParameters({ options: validateOnly }),
-		'/campaign/send',
-		{ campaignId: '66f1c0ffee0123456789abcd' },
-	],
+	['Send Campaign', sendCampaignParameters({ options: validateOnly }), '/campaign/send', { campaignId: '66f1c0ffee0123456789abcd' }],
 ])(
 	'%s: no request, and one item per input with the request as it would be sent, paired',
 	async (_name, parameters, path, body) => {
