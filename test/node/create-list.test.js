@@ -44,20 +44,16 @@ describe('Create List', () => {
 		expectEachInputExactlyOnce(result, 3);
 	});
 
-	test('profile IDs typed with commas are trimmed, empty ones dropped, and the list holds them', async () => {
+	test('profile IDs typed with commas are trimmed, empty ones dropped, and the list holds them; none: no profiles field, an empty list', async () => {
 		const result = await runNode(sandbox, {
-			parameters: createListParameters({ profileIds: ` ${ANN.profileId} ,, ${BOB.profileId}, ` }),
+			parameters: createListParameters({ profileIds: '={{ $json.ids }}' }),
+			items: [{ ids: ` ${ANN.profileId} ,, ${BOB.profileId}, ` }, { ids: ' , ' }],
 		});
-		expect(createRequests()[0].body.profiles).toEqual([ANN.profileId, BOB.profileId]);
-		expect(emailsIn(String(result.success[0].json.listId))).toEqual([ANN.email, BOB.email]);
-	});
-
-	test('no profile IDs: no profiles field, an empty list', async () => {
-		const result = await runNode(sandbox, {
-			parameters: createListParameters({ profileIds: ' , ' }),
-		});
-		expect(createRequests()[0].body).not.toHaveProperty('profiles');
-		expect(emailsIn(String(result.success[0].json.listId))).toEqual([]);
+		const [some, none] = createRequests().map((request) => request.body);
+		expect(some.profiles).toEqual([ANN.profileId, BOB.profileId]);
+		expect(none).not.toHaveProperty('profiles');
+		const lists = result.success.map((item) => emailsIn(String(item.json.listId)));
+		expect(lists).toEqual([[ANN.email, BOB.email], []]);
 	});
 
 	test('client-side checks: a blank name, an empty description or IDs that are not text fail only their item, before any request', async () => {

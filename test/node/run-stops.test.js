@@ -2,8 +2,8 @@
 'use strict';
 
 /**
- * Issue 20: a run that meets a dead server gives up, a stopped execution stops the node's own
- * loops and leaves Skip Emails Already Sent telling the truth, and Add Profiles keeps input order.
+ * A run that meets a dead server gives up, a stopped execution stops the node's own loops and
+ * leaves Skip Emails Already Sent telling the truth, and Add Profiles keeps input order.
  */
 
 const {

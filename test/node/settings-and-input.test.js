@@ -58,21 +58,23 @@ describe('a Base URL with a user name or password', () => {
 });
 
 describe('a Base URL without the API path', () => {
-	test("the credential test's 404 says the Base URL must include the API's path", async () => {
-		const result = await runCredentialTest({
-			apiKey: API_KEY,
-			baseUrl: new URL(sandbox.baseUrl).origin,
-		});
-		expect(result.status).toBe('Error');
-		expect(result.message).toContain(PATH_HINT);
-	});
-
-	test("the credential test's 404 web page says so too", async () => {
-		sandbox.injectFaults([{ status: 404, body: '<html>Cannot POST /email/send</html>' }]);
-		const result = await runCredentialTest({ apiKey: API_KEY, baseUrl: sandbox.baseUrl });
-		expect(result.status).toBe('Error');
-		expect(result.message).toContain(PATH_HINT);
-	});
+	test.each([
+		['404', () => new URL(sandbox.baseUrl).origin],
+		[
+			'404 web page',
+			() => {
+				sandbox.injectFaults([{ status: 404, body: '<html>Cannot POST /email/send</html>' }]);
+				return sandbox.baseUrl;
+			},
+		],
+	])(
+		"the credential test's %s says the Base URL must include the API's path",
+		async (_, baseUrl) => {
+			const result = await runCredentialTest({ apiKey: API_KEY, baseUrl: baseUrl() });
+			expect(result.status).toBe('Error');
+			expect(result.message).toContain(PATH_HINT);
+		},
+	);
 });
 
 describe('http:// to another machine', () => {
