@@ -3,7 +3,6 @@
 
 const {
 	API_KEY,
-	closedBaseUrl,
 	createCampaignParameters,
 	expectEachInputExactlyOnce,
 	expectNoSecret,

@@ -17,7 +17,6 @@ const {
 	expectEachInputExactlyOnce,
 	expectNoSecret,
 	runNode,
-	savedWorkflow,
 	sendCampaignParameters,
 	sendParameters,
 	useSandbox,
