@@ -246,19 +246,6 @@ test('one list per run under Retry On Fail: the batch creating the list was refu
 	expectEachInputExactlyOnce(result, 4);
 });
 
-test('a List ID per item: error items come in input order, each paired to its item', async () => {
-	const items = contacts(6).map((contact, index) => ({
-		...contact,
-		list: index % 2 === 0 ? 'lst_missing_a' : 'lst_missing_b',
-	}));
-	const result = await runNode(sandbox, {
-		parameters: addProfilesParameters({ listMode: 'existing', listId: '={{ $json.list }}' }),
-		items,
-		onError: 'continueErrorOutput',
-	});
-	expect(result.errors.map(pairedIndexes)).toEqual([[0], [1], [2], [3], [4], [5]]);
-});
-
 // How a number option is read: test/unit/readers.test.js; Batch Size is Add Profiles' own.
 test.each(['={{ 1001 }}', '={{ NaN }}'])(
 	'Batch Size %s is refused for every item, nothing sent',

@@ -68,49 +68,32 @@ describe('a 429 that is not the daily email quota is a rate limit: waited as ask
 });
 
 describe('client-side checks run before any request and spend no quota', () => {
-	// What the readers refuse: test/unit/readers.test.js.
-	test('Send Email: a recipient that is no address fails its item only; the others are sent', async () => {
-		const [item, message] = [{ email: 'not-an-address' }, /To is not a valid email address/];
+	test('Send Email refuses template variables JSON that is not an object, per item', async () => {
 		const result = await runNode(sandbox, {
-			parameters: sendParameters(),
-			items: [item, { email: 'ok@customer.test' }],
+			parameters: sendParameters({
+				content: 'template',
+				templateId: 'tmpl_welcome',
+				templateVariablesMode: 'json',
+				templateVariablesJson: '={{ $json.variables }}',
+			}),
+			items: ['[1, 2]', '"text"', '{ not json'].map((variables) => ({
+				...contacts(1)[0],
+				variables,
+			})),
 			onError: 'continueErrorOutput',
 		});
-		expect(sandbox.requests.map((request) => request.body.to)).toEqual(['ok@customer.test']);
-		expect(result.errors).toHaveLength(1);
-		expect(result.errors[0].json.error).toMatch(message);
-		expect(result.errors[0].json.details).toEqual({
-			kind: 'invalid_input',
-			httpCode: null,
-			description: expect.any(String),
-		});
-		expectEachInputExactlyOnce(result, 2);
+		expect(sandbox.requests).toHaveLength(0);
+		expect(result.errors.map((item) => item.json.error)).toEqual(
+			Array(3).fill(expect.stringMatching(/Variables \(JSON\)/)),
+		);
 	});
 
-	test('Send Email refuses template variables JSON that is not an object', async () => {
-		for (const json of ['[1, 2]', '"text"', '{ not json']) {
-			sandbox.reset();
-			const result = await runNode(sandbox, {
-				parameters: sendParameters({
-					content: 'template',
-					templateId: 'tmpl_welcome',
-					templateVariablesMode: 'json',
-					templateVariablesJson: json,
-				}),
-				items: contacts(1),
-				onError: 'continueErrorOutput',
-			});
-			expect(sandbox.requests).toHaveLength(0);
-			expect(result.errors[0].json.error).toMatch(/Variables \(JSON\)/);
-		}
-	});
-
-	test('Send Email refuses an empty subject and a duplicate variable name', async () => {
+	test('Send Email refuses an empty subject, a duplicate variable name and a Template ID of only spaces (instead of sending an empty one), each for its item', async () => {
 		const result = await runNode(sandbox, {
 			parameters: sendParameters({
 				subject: '={{ $json.subject }}',
 				content: 'template',
-				templateId: 'tmpl_welcome',
+				templateId: '={{ $json.template }}',
 				templateVariables: {
 					variable: [
 						{ name: 'firstName', value: '={{ $json.firstName }}' },
@@ -119,33 +102,23 @@ describe('client-side checks run before any request and spend no quota', () => {
 				},
 			}),
 			items: [
-				{ email: 'a@customer.test', subject: '', firstName: 'A', second: 'company' },
-				{ email: 'b@customer.test', subject: 'Hi', firstName: 'B', second: 'firstName' },
-				{ email: 'c@customer.test', subject: 'Hi', firstName: 'C', second: 'company' },
-			],
-			onError: 'continueErrorOutput',
-		});
-		expect(result.errors.map((item) => item.json.error)).toEqual([
-			'Subject is required',
-			'Template variable "firstName" is set twice',
-		]);
-		expect(sandbox.requests.map((request) => request.body.to)).toEqual(['c@customer.test']);
-	});
-
-	test('Send Email refuses a Template ID of only spaces instead of sending an empty one', async () => {
-		const result = await runNode(sandbox, {
-			parameters: sendParameters({ content: 'template', templateId: '={{ $json.template }}' }),
-			items: [
-				{ email: 'a@customer.test', template: '   ' },
-				{ email: 'b@customer.test', template: ' tmpl_welcome ' },
-			],
+				{ subject: '', second: 'company' },
+				{ subject: 'Hi', second: 'firstName' },
+				{ subject: 'Hi', second: 'company', template: '   ' },
+				{ subject: 'Hi', second: 'company' },
+			].map((item, index) => ({ template: ' tmpl_welcome ', ...item, ...contacts(1, index)[0] })),
 			onError: 'continueErrorOutput',
 		});
 		expect(result.errors.map((item) => [item.json.error, item.pairedItem])).toEqual([
-			['Template ID is required', { item: 0 }],
+			['Subject is required', { item: 0 }],
+			['Template variable "firstName" is set twice', { item: 1 }],
+			['Template ID is required', { item: 2 }],
 		]);
-		expect(sandbox.requests.map((request) => request.body.templateId)).toEqual(['tmpl_welcome']);
+		expect(sandbox.requests.map((request) => [request.body.to, request.body.templateId])).toEqual([
+			['contact3@customer.test', 'tmpl_welcome'],
+		]);
 	});
+
 	test('Add Profiles refuses bad profile emails per item and sends the good ones', async () => {
 		const items = [
 			{ email: 'good1@customer.test' },

@@ -31,23 +31,6 @@ const automatic = (overrides = {}) =>
 const sentProfiles = () =>
 	sandbox.requestsTo('/list/addProfiles').flatMap((request) => request.body.profiles);
 
-test('no email field: the item fails with invalid_input naming the fields it has; the others are sent', async () => {
-	const result = await runNode(sandbox, {
-		parameters: automatic(),
-		items: [{ contact_email: 'x@customer.test', name: 'X' }, ...contacts(1)],
-		onError: 'continueErrorOutput',
-	});
-
-	expect(sentProfiles()).toEqual([
-		{ email: 'contact0@customer.test', firstName: 'First0', lastName: 'Last0' },
-	]);
-	expect(result.errors).toHaveLength(1);
-	expect(result.errors[0].json.details.kind).toBe('invalid_input');
-	expect(result.errors[0].json.error).toBe('This item has no email field for Map Automatically');
-	expect(result.errors[0].json.details.description).toContain('"contact_email", "name"');
-	expectEachInputExactlyOnce(result, 2);
-});
-
 test('values are checked like the manual ones: a bad address or an object fails its item', async () => {
 	const result = await runNode(sandbox, {
 		parameters: automatic(),

@@ -88,17 +88,6 @@ test('Proxy: when the proxy cannot be reached, the items name the Proxy setting'
 	expect(sandbox.requests).toHaveLength(0);
 });
 
-test('Proxy: an invalid proxy address fails with a clear message', async () => {
-	const result = await runNode(sandbox, {
-		parameters: sendParameters({ requestOptions: { proxy: 'not a url' } }),
-		items: contacts(1),
-	});
-	expect(result.error.message).toBe(
-		'The Proxy in Request Options is not valid. Fix it before trying again.',
-	);
-	expect(sandbox.requests).toHaveLength(0);
-});
-
 describe('Ignore SSL Issues (Insecure)', () => {
 	/** @type {https.Server} */
 	let server;

@@ -68,29 +68,21 @@ describe('Send Email', () => {
 		}
 	});
 
-	test('template with JSON variables: the object is sent as given', async () => {
+	test('template with JSON variables: the object is sent as given; without variables, no templateVariables field', async () => {
+		const template = { content: 'template', templateId: 'tmpl_welcome' };
+		const json = '={{ JSON.stringify({ firstName: $json.firstName, company: "Acme, Inc." }) }}';
 		await runNode(sandbox, {
 			parameters: sendParameters({
-				content: 'template',
-				templateId: 'tmpl_welcome',
+				...template,
 				templateVariablesMode: 'json',
-				templateVariablesJson:
-					'={{ JSON.stringify({ firstName: $json.firstName, company: "Acme, Inc." }) }}',
+				templateVariablesJson: json,
 			}),
 			items: contacts(1),
 		});
-		expect(sentBodies()[0].templateVariables).toEqual({
-			firstName: 'First0',
-			company: 'Acme, Inc.',
-		});
-	});
-
-	test('template without variables sends no templateVariables field', async () => {
-		await runNode(sandbox, {
-			parameters: sendParameters({ content: 'template', templateId: 'tmpl_welcome' }),
-			items: contacts(1),
-		});
-		expect(sentBodies()[0]).not.toHaveProperty('templateVariables');
+		await runNode(sandbox, { parameters: sendParameters(template), items: contacts(1) });
+		const [withVariables, without] = sentBodies();
+		expect(withVariables.templateVariables).toEqual({ firstName: 'First0', company: 'Acme, Inc.' });
+		expect(without).not.toHaveProperty('templateVariables');
 	});
 
 	test('expressions are resolved per item for every field', async () => {

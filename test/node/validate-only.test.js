@@ -17,7 +17,6 @@ const {
 	expectEachInputExactlyOnce,
 	expectNoSecret,
 	runNode,
-	savedWorkflow,
 	sendCampaignParameters,
 	sendParameters,
 	useSandbox,
@@ -27,6 +26,7 @@ const sandbox = useSandbox({ dailyLimit: 1000 });
 
 const validateOnly = { validateOnly: true };
 
+// prettier-ignore
 test.each([
 	[
 		'Send Email',
@@ -56,12 +56,7 @@ test.each([
 			recipientList: ['lst_1'],
 		},
 	],
-	[
-		'Send Campaign',
-		sendCampaignParameters({ options: validateOnly }),
-		'/campaign/send',
-		{ campaignId: '66f1c0ffee0123456789abcd' },
-	],
+	['Send Campaign', sendCampaignParameters({ options: validateOnly }), '/campaign/send', { campaignId: '66f1c0ffee0123456789abcd' }],
 ])(
 	'%s: no request, and one item per input with the request as it would be sent, paired',
 	async (_name, parameters, path, body) => {
@@ -157,25 +152,6 @@ test('under Stop Workflow a bad item ends the run and nothing is sent', async ()
 	expect(result.error?.message).toMatch(/not a valid email address/);
 });
 
-test('Skip Emails Already Sent ignores a dry run: a real run afterwards sends every email', async () => {
-	const workflow = savedWorkflow();
-	const skip = { skipAlreadySent: { settings: {} } };
-	const dryRun = await runNode(sandbox, {
-		...workflow,
-		parameters: sendParameters({ options: { ...skip, ...validateOnly } }),
-		items: contacts(2),
-	});
-	expect(dryRun.success.map((item) => item.json.validateOnly)).toEqual([true, true]);
-
-	const realRun = await runNode(sandbox, {
-		...workflow,
-		parameters: sendParameters({ options: skip }),
-		items: contacts(2),
-	});
-	expect(realRun.success.map((item) => item.json.skipped)).toEqual([undefined, undefined]);
-	expect(sandbox.state.emails).toHaveLength(2);
-});
-
 test('the Retry On Fail memory ignores a dry run: nothing is kept in the node context', async () => {
 	const result = await runNode(sandbox, {
 		parameters: sendParameters({ options: validateOnly }),
@@ -190,67 +166,53 @@ test('the Retry On Fail memory ignores a dry run: nothing is kept in the node co
 });
 
 describe('Validate Only set by an expression (a form, webhook or sheet switch)', () => {
-	const operations = /** @type {const} */ ([
+	const TRUE = [true, 'true', ' TRUE ', 1, '1'];
+	const UNCLEAR = ['yes', 'maybe', '', null, 2];
+	const FALSE = [false, 'false', 0, '0'];
+	/** Runs `parameters` with Validate Only read from each item's `dryRun`. */
+	const run = (/** @type {any} */ parameters, /** @type {unknown[]} */ dryRuns) =>
+		runNode(sandbox, {
+			parameters: parameters({ options: { validateOnly: '={{ $json.dryRun }}' } }),
+			items: dryRuns.map((dryRun, index) => ({
+				...contacts(1, index)[0],
+				campaignId: '66f1c0ffee0123456789abcd',
+				dryRun,
+			})),
+			onError: 'continueRegularOutput',
+		});
+
+	test.each([
 		['Send Email', sendParameters],
 		['Send Campaign', sendCampaignParameters],
 		['Add Profiles', addProfilesParameters],
-	]);
-	const byExpression = { validateOnly: '={{ $json.dryRun }}' };
-	const item = (/** @type {unknown} */ dryRun) => ({
-		...contacts(1)[0],
-		campaignId: '66f1c0ffee0123456789abcd',
-		dryRun,
-	});
-
-	test.each(
-		operations.flatMap(([name, parameters]) =>
-			[true, 'true', ' TRUE ', 1, '1'].map((value) => [name, value, parameters]),
-		),
-	)('%s: %j reads as true: a dry run, nothing sent', async (_name, value, parameters) => {
-		const result = await runNode(sandbox, {
-			parameters: parameters({ options: byExpression }),
-			items: [item(value)],
-		});
-		expect(sandbox.requests).toEqual([]);
-		expect(result.success[0].json.validateOnly).toBe(true);
-	});
-
-	test.each(
-		operations.flatMap(([name, parameters]) =>
-			['yes', 'maybe', '', null, 2].map((value) => [name, value, parameters]),
-		),
-	)(
-		'%s: %j is neither clearly true nor false: the item fails, nothing is sent',
-		async (_name, value, parameters) => {
-			const result = await runNode(sandbox, {
-				parameters: parameters({ options: byExpression }),
-				items: [item(value)],
-				onError: 'continueErrorOutput',
-			});
+	])(
+		'%s reads it per item: true, 1 or " TRUE " is a dry run; "yes", "", null or 2 fails its item; nothing is sent',
+		async (_, parameters) => {
+			const result = await run(parameters, [...TRUE, ...UNCLEAR]);
 			expect(sandbox.requests).toEqual([]);
-			expect(result.errors).toHaveLength(1);
-			expect(result.errors[0].json).toMatchObject({
-				error: expect.stringMatching(/^Validate Only must be true or false/),
-				details: { kind: 'invalid_input' },
-			});
+			const outputs = result.success.flatMap((item) =>
+				[item.pairedItem].flat().map(() => item.json.validateOnly ?? item.json.error),
+			);
+			expect(outputs).toEqual([
+				...TRUE.map(() => true),
+				...UNCLEAR.map(() => expect.stringMatching(/^Validate Only must be true or false/)),
+			]);
+			for (const item of result.success.filter((output) => output.json.error)) {
+				expect(item.json.details.kind).toBe('invalid_input');
+			}
 		},
 	);
 
-	test.each([false, 'false', 0, '0'])('%j reads as false: sent for real', async (value) => {
-		const result = await runNode(sandbox, {
-			parameters: sendParameters({ options: byExpression }),
-			items: [item(value)],
-		});
-		expect(result.success[0].json.messageId).toEqual(expect.any(String));
-		expect(sandbox.requests).toHaveLength(1);
+	test('false, "false", 0 or "0" reads as false: sent for real', async () => {
+		const result = await run(sendParameters, FALSE);
+		expect(result.success.map((item) => typeof item.json.messageId)).toEqual(
+			FALSE.map(() => 'string'),
+		);
+		expect(sandbox.requests).toHaveLength(FALSE.length);
 	});
 
 	test('when in doubt, never send: one item asking for a dry run makes the whole run one', async () => {
-		const result = await runNode(sandbox, {
-			parameters: sendParameters({ options: byExpression }),
-			items: [item(false), item('maybe'), item(false)],
-			onError: 'continueRegularOutput',
-		});
+		const result = await run(sendParameters, [false, 'maybe', false]);
 		expect(sandbox.requests).toEqual([]);
 		expect(result.success.map((output) => output.json.validateOnly ?? output.json.error)).toEqual([
 			true,

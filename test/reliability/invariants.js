@@ -216,7 +216,8 @@ function describeInvariants(mixName) {
 				expect(result.error).toBeUndefined();
 				expectEachInputExactlyOnce(result, ITEM_COUNT);
 				const requestsPerProfile = countPerKey(
-					(body) => body.profiles.map((/** @type {any} */ p) => p.email),
+					// A late request of the test before (an email) has no profiles.
+					(body) => (body.profiles ?? []).map((/** @type {any} */ p) => p.email),
 					items,
 				);
 				expect(Math.max(...requestsPerProfile.values())).toBeLessThanOrEqual(1 + RETRIES);

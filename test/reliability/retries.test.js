@@ -35,24 +35,6 @@ const addToExisting = (/** @type {Record<string, unknown>} */ options = {}) =>
 const kinds = (result) => result.errors.map((item) => item.json.details.kind);
 
 describe('Send Email', () => {
-	test.each([
-		['a 5xx', { status: 503 }, 'server_error'],
-		['a dropped connection', { action: 'drop' }, 'network_error'],
-	])(
-		'%s is not retried by default: the item says the email may have been queued',
-		async (_, fault, kind) => {
-			sandbox.injectFaults([{ path: '/email/send', ...fault }]);
-			const result = await runNode(sandbox, {
-				parameters: send(),
-				items: contacts(1),
-				onError: 'continueErrorOutput',
-			});
-			expect(sandbox.requests).toHaveLength(1);
-			expect(kinds(result)).toEqual([kind]);
-			expect(result.errors[0].json.details.description).toMatch(/may have/);
-		},
-	);
-
 	test('a refused connection is retried: the request provably never arrived', async () => {
 		const port = await freePort();
 		const late = startSandbox({ port }).catch(() => undefined);
@@ -142,27 +124,6 @@ describe('Add Profiles to List', () => {
 		expect(sandbox.requests).toHaveLength(2);
 		expect(result.success.map((item) => item.json.addedCount)).toEqual([3]);
 	});
-
-	test.each([
-		['a dropped answer', { action: 'drop' }],
-		['a 5xx', { status: 500 }],
-	])(
-		'the request that creates a list is not retried after %s, and no second list is created',
-		async (_label, fault) => {
-			sandbox.injectFaults([{ path: '/list/addProfiles', ...fault }]);
-			const listsBefore = sandbox.state.lists.size;
-			const result = await runNode(sandbox, {
-				parameters: addProfilesParameters({ options: { ...FAST, batchSize: 2 } }),
-				items: contacts(6),
-				onError: 'continueErrorOutput',
-			});
-			expect(sandbox.requests).toHaveLength(1);
-			expect(sandbox.state.lists.size - listsBefore).toBeLessThanOrEqual(1);
-			expect(result.success).toEqual([]);
-			expect(result.errors).toHaveLength(6);
-			expect(result.errors[2].json.error).toMatch(/^Not sent: .*list may exist already/);
-		},
-	);
 
 	test('a creating request that provably never arrived lets the next batch create the list', async () => {
 		const result = await runNode(sandbox, {

@@ -152,35 +152,12 @@ describe('classifyAnswer: server text is untrusted', () => {
 
 describe('networkFailure: no full answer', () => {
 	const withCode = (/** @type {string} */ code) => Object.assign(new Error(code), { code });
+	// prettier-ignore
 	test.each([
-		[
-			'a refused connection never reached BasicsEngage',
-			withCode('ECONNREFUSED'),
-			'notSent',
-			/the connection was refused$/,
-			/never reached BasicsEngage, so nothing was sent/,
-		],
-		[
-			'an unknown host never reached BasicsEngage',
-			withCode('ENOTFOUND'),
-			'notSent',
-			/host name was not found$/,
-			/nothing was sent/,
-		],
-		[
-			'a reset may have reached it',
-			withCode('ECONNRESET'),
-			'maybeSent',
-			/connection broke before the answer came$/,
-			/may have been queued: check before sending it again/,
-		],
-		[
-			'a timeout may have reached it',
-			withCode('ETIMEDOUT'),
-			'maybeSent',
-			/the request timed out$/,
-			/may have been queued.*Timeout in Request Options/,
-		],
+		['a refused connection never reached BasicsEngage', withCode('ECONNREFUSED'), 'notSent', /the connection was refused$/, /never reached BasicsEngage, so nothing was sent/],
+		['an unknown host never reached BasicsEngage', withCode('ENOTFOUND'), 'notSent', /host name was not found$/, /nothing was sent/],
+		['a reset may have reached it', withCode('ECONNRESET'), 'maybeSent', /connection broke before the answer came$/, /may have been queued: check before sending it again/],
+		['a timeout may have reached it', withCode('ETIMEDOUT'), 'maybeSent', /the request timed out$/, /may have been queued.*Timeout in Request Options/],
 	])('%s', (_, cause, retry, message, description) => {
 		const result = networkFailure(cause, queuedEmail);
 		expect(result).toMatchObject({ kind: 'network_error', httpCode: null, retry });
@@ -200,6 +177,7 @@ describe('networkFailure: no full answer', () => {
 describe('shouldRetry and waitBeforeRetry: what is sent again, and when', () => {
 	const failure = (/** @type {any} */ answer) => classify(answer, listCreated);
 	const refused = networkFailure(Object.assign(new Error(), { code: 'ECONNREFUSED' }), queuedEmail);
+	// prettier-ignore
 	test.each([
 		['a refusal (400)', true, false, failure(error(400, {}))],
 		['a bad key (401)', true, false, failure(error(401, {}))],
@@ -208,25 +186,10 @@ describe('shouldRetry and waitBeforeRetry: what is sent again, and when', () => 
 		['a 5xx, repeatable (an addition to a list)', true, true, failure(error(500, ''))],
 		['a 5xx, not repeatable (a send)', false, false, failure(error(500, ''))],
 		['a connection that was refused, even not repeatable', false, true, refused],
-		[
-			'a rate limit, even not repeatable',
-			false,
-			true,
-			failure(error(429, {}, { 'retry-after': '1' })),
-		],
-		[
-			'a rate limit asking for more than a minute',
-			true,
-			false,
-			failure(error(429, {}, { 'retry-after': '61' })),
-		],
+		['a rate limit, even not repeatable', false, true, failure(error(429, {}, { 'retry-after': '1' }))],
+		['a rate limit asking for more than a minute', true, false, failure(error(429, {}, { 'retry-after': '61' }))],
 		['the daily email quota (429)', true, false, classify(error(429, {}))],
-		[
-			'a 5xx asking to wait more than a minute',
-			true,
-			false,
-			failure(error(503, '', { 'retry-after': '3600' })),
-		],
+		['a 5xx asking to wait more than a minute', true, false, failure(error(503, '', { 'retry-after': '3600' }))],
 	])('%s (repeatable: %s): sent again %s', (_, repeatable, expected, result) => {
 		expect(shouldRetry(result, repeatable)).toBe(expected);
 	});
@@ -234,12 +197,9 @@ describe('shouldRetry and waitBeforeRetry: what is sent again, and when', () => 
 	test('Retry-After is waited as asked; otherwise backoff with jitter, doubling, capped at 30 s', () => {
 		const policy = { retries: 5, waitMs: 1000 };
 		expect(waitBeforeRetry(failure(error(429, {}, { 'retry-after': '7' })), 0, policy)).toBe(7000);
-		for (const [attempt, low, high] of [
-			[0, 500, 1000],
-			[1, 1000, 2000],
-			[3, 4000, 8000],
-			[10, 15_000, 30_000],
-		]) {
+		// prettier-ignore
+		const bounds = [[0, 500, 1000], [1, 1000, 2000], [3, 4000, 8000], [10, 15_000, 30_000]];
+		for (const [attempt, low, high] of bounds) {
 			const wait = waitBeforeRetry(failure(error(500, '')), attempt, policy);
 			expect(wait).toBeGreaterThanOrEqual(low);
 			expect(wait).toBeLessThanOrEqual(high);

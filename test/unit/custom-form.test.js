@@ -19,17 +19,10 @@ const FIELDS = {
 	email: { fieldLabel: 'Email', fieldType: 'email' },
 	reason: { fieldLabel: 'Reason', fieldType: 'textarea' },
 	slot: { fieldLabel: 'Slot', fieldType: 'dropdown', fieldOptions: choices('Morning', 'Evening') },
-	rooms: {
-		fieldLabel: 'Rooms',
-		fieldType: 'dropdown',
-		multiselect: true,
-		fieldOptions: choices('Hall', 'Attic'),
-	},
-	extras: {
-		fieldLabel: 'Extras',
-		fieldType: 'checkbox',
-		fieldOptions: choices('Gift wrap', 'Call first'),
-	},
+	// prettier-ignore
+	rooms: { fieldLabel: 'Rooms', fieldType: 'dropdown', multiselect: true, fieldOptions: choices('Hall', 'Attic') },
+	// prettier-ignore
+	extras: { fieldLabel: 'Extras', fieldType: 'checkbox', fieldOptions: choices('Gift wrap', 'Call first') },
 	carrier: { fieldLabel: 'Carrier', fieldType: 'radio', fieldOptions: choices('DHL', 'UPS') },
 	pin: { fieldLabel: 'PIN', fieldType: 'password' },
 	ticket: { fieldType: 'hiddenField', fieldName: 'ticket', fieldValue: 'T-17' },
@@ -98,34 +91,15 @@ describe('readFormFields: a form that cannot work is refused before sending', ()
 	const fields = (/** @type {unknown[]} */ values) => parameter({ 'formFields.values': values });
 	const json = (/** @type {string} */ jsonOutput) => parameter({ defineForm: 'json', jsonOutput });
 
+	// prettier-ignore
 	test.each([
-		[
-			'a type it does not offer (file)',
-			fields([{ fieldLabel: 'Photo', fieldType: 'file' }]),
-			'Form field "Photo" has the type "file", which this node does not offer',
-		],
-		[
-			'two fields with one label',
-			fields([{ fieldLabel: 'Date' }, { fieldLabel: 'Date', fieldType: 'date' }]),
-			'Two form fields are called "Date"',
-		],
+		['a type it does not offer (file)', fields([{ fieldLabel: 'Photo', fieldType: 'file' }]), 'Form field "Photo" has the type "file", which this node does not offer'],
+		['two fields with one label', fields([{ fieldLabel: 'Date' }, { fieldLabel: 'Date', fieldType: 'date' }]), 'Two form fields are called "Date"'],
 		['a field without label', fields([{ fieldType: 'text' }]), 'A form field has no Field Label'],
-		[
-			'a hidden field without name',
-			fields([{ fieldType: 'hiddenField', fieldValue: 'x' }]),
-			'A form field has no Field Name',
-		],
-		[
-			'a dropdown without options',
-			fields([{ fieldLabel: 'Slot', fieldType: 'dropdown' }]),
-			'Form field "Slot" has no options',
-		],
+		['a hidden field without name', fields([{ fieldType: 'hiddenField', fieldValue: 'x' }]), 'A form field has no Field Name'],
+		['a dropdown without options', fields([{ fieldLabel: 'Slot', fieldType: 'dropdown' }]), 'Form field "Slot" has no options'],
 		['JSON that is not JSON', json('[{ "fieldLabel": '), 'Form Fields (JSON) is not valid'],
-		[
-			'JSON with a key fields lack',
-			json('[{ "fieldLabel": "A", "colour": "red" }]'),
-			"Key 'colour' in field 0 is not valid",
-		],
+		['JSON with a key fields lack', json('[{ "fieldLabel": "A", "colour": "red" }]'), "Key 'colour' in field 0 is not valid"],
 	])('%s', (_, read, message) => {
 		expect(() => readFormFields(read)).toThrow(
 			expect.objectContaining({ kind: 'invalid_input', message: expect.stringContaining(message) }),

@@ -38,54 +38,32 @@ function read(/** @type {() => unknown} */ reader) {
 const refused = (/** @type {string} */ error) => ({ error, kind: 'invalid_input' });
 
 describe('text readers', () => {
+	// prettier-ignore
 	test.each([
 		['readText: text as given', () => readText(' Hi ', 'Subject'), ' Hi '],
 		['readText: a number becomes text', () => readText(42, 'Subject'), '42'],
 		['readText: empty is required', () => readText('', 'Subject'), refused('Subject is required')],
-		[
-			'readText: an object is refused',
-			() => readText({ a: 1 }, 'Subject'),
-			refused('Subject must be text, not an object'),
-		],
-		[
-			'readText: a list is refused',
-			() => readText([1], 'Subject'),
-			refused('Subject must be text, not a list'),
-		],
-		[
-			'readOptionalText: empty is undefined',
-			() => readOptionalText(null, 'Description'),
-			undefined,
-		],
+		['readText: an object is refused', () => readText({ a: 1 }, 'Subject'), refused('Subject must be text, not an object')],
+		['readText: a list is refused', () => readText([1], 'Subject'), refused('Subject must be text, not a list')],
+		['readOptionalText: empty is undefined', () => readOptionalText(null, 'Description'), undefined],
 		['readTrimmed: trimmed', () => readTrimmed(' tmpl_welcome ', 'Template ID'), 'tmpl_welcome'],
-		[
-			'readTrimmed: only spaces is required',
-			() => readTrimmed('   ', 'Template ID'),
-			refused('Template ID is required'),
-		],
+		['readTrimmed: only spaces is required', () => readTrimmed('   ', 'Template ID'), refused('Template ID is required')],
 	])('%s', (_, reader, expected) => {
 		expect(read(reader)).toEqual(expected);
 	});
 });
 
 describe('readEmailAddress', () => {
+	// prettier-ignore
 	test.each([
 		['a plain address, trimmed', ' jane@customer.test ', 'jane@customer.test'],
 		['a sub-domain', 'a.b+c@mail.customer.test', 'a.b+c@mail.customer.test'],
 		['empty', '', 'To is required'],
 		['not an address', 'not-an-address', 'To is not a valid email address: "not-an-address"'],
 		['no dot in the domain', 'jane@localhost', 'To is not a valid email address: "jane@localhost"'],
-		[
-			'a line break (header injection)',
-			'jane@customer.test\r\nBcc: x@y.z',
-			/^To is not a valid email address/,
-		],
+		['a line break (header injection)', 'jane@customer.test\r\nBcc: x@y.z', /^To is not a valid email address/],
 		['two addresses', 'a@x.test, b@x.test', /^To is not a valid email address/],
-		[
-			'a zero-width space, shown as \\u200b',
-			'jane\u200b@customer.test',
-			'To is not a valid email address: "jane\\u200b@customer.test"',
-		],
+		['a zero-width space, shown as \\u200b', 'jane\u200b@customer.test', 'To is not a valid email address: "jane\\u200b@customer.test"'],
 		['a no-break space', 'jane\u00a0@customer.test', /\\u00a0/],
 		['an object', { nested: true }, 'To must be text, not an object'],
 		['null', null, 'To is required'],
@@ -118,21 +96,14 @@ describe('readEmailAddress', () => {
 });
 
 describe('readIdList (profile and list IDs)', () => {
+	// prettier-ignore
 	test.each([
 		['typed with commas: trimmed, empty ones dropped', ' p1 ,, p2, ', ['p1', 'p2']],
 		['a list from an expression', ['p2', ' ', 'p1'], ['p2', 'p1']],
 		['only commas and spaces: none', ' , ', []],
 		['empty: none', '', []],
-		[
-			'a number in the list',
-			['p1', 42],
-			refused('Profile IDs must hold only texts, but entry 2 is a number'),
-		],
-		[
-			'an object',
-			{ id: 'p1' },
-			refused('Profile IDs must be text or a list of texts, not an object'),
-		],
+		['a number in the list', ['p1', 42], refused('Profile IDs must hold only texts, but entry 2 is a number')],
+		['an object', { id: 'p1' }, refused('Profile IDs must be text or a list of texts, not an object')],
 	])('%s', (_, value, expected) => {
 		expect(read(() => readIdList(value, 'Profile IDs'))).toEqual(expected);
 	});
@@ -141,35 +112,24 @@ describe('readIdList (profile and list IDs)', () => {
 describe('readNumberOption: numbers typed as expressions, held to their field', () => {
 	const concurrency = concurrencyOption('');
 	const [itemsPerBatch] = requestBatchingValues;
+	const RETRIES = 'Retries must be a whole number from 0 to 10';
+	const RETRY_WAIT = 'Retry Wait must be a number from 0 to 60000';
+	const CONCURRENCY = 'Concurrency must be a whole number from 1 to 50';
+	// prettier-ignore
 	test.each([
 		['absent: the default', retriesOption, undefined, 2],
 		['text holding a number', retriesOption, ' 1 ', 1],
 		['the maximum', retriesOption, 10, 10],
-		['text that is no number', retriesOption, 'abc', 'Retries must be a whole number from 0 to 10'],
-		['NaN', retriesOption, NaN, 'Retries must be a whole number from 0 to 10'],
-		['Infinity', retriesOption, Infinity, 'Retries must be a whole number from 0 to 10'],
-		['above the maximum', retriesOption, 11, 'Retries must be a whole number from 0 to 10'],
-		[
-			'a fraction where a whole number is wanted',
-			itemsPerBatch,
-			2.5,
-			'Items per Batch must be a whole number of at least -1',
-		],
-		[
-			'Retry Wait above a minute',
-			retryWaitOption,
-			60_001,
-			'Retry Wait must be a number from 0 to 60000',
-		],
-		['Retry Wait below 0', retryWaitOption, -1, 'Retry Wait must be a number from 0 to 60000'],
+		['text that is no number', retriesOption, 'abc', RETRIES],
+		['NaN', retriesOption, NaN, RETRIES],
+		['Infinity', retriesOption, Infinity, RETRIES],
+		['above the maximum', retriesOption, 11, RETRIES],
+		['a fraction where a whole number is wanted', itemsPerBatch, 2.5, 'Items per Batch must be a whole number of at least -1'],
+		['Retry Wait above a minute', retryWaitOption, 60_001, RETRY_WAIT],
+		['Retry Wait below 0', retryWaitOption, -1, RETRY_WAIT],
 		['Timeout as text', requestTimeout, 'soon', 'Timeout must be a number from 1 to 3600000'],
-		['Concurrency 0', concurrency, 0, 'Concurrency must be a whole number from 1 to 50'],
-		[
-			'Concurrency Infinity',
-			concurrency,
-			Infinity,
-			'Concurrency must be a whole number from 1 to 50',
-		],
+		['Concurrency 0', concurrency, 0, CONCURRENCY],
+		['Concurrency Infinity', concurrency, Infinity, CONCURRENCY],
 	])('%s', (_, property, value, expected) => {
 		const result = read(() => readNumberOption({ [property.name]: value }, property));
 		expect(result).toEqual(typeof expected === 'number' ? expected : refused(expected));
@@ -177,18 +137,16 @@ describe('readNumberOption: numbers typed as expressions, held to their field', 
 });
 
 describe('credential checks', () => {
+	const NOT_VALID = 'The Base URL in the credential is not valid';
+	// prettier-ignore
 	test.each([
 		['the public default', 'https://api.basicsengage.com/api/v0/dev', undefined],
 		['a local sandbox', 'http://127.0.0.1:4010/api/v0/dev', undefined],
-		['not a URL', 'not a url at all', 'The Base URL in the credential is not valid'],
-		[
-			'a line break inside',
-			'http://127.0.0.1\r\n/x',
-			'The Base URL in the credential is not valid',
-		],
-		['a space inside', 'http://exa mple.com/api', 'The Base URL in the credential is not valid'],
-		['empty', '', 'The Base URL in the credential is not valid'],
-		['another scheme', 'ftp://api.test/', 'The Base URL in the credential is not valid'],
+		['not a URL', 'not a url at all', NOT_VALID],
+		['a line break inside', 'http://127.0.0.1\r\n/x', NOT_VALID],
+		['a space inside', 'http://exa mple.com/api', NOT_VALID],
+		['empty', '', NOT_VALID],
+		['another scheme', 'ftp://api.test/', NOT_VALID],
 		['a user and password before "@"', 'https://user:pw@api.test/', /user name or password/],
 		['a user before "@"', 'https://user@api.test/', /user name or password/],
 	])('Base URL: %s', (_, baseUrl, problem) => {
@@ -248,36 +206,12 @@ describe('toBatches: Add Profiles batches', () => {
 			profiles.map((/** @type {any} */ p) => p.itemIndex),
 		]);
 
+	// prettier-ignore
 	test.each([
 		['N = batch size: one batch', 5, Array(5).fill('l'), [['l', [0, 1, 2, 3, 4]]]],
-		[
-			'N = batch size + 1: a second batch of one',
-			5,
-			Array(6).fill('l'),
-			[
-				['l', [0, 1, 2, 3, 4]],
-				['l', [5]],
-			],
-		],
-		[
-			'a new list (no ID): batches like any list',
-			2,
-			Array(3).fill(undefined),
-			[
-				[undefined, [0, 1]],
-				[undefined, [2]],
-			],
-		],
-		[
-			'a list ID per item: grouped per list, lists in order of first appearance',
-			2,
-			['a', 'b', 'a', 'b', 'a'],
-			[
-				['a', [0, 2]],
-				['a', [4]],
-				['b', [1, 3]],
-			],
-		],
+		['N = batch size + 1: a second batch of one', 5, Array(6).fill('l'), [['l', [0, 1, 2, 3, 4]], ['l', [5]]]],
+		['a new list (no ID): batches like any list', 2, Array(3).fill(undefined), [[undefined, [0, 1]], [undefined, [2]]]],
+		['a list ID per item: grouped per list, lists in order of first appearance', 2, ['a', 'b', 'a', 'b', 'a'], [['a', [0, 2]], ['a', [4]], ['b', [1, 3]]]],
 	])('%s', (_, batchSize, lists, expected) => {
 		expect(shape(toBatches(entries(lists), batchSize))).toEqual(expected);
 	});
