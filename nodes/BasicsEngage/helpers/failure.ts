@@ -67,17 +67,10 @@ export function invalidInput(message: string, description: string): Failure {
  * get too, so none is sent, and a model does not loop on it. `serverDown` kinds count toward a
  * run's giving up (GIVE_UP_AFTER in transport/index.ts).
  */
+const fixFirst = { cause: 'configuration-invalid', nextStep: 'Fix it before trying again.' };
 const kinds = {
-	invalid_input: {
-		message: 'Invalid input',
-		cause: 'configuration-invalid',
-		nextStep: 'Fix it before trying again.',
-	},
-	invalid_request: {
-		message: 'BasicsEngage rejected the request',
-		cause: 'configuration-invalid',
-		nextStep: 'Fix it before trying again.',
-	},
+	invalid_input: { message: 'Invalid input', ...fixFirst },
+	invalid_request: { message: 'BasicsEngage rejected the request', ...fixFirst },
 	invalid_api_key: {
 		message: 'BasicsEngage rejected the API key',
 		cause: 'credential-invalid',

@@ -84,7 +84,16 @@ export function classifyAnswer(
 		});
 	}
 	const retryAfterMs = parseRetryAfter(answer.headers?.['retry-after']);
-	const kind = kindForStatus(statusCode, contract, retryAfterMs);
+	// The spec publishes 429 only for Send Email's daily quota; any other 429, or one asking to
+	// come back within a minute, is a rate limit, which waiting ends.
+	const quota = contract.dailyQuota && (retryAfterMs ?? Infinity) > MAX_RETRY_AFTER_MS;
+	const kindOf: Record<number, ErrorKind> = {
+		400: 'invalid_request',
+		401: 'invalid_api_key',
+		429: quota ? 'quota_exceeded' : 'rate_limited',
+	};
+	const serverError = statusCode >= 500 && statusCode < 600;
+	const kind = kindOf[statusCode] ?? (serverError ? 'server_error' : 'unexpected_response');
 	const apiText = apiErrorText(body);
 	const serverSays = apiText
 		? `HTTP ${statusCode}: ${asSentence(showServerText(apiText, secrets, MAX_ERROR_TEXT))}`
@@ -134,25 +143,6 @@ function redirectHost(location: unknown, secrets: readonly string[]): string {
 	} catch {
 		return 'a relative or invalid address';
 	}
-}
-
-/**
- * The spec publishes 429 only for Send Email's daily quota; any other 429, or one asking to
- * come back within a minute, is a rate limit, which waiting ends.
- */
-function kindForStatus(
-	statusCode: number,
-	contract: SuccessContract,
-	retryAfterMs: number | undefined,
-): ErrorKind {
-	if (statusCode === 400) return 'invalid_request';
-	if (statusCode === 401) return 'invalid_api_key';
-	if (statusCode === 429) {
-		const shortWait = retryAfterMs !== undefined && retryAfterMs <= MAX_RETRY_AFTER_MS;
-		return contract.dailyQuota && !shortWait ? 'quota_exceeded' : 'rate_limited';
-	}
-	if (statusCode >= 500 && statusCode < 600) return 'server_error';
-	return 'unexpected_response';
 }
 
 /** Retry-After is either seconds or an HTTP date. */
@@ -239,11 +229,12 @@ export const MAX_ERROR_TEXT = 2000;
 export const MAX_EXCERPT = 300;
 const REDACTED = '[redacted]';
 
-/** The key as sent and as it reads inside a JSON string, where `"` and `\` are escaped. */
+/**
+ * The key as sent and as it reads inside a JSON string, where `"` and `\` are escaped; never
+ * empty, since readSettings refuses an empty key first.
+ */
 export function secretsOf(apiKey: string): string[] {
-	return [...new Set([apiKey, JSON.stringify(apiKey).slice(1, -1)])].filter(
-		(secret) => secret.length > 0,
-	);
+	return [...new Set([apiKey, JSON.stringify(apiKey).slice(1, -1)])];
 }
 
 function redact(text: string, secrets: readonly string[]): string {

@@ -23,7 +23,7 @@ export interface OperationRequests extends Endpoint {
 	/** The item's request body, or with `batches` its entry in one. What it throws fails this item. */
 	body: (itemIndex: number) => IDataObject;
 	/** Requests that each cover several items; a body is built when its request is sent. */
-	batches?: (entries: ItemBody[]) => Array<{ itemIndexes: number[]; body: () => IDataObject }>;
+	batches?: (entries: ItemBody[]) => Planned[];
 	/** A success's output json, from the answer and the body sent; the transport redacts it. */
 	toJson: (answer: IDataObject, sent: IDataObject, itemIndexes: number[]) => IDataObject;
 	/** What a success did, as a run's error lists it: "Queued in this run (item indexes): 0." */
@@ -310,11 +310,8 @@ async function sendAll(
 			}
 			return { result: instead };
 		}
-		// A Stop while the item was being marked: it never leaves.
-		if (stopped()) {
-			skip?.afterSend(itemIndexes[0], undefined);
-			return undefined;
-		}
+		// A Stop while the item was being marked: it never leaves (and `flush` releases its mark).
+		if (stopped()) return undefined;
 		const body = build();
 		const result = earlier ?? (await sendRequest(run, operation, body, itemIndexes));
 		skip?.afterSend(itemIndexes[0], result);
@@ -331,10 +328,10 @@ async function sendAll(
 		}
 		const why = afterRequest?.(result, body, itemIndexes);
 		if (result instanceof Failure && (why || stopsTheRun(result))) {
-			const quota = result.kind === 'quota_exceeded';
-			const stopReason = quota
-				? 'the daily email quota was exceeded earlier in this run'
-				: 'an earlier request of this run failed';
+			const stopReason =
+				result.kind === 'quota_exceeded'
+					? 'the daily email quota was exceeded earlier in this run'
+					: 'an earlier request of this run failed';
 			stopFor(result, why ?? stopReason);
 		}
 		return { body, result };

@@ -78,14 +78,16 @@ async function sendOnce(
 	body: IDataObject,
 ): Promise<ApiResult> {
 	const success = typeof contract === 'function' ? contract(body) : contract;
-	const headers: IDataObject = { 'Content-Type': 'application/json', Accept: 'application/json' };
-	// Published misspelled for this endpoint; n8n's credential adds the correct spelling too,
-	// so the request works against a server that reads either.
-	if (misspelledAuthHeader) headers.Authroization = settings.listAuthHeaderValue;
 	const options: IHttpRequestOptions = {
 		method: 'POST',
 		url: `${settings.baseUrl}${path}`,
-		headers,
+		headers: {
+			'Content-Type': 'application/json',
+			Accept: 'application/json',
+			// Published misspelled for this endpoint; n8n's credential adds the correct spelling too,
+			// so the request works against a server that reads either.
+			...(misspelledAuthHeader ? { Authroization: settings.listAuthHeaderValue } : {}),
+		},
 		body,
 		json: true,
 		returnFullResponse: true,
@@ -122,8 +124,7 @@ const MAX_BACKOFF_MS = 30_000;
 
 /** Whether to send again: never a refusal (400, 401, 429), a redirect or a broken contract. */
 export function shouldRetry(failure: Failure, repeatable: boolean): boolean {
-	if (failure.retry === undefined) return false;
-	if (failure.retryAfterMs !== undefined && failure.retryAfterMs > MAX_RETRY_AFTER_MS) return false;
+	if (failure.retry === undefined || (failure.retryAfterMs ?? 0) > MAX_RETRY_AFTER_MS) return false;
 	return failure.retry === 'notSent' || repeatable;
 }
 
@@ -205,9 +206,8 @@ export function openRunMemory(context: IExecuteFunctions) {
 		/** Keeps a success, or a failure that may have taken effect; other failures can be repeated. */
 		remember(itemIndexes: number[], body: IDataObject, result: ApiResult): void {
 			const key = keyOf(itemIndexes, body);
-			if (!(result instanceof Failure)) {
-				records[key] = { json: result };
-			} else if (result.mayHaveTakenEffect) {
+			if (!(result instanceof Failure)) records[key] = { json: result };
+			else if (result.mayHaveTakenEffect) {
 				const earlier = records[key];
 				const attempts = (earlier && 'attempts' in earlier ? earlier.attempts : 0) + 1;
 				records[key] = { failure: result.toJSON(), attempts };
