@@ -33,19 +33,16 @@ function mayHaveTakenEffect(contract: SuccessContract): string {
 }
 
 /** A failure after which the request may have taken effect, with the contract's warning. */
-function maybeTookEffect(contract: SuccessContract, fields: FailureFields): Failure {
-	const { warning, effect } = contract;
-	return new Failure({
-		...fields,
-		mayHaveTakenEffect: true,
-		...(warning
-			? {
-					message: `${fields.message} (${effect})`,
-					description: `${fields.description} ${warning}`,
-				}
-			: {}),
-	});
+function maybeTookEffect({ warning, effect }: SuccessContract, fields: FailureFields): Failure {
+	const { message, description } = fields;
+	const warned = warning && {
+		message: `${message} (${effect})`,
+		description: `${description} ${warning}`,
+	};
+	return new Failure({ ...fields, mayHaveTakenEffect: true, ...warned });
 }
+
+type RetryOf = Partial<Record<ErrorKind, Failure['retry']>>;
 
 /** Maps one HTTP answer to a result; only the contract's own success body is a success. */
 export function classifyAnswer(
@@ -102,11 +99,10 @@ export function classifyAnswer(
 	const fields: FailureFields = {
 		kind,
 		httpCode,
-		...(kind === 'server_error' ? { retry: 'maybeSent' as const } : {}),
 		// A rate limit refused the request: nothing happened, so it can be sent again.
-		...(kind === 'rate_limited' ? { retry: 'notSent' as const } : {}),
+		retry: ({ server_error: 'maybeSent', rate_limited: 'notSent' } as RetryOf)[kind],
 		// A refusal that every further call would get leaves the server's text ("retry the next
-		// day") to the description: its message says not to try again (see messageOf).
+		// day") to the description: its message says not to try again (see toNodeError).
 		message:
 			apiText && !stopTrying
 				? `${message}: ${showServerText(apiText, secrets, MAX_EXCERPT)}`

@@ -252,12 +252,6 @@ function readItems(
  */
 const GIVE_UP_AFTER = 5;
 
-/** What a started request came to; without `body` when Skip Emails Already Sent answered instead. */
-interface Sent {
-	result: ApiResult;
-	body?: IDataObject;
-}
-
 /**
  * Sends the planned requests, in order, with at most the operation's concurrency in flight; each
  * of their items gets its outcome. Before every `requestsPerBatch`-th request it waits
@@ -301,7 +295,7 @@ async function sendAll(
 		itemIndexes,
 		build,
 		earlier,
-	}: (typeof planned)[number]): Promise<Sent | undefined> => {
+	}: (typeof planned)[number]): Promise<{ result: ApiResult; body?: IDataObject } | undefined> => {
 		const instead = await skip?.beforeSend(itemIndexes[0]);
 		if (instead) {
 			// Under Stop Workflow the run stops at the first failure, whatever found it.
@@ -338,7 +332,8 @@ async function sendAll(
 	};
 
 	const { throttle } = settings;
-	const sent: Array<Sent | undefined> = new Array(planned.length).fill(undefined);
+	// What each started request came to; without `body` when Skip Emails Already Sent answered.
+	const sent: Array<Awaited<ReturnType<typeof send>>> = new Array(planned.length).fill(undefined);
 	const inFlight = new Set<Promise<void>>();
 	for (let index = 0; index < planned.length && !stopped(); index++) {
 		if (throttle && index > 0 && index % throttle.requestsPerBatch === 0) {
@@ -394,14 +389,8 @@ async function sendAll(
 			outcomes.push({ itemIndexes, result: kept, batch: !!operation.batches });
 			return;
 		}
-		const description = [
-			result.description,
-			...(at === stoppedAt ? runNotes() : []),
-			notes.get(itemIndexes[0]),
-		];
-		outcomes.push({
-			itemIndexes,
-			result: result.with({ description: description.filter(Boolean).join(' ') }),
-		});
+		const said = [result.description, ...(at === stoppedAt ? runNotes() : [])];
+		const description = [...said, notes.get(itemIndexes[0])].filter(Boolean).join(' ');
+		outcomes.push({ itemIndexes, result: new Failure({ ...result.toJSON(), description }) });
 	});
 }

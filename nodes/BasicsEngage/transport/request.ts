@@ -103,20 +103,19 @@ async function sendOnce(
 	// execution's Stop signal in place of any other: so the whole answer's deadline ends the wait
 	// here, a server that sends headers and then drips the body included.
 	const deadline = AbortSignal.timeout(settings.timeout);
-	let answer: IN8nHttpFullResponse;
-	try {
-		// Promise.race also takes the request's later failure, so nobody waits for it any more.
-		answer = await Promise.race([
-			context.helpers.httpRequestWithAuthentication.call(context, CREDENTIAL_TYPE, options, {
-				credentialsDecrypted: settings.credentials,
-			}) as Promise<IN8nHttpFullResponse>,
-			new Promise<never>((_, reject) => deadline.addEventListener('abort', reject)),
-		]);
-	} catch (error) {
-		const failed = deadline.aborted ? { code: 'ETIMEDOUT' } : error;
-		return networkFailure(failed, success, settings.proxy !== undefined);
-	}
-	return classifyAnswer(answer, success, settings.secrets);
+	// Promise.race also takes the request's later failure, so nobody waits for it any more.
+	return await Promise.race([
+		context.helpers.httpRequestWithAuthentication.call(context, CREDENTIAL_TYPE, options, {
+			credentialsDecrypted: settings.credentials,
+		}) as Promise<IN8nHttpFullResponse>,
+		new Promise<never>((_, reject) => deadline.addEventListener('abort', reject)),
+	]).then(
+		(answer) => classifyAnswer(answer, success, settings.secrets),
+		(error: unknown) => {
+			const failed = deadline.aborted ? { code: 'ETIMEDOUT' } : error;
+			return networkFailure(failed, success, settings.proxy !== undefined);
+		},
+	);
 }
 
 /** The backoff never grows past this between two tries. */
