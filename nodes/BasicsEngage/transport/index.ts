@@ -291,11 +291,7 @@ async function sendAll(
 	const stopsTheRun = (failure: Failure) =>
 		!failure.fromEarlierTry && (!continueOnFail || KINDS[failure.kind].stopTrying !== undefined);
 
-	const send = async ({
-		itemIndexes,
-		build,
-		earlier,
-	}: (typeof planned)[number]): Promise<{ result: ApiResult; body?: IDataObject } | undefined> => {
+	const send = async ({ itemIndexes, build, earlier }: (typeof planned)[number]) => {
 		const instead = await skip?.beforeSend(itemIndexes[0]);
 		if (instead) {
 			// Under Stop Workflow the run stops at the first failure, whatever found it.
