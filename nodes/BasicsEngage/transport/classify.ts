@@ -42,6 +42,7 @@ function maybeTookEffect({ warning, effect }: SuccessContract, fields: FailureFi
 	return new Failure({ ...fields, mayHaveTakenEffect: true, ...warned });
 }
 
+/** Which refused answers may be sent again (see Failure.retry). */
 type RetryOf = Partial<Record<ErrorKind, Failure['retry']>>;
 
 /** Maps one HTTP answer to a result; only the contract's own success body is a success. */
@@ -99,7 +100,8 @@ export function classifyAnswer(
 	const fields: FailureFields = {
 		kind,
 		httpCode,
-		// A rate limit refused the request: nothing happened, so it can be sent again.
+		// A 5xx may come after the work was done; a rate limit refused the request: nothing
+		// happened, so it can be sent again.
 		retry: ({ server_error: 'maybeSent', rate_limited: 'notSent' } as RetryOf)[kind],
 		// A refusal that every further call would get leaves the server's text ("retry the next
 		// day") to the description: its message says not to try again (see toNodeError).

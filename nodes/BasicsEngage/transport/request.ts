@@ -77,7 +77,7 @@ async function sendOnce(
 	{ path, contract, misspelledAuthHeader }: Endpoint,
 	body: IDataObject,
 ): Promise<ApiResult> {
-	const success = typeof contract === 'function' ? contract(body) : contract;
+	const bodyContract = typeof contract === 'function' ? contract(body) : contract;
 	const options: IHttpRequestOptions = {
 		method: 'POST',
 		url: `${settings.baseUrl}${path}`,
@@ -110,10 +110,10 @@ async function sendOnce(
 		}) as Promise<IN8nHttpFullResponse>,
 		new Promise<never>((_, reject) => deadline.addEventListener('abort', reject)),
 	]).then(
-		(answer) => classifyAnswer(answer, success, settings.secrets),
+		(answer) => classifyAnswer(answer, bodyContract, settings.secrets),
 		(error: unknown) => {
 			const failed = deadline.aborted ? { code: 'ETIMEDOUT' } : error;
-			return networkFailure(failed, success, settings.proxy !== undefined);
+			return networkFailure(failed, bodyContract, settings.proxy !== undefined);
 		},
 	);
 }
