@@ -9,8 +9,7 @@ import type {
 
 import {
 	BASE_URL_PATH_HINT,
-	checkApiKey,
-	checkBaseUrl,
+	checkCredential,
 	DEFAULT_BASE_URL,
 	normalizeBaseUrl,
 } from '../nodes/BasicsEngage/helpers/credentialChecks';
@@ -192,11 +191,9 @@ function prepareProbe(
 	apiKey: string,
 	requestOptions: IHttpRequestOptions,
 ): void {
-	const check = checkBaseUrl(normalizeBaseUrl(credentials.baseUrl));
-	if ('problem' in check) throw problemError(check.problem);
-	const keyProblem = checkApiKey(apiKey);
-	if (keyProblem) throw problemError(keyProblem);
-	const { protocol, hostname, host } = check.url;
+	const checked = checkCredential(normalizeBaseUrl(credentials.baseUrl), apiKey);
+	if (!(checked instanceof URL)) throw problemError(checked);
+	const { protocol, hostname, host } = checked;
 	if (protocol === 'http:' && !isLoopback(hostname)) {
 		// A warning, not a block (runs keep working); but n8n's test result is only "Error" or its
 		// own fixed OK text, and testing would put the key on the network unencrypted.

@@ -10,8 +10,7 @@
 const fc = require('fast-check');
 const {
 	PLAIN_HTTP_TO_ANOTHER_HOST,
-	checkApiKey,
-	checkBaseUrl,
+	checkCredential,
 	concurrencyOption,
 	isLoopback,
 	readEmailAddress,
@@ -150,9 +149,9 @@ describe('credential checks', () => {
 		['a user and password before "@"', 'https://user:pw@api.test/', /user name or password/],
 		['a user before "@"', 'https://user@api.test/', /user name or password/],
 	])('Base URL: %s', (_, baseUrl, problem) => {
-		const checked = checkBaseUrl(baseUrl);
-		if (problem === undefined) expect(checked.url.href).toMatch(/^http/);
-		else expect(checked.problem.message).toMatch(problem);
+		const checked = checkCredential(baseUrl, 'be_live_123');
+		if (problem === undefined) expect(checked.href).toMatch(/^http/);
+		else expect(checked.message).toMatch(problem);
 	});
 
 	test.each([
@@ -163,8 +162,8 @@ describe('credential checks', () => {
 		['a non-ASCII letter', 'be_livé', /non-ASCII/],
 		['empty', '', /empty/],
 	])('API key: %s', (_, apiKey, problem) => {
-		const checked = checkApiKey(apiKey);
-		if (problem === undefined) expect(checked).toBeUndefined();
+		const checked = checkCredential('https://api.test', apiKey);
+		if (problem === undefined) expect(checked.href).toBe('https://api.test/');
 		else expect(checked.message).toMatch(problem);
 	});
 
@@ -176,7 +175,9 @@ describe('credential checks', () => {
 				fc.string(),
 				(head, bad, tail) => {
 					const apiKey = `k${head.replace(/\s/g, '')}${bad}X-Injected: ${tail}k`;
-					expect(checkApiKey(apiKey)?.message).toMatch(/^The API key in the credential/);
+					expect(checkCredential('https://api.test', apiKey).message).toMatch(
+						/^The API key in the credential/,
+					);
 				},
 			),
 			{ numRuns: 500 },

@@ -33,30 +33,25 @@ export function parseHttpUrl(address: string): URL | undefined {
 	}
 }
 
-/** The Base URL as `new URL` reads it, or what is wrong with it. */
-export function checkBaseUrl(baseUrl: string): { url: URL } | { problem: CredentialProblem } {
+/**
+ * The Base URL as `new URL` reads it, or what is wrong with it, else with the key: the Base URL
+ * is checked first.
+ */
+export function checkCredential(baseUrl: string, apiKey: string): URL | CredentialProblem {
 	const url = /^https?:\/\/[!-~]+$/i.test(baseUrl) ? parseHttpUrl(baseUrl) : undefined;
 	if (!url) {
 		return {
-			problem: {
-				message: 'The Base URL in the credential is not valid',
-				description: `It must be an http:// or https:// address without spaces, for example ${DEFAULT_BASE_URL}.`,
-			},
+			message: 'The Base URL in the credential is not valid',
+			description: `It must be an http:// or https:// address without spaces, for example ${DEFAULT_BASE_URL}.`,
 		};
 	}
 	if (url.username !== '' || url.password !== '') {
 		// n8n's HTTP client turns `user:password@` into Basic auth, which replaces the Bearer key.
 		return {
-			problem: {
-				message: 'The Base URL in the credential contains a user name or password (before "@")',
-				description: `n8n would send them instead of the API key, so BasicsEngage would answer "Invalid API key". Remove everything between "//" and "@", for example ${DEFAULT_BASE_URL}.`,
-			},
+			message: 'The Base URL in the credential contains a user name or password (before "@")',
+			description: `n8n would send them instead of the API key, so BasicsEngage would answer "Invalid API key". Remove everything between "//" and "@", for example ${DEFAULT_BASE_URL}.`,
 		};
 	}
-	return { url };
-}
-
-export function checkApiKey(apiKey: string): CredentialProblem | undefined {
 	if (/^bearer\s/i.test(apiKey)) {
 		return {
 			message: 'The API key in the credential starts with "Bearer "',
@@ -71,5 +66,5 @@ export function checkApiKey(apiKey: string): CredentialProblem | undefined {
 			description: 'Paste the key again, exactly as the BasicsEngage dashboard shows it.',
 		};
 	}
-	return undefined;
+	return url;
 }

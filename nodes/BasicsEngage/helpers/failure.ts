@@ -42,11 +42,6 @@ export class Failure extends Error {
 	toJSON(): FailureFields {
 		return { ...this, message: this.message };
 	}
-
-	/** The same failure, told differently. */
-	with(changes: Partial<Pick<FailureFields, 'message' | 'description'>>): Failure {
-		return new Failure({ ...this.toJSON(), ...changes });
-	}
 }
 
 export type FailureFields = Pick<Failure, 'kind' | 'message' | 'description'> &
@@ -67,17 +62,10 @@ export function invalidInput(message: string, description: string): Failure {
  * get too, so none is sent, and a model does not loop on it. `serverDown` kinds count toward a
  * run's giving up (GIVE_UP_AFTER in transport/index.ts).
  */
+const fixFirst = { cause: 'configuration-invalid', nextStep: 'Fix it before trying again.' };
 const kinds = {
-	invalid_input: {
-		message: 'Invalid input',
-		cause: 'configuration-invalid',
-		nextStep: 'Fix it before trying again.',
-	},
-	invalid_request: {
-		message: 'BasicsEngage rejected the request',
-		cause: 'configuration-invalid',
-		nextStep: 'Fix it before trying again.',
-	},
+	invalid_input: { message: 'Invalid input', ...fixFirst },
+	invalid_request: { message: 'BasicsEngage rejected the request', ...fixFirst },
 	invalid_api_key: {
 		message: 'BasicsEngage rejected the API key',
 		cause: 'credential-invalid',
@@ -121,14 +109,6 @@ export const KINDS: Record<ErrorKind, KindWords> = kinds;
 type KindWords = Record<'message', string> &
 	Partial<Record<'cause' | 'nextStep' | 'stopTrying', string> & { serverDown: true }>;
 
-/** A thrown failure's message: with what to do, once. */
-function messageOf(failure: Failure): string {
-	const step = KINDS[failure.kind].nextStep;
-	const { message } = failure;
-	if (!step || message.toLowerCase().includes(step.slice(0, -1).toLowerCase())) return message;
-	return `${message}${/[.!?]$/.test(message) ? '' : '.'} ${step}`;
-}
-
 /** What a reading threw, as a failure: n8n's own errors (an expression that fails) included. */
 export function asInputFailure(error: unknown): Failure {
 	if (error instanceof Failure) return error;
@@ -145,7 +125,11 @@ export function toNodeError(
 	failure: Failure,
 	itemIndex: number,
 ): NodeApiError | NodeOperationError {
-	const message = messageOf(failure);
+	// With what to do, once.
+	const { nextStep: step, cause } = KINDS[failure.kind];
+	const { message: text } = failure;
+	const said = !step || text.toLowerCase().includes(step.slice(0, -1).toLowerCase());
+	const message = said ? text : `${text}${/[.!?]$/.test(text) ? '' : '.'} ${step}`;
 	const options = {
 		message,
 		description: `${failure.description} (kind: ${failure.kind})`,
@@ -161,7 +145,6 @@ export function toNodeError(
 				);
 	// n8n swaps a message holding a word such as ECONNRESET or EPERM (server text can) for stock text.
 	error.message = message;
-	const { cause } = KINDS[failure.kind];
 	// Assigned, not passed as an option: n8n-workflow 1.x ignores the option.
 	if (cause) error.failure = { cause } as NodeApiError['failure'];
 	return error;

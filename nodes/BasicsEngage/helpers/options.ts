@@ -135,18 +135,14 @@ export const retryWaitOption: INodeProperties = {
 		'Milliseconds to wait before the first retry (at most 60,000); the wait doubles for each further retry, with some randomness. A Retry-After answer from BasicsEngage takes precedence.',
 };
 
-export const retryOptions: INodeProperties[] = [retriesOption, retryWaitOption];
-
 /**
- * The retry options of an operation whose request is never sent again once it may have reached
- * BasicsEngage (creating a list or a campaign, sending a campaign): not `repeatable`.
+ * The Retries options. With `consequence`, those of an operation whose request is never sent
+ * again once it may have reached BasicsEngage (creating a list or a campaign, sending a
+ * campaign): not `repeatable`.
  */
-export function retryOptionsUntilSent(consequence: string): INodeProperties[] {
-	return [
-		{
-			...retriesOption,
-			description: `How many times to send a request again when it provably never reached BasicsEngage (connection refused, address not found). Never after a server error, a dropped connection or a timeout: ${consequence}. 0 turns retries off.`,
-		},
-		retryWaitOption,
-	];
+export function retryOptions(consequence?: string): INodeProperties[] {
+	const retries = consequence
+		? `How many times to send a request again when it provably never reached BasicsEngage (connection refused, address not found). Never after a server error, a dropped connection or a timeout: ${consequence}. 0 turns retries off.`
+		: retriesOption.description;
+	return [{ ...retriesOption, description: retries }, retryWaitOption];
 }

@@ -33,19 +33,17 @@ function mayHaveTakenEffect(contract: SuccessContract): string {
 }
 
 /** A failure after which the request may have taken effect, with the contract's warning. */
-function maybeTookEffect(contract: SuccessContract, fields: FailureFields): Failure {
-	const { warning, effect } = contract;
-	return new Failure({
-		...fields,
-		mayHaveTakenEffect: true,
-		...(warning
-			? {
-					message: `${fields.message} (${effect})`,
-					description: `${fields.description} ${warning}`,
-				}
-			: {}),
-	});
+function maybeTookEffect({ warning, effect }: SuccessContract, fields: FailureFields): Failure {
+	const { message, description } = fields;
+	const warned = warning && {
+		message: `${message} (${effect})`,
+		description: `${description} ${warning}`,
+	};
+	return new Failure({ ...fields, mayHaveTakenEffect: true, ...warned });
 }
+
+/** Which refused answers may be sent again (see Failure.retry). */
+type RetryOf = Partial<Record<ErrorKind, Failure['retry']>>;
 
 /** Maps one HTTP answer to a result; only the contract's own success body is a success. */
 export function classifyAnswer(
@@ -84,7 +82,16 @@ export function classifyAnswer(
 		});
 	}
 	const retryAfterMs = parseRetryAfter(answer.headers?.['retry-after']);
-	const kind = kindForStatus(statusCode, contract, retryAfterMs);
+	// The spec publishes 429 only for Send Email's daily quota; any other 429, or one asking to
+	// come back within a minute, is a rate limit, which waiting ends.
+	const quota = contract.dailyQuota && (retryAfterMs ?? Infinity) > MAX_RETRY_AFTER_MS;
+	const kindOf: Record<number, ErrorKind> = {
+		400: 'invalid_request',
+		401: 'invalid_api_key',
+		429: quota ? 'quota_exceeded' : 'rate_limited',
+	};
+	const serverError = statusCode >= 500 && statusCode < 600;
+	const kind = kindOf[statusCode] ?? (serverError ? 'server_error' : 'unexpected_response');
 	const apiText = apiErrorText(body);
 	const serverSays = apiText
 		? `HTTP ${statusCode}: ${asSentence(showServerText(apiText, secrets, MAX_ERROR_TEXT))}`
@@ -93,11 +100,11 @@ export function classifyAnswer(
 	const fields: FailureFields = {
 		kind,
 		httpCode,
-		...(kind === 'server_error' ? { retry: 'maybeSent' as const } : {}),
-		// A rate limit refused the request: nothing happened, so it can be sent again.
-		...(kind === 'rate_limited' ? { retry: 'notSent' as const } : {}),
+		// A 5xx may come after the work was done; a rate limit refused the request: nothing
+		// happened, so it can be sent again.
+		retry: ({ server_error: 'maybeSent', rate_limited: 'notSent' } as RetryOf)[kind],
 		// A refusal that every further call would get leaves the server's text ("retry the next
-		// day") to the description: its message says not to try again (see messageOf).
+		// day") to the description: its message says not to try again (see toNodeError).
 		message:
 			apiText && !stopTrying
 				? `${message}: ${showServerText(apiText, secrets, MAX_EXCERPT)}`
@@ -134,25 +141,6 @@ function redirectHost(location: unknown, secrets: readonly string[]): string {
 	} catch {
 		return 'a relative or invalid address';
 	}
-}
-
-/**
- * The spec publishes 429 only for Send Email's daily quota; any other 429, or one asking to
- * come back within a minute, is a rate limit, which waiting ends.
- */
-function kindForStatus(
-	statusCode: number,
-	contract: SuccessContract,
-	retryAfterMs: number | undefined,
-): ErrorKind {
-	if (statusCode === 400) return 'invalid_request';
-	if (statusCode === 401) return 'invalid_api_key';
-	if (statusCode === 429) {
-		const shortWait = retryAfterMs !== undefined && retryAfterMs <= MAX_RETRY_AFTER_MS;
-		return contract.dailyQuota && !shortWait ? 'quota_exceeded' : 'rate_limited';
-	}
-	if (statusCode >= 500 && statusCode < 600) return 'server_error';
-	return 'unexpected_response';
 }
 
 /** Retry-After is either seconds or an HTTP date. */
@@ -239,11 +227,12 @@ export const MAX_ERROR_TEXT = 2000;
 export const MAX_EXCERPT = 300;
 const REDACTED = '[redacted]';
 
-/** The key as sent and as it reads inside a JSON string, where `"` and `\` are escaped. */
+/**
+ * The key as sent and as it reads inside a JSON string, where `"` and `\` are escaped; never
+ * empty, since readSettings refuses an empty key first.
+ */
 export function secretsOf(apiKey: string): string[] {
-	return [...new Set([apiKey, JSON.stringify(apiKey).slice(1, -1)])].filter(
-		(secret) => secret.length > 0,
-	);
+	return [...new Set([apiKey, JSON.stringify(apiKey).slice(1, -1)])];
 }
 
 function redact(text: string, secrets: readonly string[]): string {

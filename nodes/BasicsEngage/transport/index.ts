@@ -2,11 +2,12 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { asInputFailure, Failure, invalidInput, KINDS, toNodeError } from '../helpers/failure';
-import { readOptions, readValidateOnly } from '../helpers/read';
+import { retriesOption, retryWaitOption } from '../helpers/options';
+import { readNumberOption, readOptions, readValidateOnly } from '../helpers/read';
 import type { ApiResult, SuccessContract } from './classify';
 import { keepServerValues } from './classify';
-import type { RunSettings } from './request';
-import { openRunMemory, readRetryPolicy, sendRequest, waitUnlessStopped } from './request';
+import type { Endpoint, RunSettings } from './request';
+import { openRunMemory, repeatableOf, sendRequest, waitUnlessStopped } from './request';
 import { readSettings } from './settings';
 
 export type { ApiResult, SuccessContract };
@@ -18,19 +19,13 @@ export { Failure, invalidInput };
  */
 export type DeclareRequests = (this: IExecuteFunctions, options: IDataObject) => OperationRequests;
 
-export interface OperationRequests {
-	/** The endpoint, after the credential's Base URL. */
-	path: string;
+export interface OperationRequests extends Endpoint {
 	/** The item's request body, or with `batches` its entry in one. What it throws fails this item. */
 	body: (itemIndex: number) => IDataObject;
 	/** Requests that each cover several items; a body is built when its request is sent. */
-	batches?: (entries: ItemBody[]) => Array<{ itemIndexes: number[]; body: () => IDataObject }>;
-	/** What the documented success answer holds. */
-	contract: SuccessContract | ((body: IDataObject) => SuccessContract);
+	batches?: (entries: ItemBody[]) => Planned[];
 	/** A success's output json, from the answer and the body sent; the transport redacts it. */
 	toJson: (answer: IDataObject, sent: IDataObject, itemIndexes: number[]) => IDataObject;
-	/** Whether a request may be sent again once it may have reached BasicsEngage. */
-	repeatable: boolean | ((body: IDataObject) => boolean);
 	/** What a success did, as a run's error lists it: "Queued in this run (item indexes): 0." */
 	done: string;
 	/**
@@ -39,8 +34,6 @@ export interface OperationRequests {
 	 * its answer. The output is in input order regardless.
 	 */
 	readonly concurrency?: number;
-	/** Also sends the header spelling the API published for this endpoint. */
-	misspelledAuthHeader?: boolean;
 	/** Told each request's result as it comes: why the run must stop now, if it must. */
 	afterRequest?: (
 		result: ApiResult,
@@ -120,7 +113,8 @@ export async function runOperation(
 				context,
 				settings,
 				memory,
-				retryPolicy: readRetryPolicy(options),
+				retries: readNumberOption(options, retriesOption),
+				waitMs: readNumberOption(options, retryWaitOption),
 				stopSignal: context.getExecutionCancelSignal?.(),
 				continueOnFail,
 			};
@@ -258,13 +252,6 @@ function readItems(
  */
 const GIVE_UP_AFTER = 5;
 
-/** What a started request came to; `answeredInstead` when Skip Emails Already Sent answered it. */
-interface Sent {
-	result: ApiResult;
-	body?: IDataObject;
-	answeredInstead?: boolean;
-}
-
 /**
  * Sends the planned requests, in order, with at most the operation's concurrency in flight; each
  * of their items gets its outcome. Before every `requestsPerBatch`-th request it waits
@@ -280,60 +267,43 @@ async function sendAll(
 	outcomes: Outcome[],
 ): Promise<void> {
 	const { settings, memory, stopSignal, continueOnFail } = run;
-	const { skip, afterRequest, contract, repeatable } = operation;
-	const repeatableOf = (body: IDataObject) =>
-		typeof repeatable === 'function' ? repeatable(body) : repeatable;
-	// What an earlier try of this run sent, which the memory answers without a request: told to
-	// the operation first, in order (Add Profiles: the list that try created, so no second one),
-	// and not claimed by Skip Emails Already Sent (what is sent again is).
-	const fresh: number[] = [];
-	for (const { itemIndexes, body: build } of toSend) {
+	const { skip, afterRequest } = operation;
+	// What an earlier try of this run sent, which the memory answers without a request (asked
+	// once per request): told to the operation first, in order (Add Profiles: the list that try
+	// created, so no second one), and not claimed by Skip Emails Already Sent (what is sent again is).
+	const requests = toSend.map(({ itemIndexes, body: build }) => {
 		const body = build();
-		const earlier = memory.answer(itemIndexes, body, repeatableOf(body));
-		if (!earlier) fresh.push(itemIndexes[0]);
-		else if (!(earlier instanceof Failure)) afterRequest?.(earlier, body, itemIndexes);
-	}
+		const earlier = memory.answer(itemIndexes, body, repeatableOf(operation, body));
+		if (earlier && !(earlier instanceof Failure)) afterRequest?.(earlier, body, itemIndexes);
+		return { itemIndexes, build, earlier };
+	});
+	const fresh = requests.filter(({ earlier }) => !earlier).map(({ itemIndexes }) => itemIndexes[0]);
 	const answered = skip?.plan(fresh) ?? new Map<number, ApiResult>();
 	for (const [itemIndex, result] of answered) outcomes.push({ itemIndexes: [itemIndex], result });
-	const planned = toSend.filter(({ itemIndexes }) => !answered.has(itemIndexes[0]));
+	const planned = requests.filter(({ itemIndexes }) => !answered.has(itemIndexes[0]));
 
 	let stoppedBy: { failure: Failure; why: string } | undefined;
 	let failuresInARow = 0;
 	const stopped = () => stoppedBy !== undefined || stopSignal?.aborted === true;
-	const stopFor = (failure: Failure, why: string) => {
-		stoppedBy ??= { failure, why };
-	};
+	const stopFor = (failure: Failure, why: string) => (stoppedBy ??= { failure, why });
 	// A failure an earlier try got and that was not sent again stops nothing: a Retry of the
 	// execution sends what that try never attempted (and still fails on this item).
 	const stopsTheRun = (failure: Failure) =>
 		!failure.fromEarlierTry && (!continueOnFail || KINDS[failure.kind].stopTrying !== undefined);
 
-	const send = async ({ itemIndexes, body: build }: Planned): Promise<Sent | undefined> => {
+	const send = async ({ itemIndexes, build, earlier }: (typeof planned)[number]) => {
 		const instead = await skip?.beforeSend(itemIndexes[0]);
 		if (instead) {
 			// Under Stop Workflow the run stops at the first failure, whatever found it.
 			if (instead instanceof Failure && stopsTheRun(instead)) {
 				stopFor(instead, 'an earlier item of this run failed');
 			}
-			return { result: instead, answeredInstead: true };
+			return { result: instead };
 		}
-		// A Stop while the item was being marked: it never leaves.
-		if (stopped()) {
-			skip?.afterSend(itemIndexes[0], undefined);
-			return undefined;
-		}
+		// A Stop while the item was being marked: it never leaves (and `flush` releases its mark).
+		if (stopped()) return undefined;
 		const body = build();
-		const result = await sendRequest(
-			run,
-			{
-				path: operation.path,
-				body,
-				contract: typeof contract === 'function' ? contract(body) : contract,
-				repeatable: repeatableOf(body),
-				misspelledAuthHeader: operation.misspelledAuthHeader,
-			},
-			itemIndexes,
-		);
+		const result = earlier ?? (await sendRequest(run, operation, body, itemIndexes));
 		skip?.afterSend(itemIndexes[0], result);
 		if (!(result instanceof Failure && result.fromEarlierTry)) {
 			// Server and network failures in a row; any other answer shows the server is up.
@@ -348,17 +318,18 @@ async function sendAll(
 		}
 		const why = afterRequest?.(result, body, itemIndexes);
 		if (result instanceof Failure && (why || stopsTheRun(result))) {
-			const quota = result.kind === 'quota_exceeded';
-			const stopReason = quota
-				? 'the daily email quota was exceeded earlier in this run'
-				: 'an earlier request of this run failed';
+			const stopReason =
+				result.kind === 'quota_exceeded'
+					? 'the daily email quota was exceeded earlier in this run'
+					: 'an earlier request of this run failed';
 			stopFor(result, why ?? stopReason);
 		}
 		return { body, result };
 	};
 
 	const { throttle } = settings;
-	const sent: Array<Sent | undefined> = new Array(planned.length).fill(undefined);
+	// What each started request came to; without `body` when Skip Emails Already Sent answered.
+	const sent: Array<Awaited<ReturnType<typeof send>>> = new Array(planned.length).fill(undefined);
 	const inFlight = new Set<Promise<void>>();
 	for (let index = 0; index < planned.length && !stopped(); index++) {
 		if (throttle && index > 0 && index % throttle.requestsPerBatch === 0) {
@@ -377,69 +348,45 @@ async function sendAll(
 
 	// What each request came to; an item answered instead of sent (skipped) was no request.
 	const results = sent.map((request) =>
-		request?.answeredInstead && !(request.result instanceof Failure) ? undefined : request?.result,
+		request?.body || request?.result instanceof Failure ? request.result : undefined,
 	);
 	// Under Stop Workflow the run ends at the first failed item, which says what the others did.
 	const stoppedAt = continueOnFail ? -1 : results.findIndex((result) => result instanceof Failure);
-	sent.forEach((request, requestIndex) => {
-		const { itemIndexes } = planned[requestIndex];
-		let result: ApiResult;
-		if (request === undefined) {
-			// It keeps the kind of the failure that stopped the run, so a branch on `details.kind`
-			// treats both alike.
-			result = new Failure({
-				kind: stoppedBy?.failure.kind ?? 'unexpected_response',
-				message: `Not sent: ${stoppedBy?.why ?? 'the execution was stopped'}`,
-				description: `This item was not sent, so it can be sent again later. First failure: ${stoppedBy?.failure.message ?? 'unknown'}`,
-			});
-		} else if (requestIndex === stoppedAt) {
-			result = withRunNotes(results, stoppedAt, planned, operation.done);
-		} else if (request.result instanceof Failure || request.answeredInstead) {
-			result = request.result;
-		} else {
-			const json = operation.toJson(request.result, request.body as IDataObject, itemIndexes);
-			outcomes.push({
-				itemIndexes,
-				result: keepServerValues(json, settings.secrets),
-				batch: !!operation.batches,
-			});
+	// That failure says which requests done before it (or in flight beside it) took effect, so a
+	// re-run can skip them.
+	const runNotes = () => {
+		const itemsWhere = (test: (result: ApiResult | undefined, at: number) => boolean) =>
+			planned.flatMap(({ itemIndexes }, at) => (test(results[at], at) ? itemIndexes : []));
+		const succeeded = itemsWhere((result) => result !== undefined && !(result instanceof Failure));
+		const unknown = itemsWhere(
+			(result, at) => at !== stoppedAt && result instanceof Failure && result.mayHaveTakenEffect,
+		);
+		return [
+			succeeded.length > 0
+				? `${operation.done} in this run (item indexes): ${succeeded.join(', ')}.`
+				: 'No other request of this run took effect.',
+			unknown.length > 0 ? `May have taken effect (item indexes): ${unknown.join(', ')}.` : '',
+		];
+	};
+	// An unsent item keeps the kind of the failure that stopped the run, so a branch on
+	// `details.kind` treats both alike.
+	const notSent = new Failure({
+		kind: stoppedBy?.failure.kind ?? 'unexpected_response',
+		message: `Not sent: ${stoppedBy?.why ?? 'the execution was stopped'}`,
+		description: `This item was not sent, so it can be sent again later. First failure: ${stoppedBy?.failure.message ?? 'unknown'}`,
+	});
+	sent.forEach((request, at) => {
+		const { itemIndexes } = planned[at];
+		const result = request?.result ?? notSent;
+		if (!(result instanceof Failure)) {
+			// Answered by BasicsEngage, or instead of it by Skip Emails Already Sent (as it is).
+			const json = request?.body && operation.toJson(result, request.body, itemIndexes);
+			const kept = json ? keepServerValues(json, settings.secrets) : result;
+			outcomes.push({ itemIndexes, result: kept, batch: !!operation.batches });
 			return;
 		}
-		const note = notes.get(itemIndexes[0]);
-		if (note && result instanceof Failure) {
-			result = result.with({ description: `${result.description} ${note}` });
-		}
-		outcomes.push({ itemIndexes, result });
-	});
-}
-
-/**
- * The failure that ends a run under "On Error: Stop Workflow". Requests done before it (or in
- * flight beside it) did take effect, and it says which, so a re-run can skip them.
- */
-function withRunNotes(
-	results: Array<ApiResult | undefined>,
-	failedAt: number,
-	requests: Array<{ itemIndexes: number[] }>,
-	done: string,
-): Failure {
-	const failure = results[failedAt] as Failure;
-	const itemsWhere = (test: (result: ApiResult | undefined, requestIndex: number) => boolean) =>
-		requests.flatMap(({ itemIndexes }, requestIndex) =>
-			test(results[requestIndex], requestIndex) ? itemIndexes : [],
-		);
-	const succeeded = itemsWhere((result) => result !== undefined && !(result instanceof Failure));
-	const unknown = itemsWhere(
-		(result, requestIndex) =>
-			requestIndex !== failedAt && result instanceof Failure && result.mayHaveTakenEffect,
-	);
-	const notes = [
-		succeeded.length > 0
-			? `${done} in this run (item indexes): ${succeeded.join(', ')}.`
-			: 'No other request of this run took effect.',
-		unknown.length > 0 ? `May have taken effect (item indexes): ${unknown.join(', ')}.` : '',
-	];
-	return failure.with({
-		description: [failure.description, ...notes].filter(Boolean).join(' '),
+		const said = [result.description, ...(at === stoppedAt ? runNotes() : [])];
+		const description = [...said, notes.get(itemIndexes[0])].filter(Boolean).join(' ');
+		outcomes.push({ itemIndexes, result: new Failure({ ...result.toJSON(), description }) });
 	});
 }

@@ -8,30 +8,34 @@ import type {
 
 import type { FailureFields } from '../helpers/failure';
 import { Failure } from '../helpers/failure';
-import { retriesOption, retryWaitOption } from '../helpers/options';
-import { readNumberOption } from '../helpers/read';
 import type { ApiResult, SuccessContract } from './classify';
 import { classifyAnswer, MAX_RETRY_AFTER_MS, networkFailure } from './classify';
 import type { RequestSettings } from './settings';
 import { CREDENTIAL_TYPE } from './settings';
 
-export interface ApiRequest {
+/** An operation's endpoint, and what its requests are, decided by their body where they differ. */
+export interface Endpoint {
 	/** The endpoint, after the credential's Base URL. */
 	path: string;
-	body: IDataObject;
-	contract: SuccessContract;
-	/** Whether it may be sent again once it may have reached BasicsEngage. */
-	repeatable: boolean;
+	/** What the documented success answer holds. */
+	contract: SuccessContract | ((body: IDataObject) => SuccessContract);
+	/** Whether a request may be sent again once it may have reached BasicsEngage. */
+	repeatable: boolean | ((body: IDataObject) => boolean);
 	/** Also sends the header spelling the API published for this endpoint (Add Profiles). */
 	misspelledAuthHeader?: boolean;
 }
+
+export const repeatableOf = ({ repeatable }: Endpoint, body: IDataObject) =>
+	typeof repeatable === 'function' ? repeatable(body) : repeatable;
 
 /** What every request of a run shares, read once per run. */
 export interface RunSettings {
 	context: IExecuteFunctions;
 	settings: RequestSettings;
 	memory: RunMemory;
-	retryPolicy: RetryPolicy;
+	/** The Retries options: how many times, and the first wait before one. */
+	retries: number;
+	waitMs: number;
 	/** The execution's Stop signal: aborted when the user stops it or its timeout ends it. */
 	stopSignal: AbortSignal | undefined;
 	/** On Error is Continue (either output): read once, by the node's `execute`. */
@@ -39,29 +43,25 @@ export interface RunSettings {
 }
 
 /**
- * Sends a request for these items unless an earlier try of this run already did (n8n's Retry On
- * Fail): a success is answered again as it was, and a failure that may have taken effect is
- * answered again too, unless the request is repeatable, and then only once more. Retries as the
- * policy allows, but never a refusal (400, 401, 429), a redirect or an answer that breaks the
- * contract, nor anything after a Stop.
+ * Sends a request for these items, which no earlier try of this run answers (the memory was
+ * asked first), and remembers what it came to. Retries as the run's Retries allow, but never a
+ * refusal (400, 401, 429), a redirect or an answer that breaks the contract, nor anything after
+ * a Stop.
  */
 export async function sendRequest(
 	run: RunSettings,
-	request: ApiRequest,
+	endpoint: Endpoint,
+	body: IDataObject,
 	itemIndexes: number[],
 ): Promise<ApiResult> {
-	const { memory, retryPolicy, stopSignal } = run;
-	const answered = memory.answer(itemIndexes, request.body, request.repeatable);
-	if (answered) return answered;
+	const repeatable = repeatableOf(endpoint, body);
 	for (let attempt = 0; ; attempt++) {
-		const result = await sendOnce(run, request);
+		const result = await sendOnce(run, endpoint, body);
 		const retry =
-			result instanceof Failure &&
-			attempt < retryPolicy.retries &&
-			shouldRetry(result, request.repeatable);
-		if (retry) await waitUnlessStopped(waitBeforeRetry(result, attempt, retryPolicy), stopSignal);
-		if (!retry || stopSignal?.aborted) {
-			memory.remember(itemIndexes, request.body, result);
+			result instanceof Failure && attempt < run.retries && shouldRetry(result, repeatable);
+		if (retry) await waitUnlessStopped(waitBeforeRetry(result, attempt, run), run.stopSignal);
+		if (!retry || run.stopSignal?.aborted) {
+			run.memory.remember(itemIndexes, body, result);
 			return result;
 		}
 	}
@@ -74,19 +74,21 @@ export async function sendRequest(
  */
 async function sendOnce(
 	{ context, settings }: RunSettings,
-	request: ApiRequest,
+	{ path, contract, misspelledAuthHeader }: Endpoint,
+	body: IDataObject,
 ): Promise<ApiResult> {
-	const headers: IDataObject = { 'Content-Type': 'application/json', Accept: 'application/json' };
-	if (request.misspelledAuthHeader) {
-		// Published misspelled for this endpoint; n8n's credential adds the correct spelling too,
-		// so the request works against a server that reads either.
-		headers.Authroization = settings.listAuthHeaderValue;
-	}
+	const bodyContract = typeof contract === 'function' ? contract(body) : contract;
 	const options: IHttpRequestOptions = {
 		method: 'POST',
-		url: `${settings.baseUrl}${request.path}`,
-		headers,
-		body: request.body,
+		url: `${settings.baseUrl}${path}`,
+		headers: {
+			'Content-Type': 'application/json',
+			Accept: 'application/json',
+			// Published misspelled for this endpoint; n8n's credential adds the correct spelling too,
+			// so the request works against a server that reads either.
+			...(misspelledAuthHeader ? { Authroization: settings.listAuthHeaderValue } : {}),
+		},
+		body,
 		json: true,
 		returnFullResponse: true,
 		ignoreHttpStatusErrors: true,
@@ -101,44 +103,36 @@ async function sendOnce(
 	// execution's Stop signal in place of any other: so the whole answer's deadline ends the wait
 	// here, a server that sends headers and then drips the body included.
 	const deadline = AbortSignal.timeout(settings.timeout);
-	let answer: IN8nHttpFullResponse;
-	try {
-		// Promise.race also takes the request's later failure, so nobody waits for it any more.
-		answer = await Promise.race([
-			context.helpers.httpRequestWithAuthentication.call(context, CREDENTIAL_TYPE, options, {
-				credentialsDecrypted: settings.credentials,
-			}) as Promise<IN8nHttpFullResponse>,
-			new Promise<never>((_, reject) => deadline.addEventListener('abort', reject)),
-		]);
-	} catch (error) {
-		const failed = deadline.aborted ? { code: 'ETIMEDOUT' } : error;
-		return networkFailure(failed, request.contract, settings.proxy !== undefined);
-	}
-	return classifyAnswer(answer, request.contract, settings.secrets);
+	// Promise.race also takes the request's later failure, so nobody waits for it any more.
+	return await Promise.race([
+		context.helpers.httpRequestWithAuthentication.call(context, CREDENTIAL_TYPE, options, {
+			credentialsDecrypted: settings.credentials,
+		}) as Promise<IN8nHttpFullResponse>,
+		new Promise<never>((_, reject) => deadline.addEventListener('abort', reject)),
+	]).then(
+		(answer) => classifyAnswer(answer, bodyContract, settings.secrets),
+		(error: unknown) => {
+			const failed = deadline.aborted ? { code: 'ETIMEDOUT' } : error;
+			return networkFailure(failed, bodyContract, settings.proxy !== undefined);
+		},
+	);
 }
-
-/** The Retries options, read once per run. */
-export type RetryPolicy = ReturnType<typeof readRetryPolicy>;
 
 /** The backoff never grows past this between two tries. */
 const MAX_BACKOFF_MS = 30_000;
 
-export function readRetryPolicy(options: IDataObject) {
-	return {
-		retries: readNumberOption(options, retriesOption),
-		waitMs: readNumberOption(options, retryWaitOption),
-	};
-}
-
 /** Whether to send again: never a refusal (400, 401, 429), a redirect or a broken contract. */
 export function shouldRetry(failure: Failure, repeatable: boolean): boolean {
-	if (failure.retry === undefined) return false;
-	if (failure.retryAfterMs !== undefined && failure.retryAfterMs > MAX_RETRY_AFTER_MS) return false;
+	if (failure.retry === undefined || (failure.retryAfterMs ?? 0) > MAX_RETRY_AFTER_MS) return false;
 	return failure.retry === 'notSent' || repeatable;
 }
 
 /** Exponential backoff with equal jitter, unless the server said how long to wait. */
-export function waitBeforeRetry(failure: Failure, attempt: number, policy: RetryPolicy): number {
+export function waitBeforeRetry(
+	failure: Failure,
+	attempt: number,
+	policy: Pick<RunSettings, 'waitMs'>,
+): number {
 	if (failure.retryAfterMs !== undefined) return failure.retryAfterMs;
 	const backoff = Math.min(MAX_BACKOFF_MS, policy.waitMs * 2 ** attempt);
 	return backoff / 2 + Math.random() * (backoff / 2);
@@ -211,9 +205,8 @@ export function openRunMemory(context: IExecuteFunctions) {
 		/** Keeps a success, or a failure that may have taken effect; other failures can be repeated. */
 		remember(itemIndexes: number[], body: IDataObject, result: ApiResult): void {
 			const key = keyOf(itemIndexes, body);
-			if (!(result instanceof Failure)) {
-				records[key] = { json: result };
-			} else if (result.mayHaveTakenEffect) {
+			if (!(result instanceof Failure)) records[key] = { json: result };
+			else if (result.mayHaveTakenEffect) {
 				const earlier = records[key];
 				const attempts = (earlier && 'attempts' in earlier ? earlier.attempts : 0) + 1;
 				records[key] = { failure: result.toJSON(), attempts };

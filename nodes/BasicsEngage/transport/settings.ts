@@ -5,12 +5,7 @@ import type {
 	IHttpRequestOptions,
 } from 'n8n-workflow';
 
-import {
-	checkApiKey,
-	checkBaseUrl,
-	normalizeBaseUrl,
-	parseHttpUrl,
-} from '../helpers/credentialChecks';
+import { checkCredential, normalizeBaseUrl, parseHttpUrl } from '../helpers/credentialChecks';
 import { requestBatchingValues, requestTimeout } from '../helpers/options';
 import { badSetting, readNumberOption, readOptions } from '../helpers/read';
 import { secretsOf } from './classify';
@@ -27,20 +22,16 @@ const DEFAULT_TIMEOUT_MS = 300_000;
  * credential and the node's "Request Options". Throws a Failure before any request.
  */
 export async function readSettings(context: IExecuteFunctions) {
-	let credentials;
-	try {
-		credentials = await context.getCredentials(CREDENTIAL_TYPE);
-	} catch (error) {
+	const credentials = await context.getCredentials(CREDENTIAL_TYPE).catch((error: Error) => {
 		throw badSetting(
 			'The BasicsEngage credential could not be read',
-			`Select a BasicsEngage API credential in the node. n8n said: ${(error as Error).message}.`,
+			`Select a BasicsEngage API credential in the node. n8n said: ${error.message}.`,
 		);
-	}
+	});
 	const baseUrl = normalizeBaseUrl(credentials.baseUrl);
 	const apiKey = String(credentials.apiKey ?? '').trim();
-	const baseUrlCheck = checkBaseUrl(baseUrl);
-	const problem = 'problem' in baseUrlCheck ? baseUrlCheck.problem : checkApiKey(apiKey);
-	if (problem) throw badSetting(problem.message, problem.description);
+	const checked = checkCredential(baseUrl, apiKey);
+	if (!(checked instanceof URL)) throw badSetting(checked.message, checked.description);
 
 	const options = readOptions(context, 'requestOptions');
 	const batch = ((options.batching as IDataObject | undefined)?.batch ?? {}) as IDataObject;
@@ -50,13 +41,9 @@ export async function readSettings(context: IExecuteFunctions) {
 	const intervalMs = readNumberOption(batch, batchIntervalProperty, 0);
 	return {
 		baseUrl,
-		// Read once per run and handed to n8n, which would otherwise fetch them for every request.
-		credentials: {
-			id: '',
-			name: '',
-			type: CREDENTIAL_TYPE,
-			data: credentials,
-		} as ICredentialsDecrypted,
+		// Read once per run and handed to n8n, which would otherwise fetch them for every request
+		// (n8n 1.x and 2.x read only `data`).
+		credentials: { data: credentials } as ICredentialsDecrypted,
 		// The published spelling the list endpoint reads; n8n's credential adds `Authorization`.
 		listAuthHeaderValue: `Bearer ${apiKey}`,
 		// What must never be shown: the key, as sent and as JSON escapes it.

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { optionsCollection, retryOptionsUntilSent } from '../../helpers/options';
+import { optionsCollection, retryOptions } from '../../helpers/options';
 import { isObject, readIdList, readOptionalText, readText, readTrimmed } from '../../helpers/read';
 import type { DeclareRequests, SuccessContract } from '../../transport';
 
@@ -81,9 +81,7 @@ const properties: INodeProperties[] = [
 		hint: "Type or map them, such as Create List's 'listId' (there is no dropdown). Without a list, the campaign reaches no one.",
 	},
 	optionsCollection(
-		retryOptionsUntilSent(
-			'the campaign may exist already, and sending again would create a second one',
-		),
+		retryOptions('the campaign may exist already, and sending again would create a second one'),
 	),
 ];
 

@@ -1,7 +1,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { optionsCollection, retryOptionsUntilSent } from '../../helpers/options';
+import { optionsCollection, retryOptions } from '../../helpers/options';
 import { readTrimmed } from '../../helpers/read';
 import type { DeclareRequests, SuccessContract } from '../../transport';
 
@@ -36,7 +36,7 @@ const properties: INodeProperties[] = [
 		hint: "Type or map it, such as Create Campaign's 'campaignId': BasicsEngage publishes no way to list campaigns, so no dropdown",
 	},
 	optionsCollection(
-		retryOptionsUntilSent(
+		retryOptions(
 			'the campaign may have started, and sending it again could mail every recipient twice',
 		),
 	),

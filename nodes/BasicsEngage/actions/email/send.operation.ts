@@ -176,7 +176,7 @@ const properties: INodeProperties[] = [
 	},
 	optionsCollection([
 		emailConcurrency,
-		...retryOptions,
+		...retryOptions(),
 		skipAlreadySentOption,
 		{
 			displayName: 'Retry Send On Server Error',

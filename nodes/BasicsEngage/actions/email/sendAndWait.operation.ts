@@ -217,7 +217,7 @@ const properties: INodeProperties[] = [
 		],
 	},
 	...updateDisplayOptions({ show: { responseType: ['customForm'] } }, customFormProperties),
-	optionsCollection([limitWaitTimeOption, ...formOptions, ...retryOptions]),
+	optionsCollection([limitWaitTimeOption, ...formOptions, ...retryOptions()]),
 ];
 
 export const description = updateDisplayOptions(

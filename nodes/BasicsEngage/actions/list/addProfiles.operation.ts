@@ -146,7 +146,7 @@ const properties: INodeProperties[] = [
 			},
 		],
 	},
-	optionsCollection([batchSizeOption, batchConcurrency, ...retryOptions]),
+	optionsCollection([batchSizeOption, batchConcurrency, ...retryOptions()]),
 ];
 
 const displayOptions = { show: { resource: ['list'], operation: ['addProfiles'] } };

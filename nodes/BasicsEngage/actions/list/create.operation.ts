@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { optionsCollection, retryOptionsUntilSent } from '../../helpers/options';
+import { optionsCollection, retryOptions } from '../../helpers/options';
 import { readIdList, readText, readTrimmed } from '../../helpers/read';
 import type { DeclareRequests, SuccessContract } from '../../transport';
 
@@ -43,9 +43,7 @@ const properties: INodeProperties[] = [
 		hint: 'BasicsEngage answers no profile IDs: to add contacts, leave this empty and use Add Profiles to List with the new list ID',
 	},
 	optionsCollection(
-		retryOptionsUntilSent(
-			'the list may exist already, and sending again would create a second one',
-		),
+		retryOptions('the list may exist already, and sending again would create a second one'),
 	),
 ];
 
