@@ -170,7 +170,9 @@ test.each([
 		const workflow = savedWorkflow();
 		const more = { options: { retries: 0 }, items: contacts(2), onError: 'continueErrorOutput' };
 		sandbox.injectFaults([/** @type {any} */ (fault)]);
-		await run(workflow, { ...more, requestOptions: { timeout: 300 } });
+		// only the hang waits for the timeout; short enough to wait, long enough for the other
+		// item's answer on a loaded machine (300 ms once timed it out too)
+		await run(workflow, { ...more, requestOptions: fault.action === 'hang' ? { timeout: 2000 } : {} });
 		const later = await run(workflow, more);
 		expect(later.errors).toHaveLength(1);
 		expect(later.errors[0]).toMatchObject({
