@@ -8,7 +8,7 @@
  * A new operation's tests: its own file, test/node/<operation>.test.js, which starts with
  * `const sandbox = useSandbox({ ...seeded lists, campaigns })` and runs the node with
  * `runNode(sandbox, { parameters, items })`; and its route in the sandbox,
- * test/sandbox/routes.js (body schema in schemas.js, the route's own tests in test/sandbox/).
+ * test/sandbox/routes.js (with its body schema; the route's own tests in test/sandbox/).
  * Shared files that still take a line: test/parameters.js, for the operation's parameter builder
  * (re-exported here), and test/package.test.js, whose
  * public-contract test lists every operation. The rules that hold for every operation take a
