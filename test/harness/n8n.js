@@ -198,6 +198,7 @@ function createMemoryDeduplicator() {
 		assertAlive(context);
 		return recorded;
 	};
+	// The two calls the node makes; the store's other methods are not served.
 	return {
 		/** @param {string[]} items @param {string} scope @param {any} context @param {{ mode: string, maxEntries?: number }} options */
 		async checkProcessedAndRecord(items, scope, context, options) {
@@ -229,16 +230,6 @@ function createMemoryDeduplicator() {
 				if (index !== -1) recorded.splice(index, 1);
 			}
 			store.set(key, recorded);
-		},
-		/** @param {string} scope @param {any} context */
-		async clearAllProcessedItems(scope, context) {
-			deduplicationStore.beforeCall(context);
-			store.delete(keyOf(scope, context));
-		},
-		/** @param {string} scope @param {any} context */
-		async getProcessedDataCount(scope, context) {
-			deduplicationStore.beforeCall(context);
-			return (store.get(keyOf(scope, context)) ?? []).length;
 		},
 	};
 }
@@ -1129,39 +1120,11 @@ async function runWorkflowFile(exported, options = {}) {
 // testCredential
 
 /**
- * The test a credential type declares: its own `test` request, else a `testedBy` on a node that
- * uses it (a method name in methods.credentialTest, or a request).
- * @param {string} type
- * @returns {undefined | Function | { nodeType?: INodeType, testRequest: import('n8n-workflow').ICredentialTestRequest }}
- */
-function findCredentialTest(type) {
-	const own = credentialType(type).test;
-	if (own) return { testRequest: own };
-	for (const nodeName of credentialRegistry.get(type)?.supportedNodes ?? []) {
-		const nodeType = /** @type {any} */ (nodeRegistry.get(nodeName)?.type);
-		const versions = nodeType?.nodeVersions
-			? Object.values(nodeType.nodeVersions).reverse()
-			: [nodeType];
-		for (const version of versions) {
-			const uses = version?.description.credentials?.find(
-				(/** @type {any} */ entry) => entry.name === type && entry.testedBy,
-			);
-			if (!uses) continue;
-			if (typeof uses.testedBy !== 'string')
-				return { nodeType: version, testRequest: uses.testedBy };
-			const method = version.methods?.credentialTest?.[uses.testedBy];
-			if (method) return method;
-		}
-	}
-	return undefined;
-}
-
-/**
  * The editor's "Test credential", as the CLI's CredentialsTester.testCredentials runs it
- * (packages/cli/src/services/credentials-tester.service.ts, not installed here): the credential
- * data with its defaults; a method test is called with a CredentialTestContext; a request test
- * runs through n8n-core's RoutingNode in 'internal' mode on a throw-away node whose only property
- * routes the request. A failure is matched against the `responseCode` rules, else reads
+ * (packages/cli/src/services/credentials-tester.service.ts, not installed here) for a credential
+ * that declares its own `test` request (this package's; not a node's `testedBy`): the credential
+ * data with its defaults, the request run through n8n-core's RoutingNode in 'internal' mode on a
+ * throw-away node whose only property routes the request. A failure is matched against the `responseCode` rules, else reads
  * `statusText || "Received HTTP status code: N"`, the network error code, or the error's
  * message; a success against the `responseSuccessBody` rules, else "Connection successful!".
  * @param {{ credentialType: string, data: ICredentialDataDecryptedObject, packageDir?: string }} options
@@ -1170,8 +1133,8 @@ function findCredentialTest(type) {
 async function testCredential({ credentialType: type, data, packageDir }) {
 	ensureServices();
 	if (packageDir) await loadPackage(packageDir);
-	const test = findCredentialTest(type);
-	if (test === undefined) {
+	const testRequest = credentialType(type).test;
+	if (testRequest === undefined) {
 		return { status: 'Error', message: 'No testing function found for this credential.' };
 	}
 	const details = { id: 'harness-cred-test', name: `${type} (harness)` };
@@ -1179,22 +1142,17 @@ async function testCredential({ credentialType: type, data, packageDir }) {
 		credentialsHelper: createCredentialsHelper({ [details.id]: { ...details, type, data } }),
 	});
 	const credentials = { ...details, type, data: credentialData(type, data) };
-	if (typeof test === 'function') {
-		return await test.call(new core.CredentialTestContext(additionalData), credentials);
-	}
-
 	// The CLI borrows n8n-nodes-base.noOp's description, which is not installed: an equivalent.
-	const description = test.nodeType?.description ?? {
+	const description = {
 		...standInNodeType('n8n-nodes-base.noOp').description,
 		displayName: 'No Operation, do nothing',
 	};
-	const version = [description.version].flat().at(-1);
 	/** @type {INode} */
 	const node = {
 		id: 'temp',
 		name: 'Temp-Node',
 		type: description.name,
-		typeVersion: /** @type {number} */ (version),
+		typeVersion: 1,
 		position: [0, 0],
 		parameters: {},
 		credentials: { [type]: details },
@@ -1209,7 +1167,7 @@ async function testCredential({ credentialType: type, data, packageDir }) {
 					displayName: 'Temp',
 					name: 'temp',
 					type: 'string',
-					routing: { request: test.testRequest.request },
+					routing: { request: testRequest.request },
 					default: '',
 				},
 			],
@@ -1233,7 +1191,7 @@ async function testCredential({ credentialType: type, data, packageDir }) {
 		{ node, data: {}, source: null },
 		[],
 	);
-	const rules = test.testRequest.rules ?? [];
+	const rules = testRequest.rules ?? [];
 	/** @type {INodeExecutionData[][] | null | undefined} */
 	let response;
 	try {
