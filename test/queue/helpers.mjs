@@ -120,12 +120,6 @@ export async function submitSignups(
 	return executions;
 }
 
-/** Submits one sign-up and returns its execution (as submitSignups does). */
-export async function signUp(env, person, options = {}) {
-	const [execution] = await submitSignups(env, [person], { concurrency: 1, ...options });
-	return execution;
-}
-
 /** { worker-1: n, worker-2: m } over executions that ran on exactly one worker. */
 export function perWorker(executions) {
 	const counts = {};
