@@ -48,10 +48,12 @@ export const log = (message) => process.stderr.write(`[e2e] ${message}\n`);
 
 /**
  * Sandbox on a free port, n8n (5678 when free, else a free port) in a temp user folder,
- * the sandbox credential and the examples imported.
+ * the sandbox credential and the examples imported; `options` go to dev's startEnvironment.
  */
 export async function startTestEnvironment(options = {}) {
 	const tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'basicsengage-e2e-'));
+	// Postgres (queue mode) runs as the postgres user when we are root: it must reach its folder
+	await fsp.chmod(tmp, 0o711);
 	let env;
 	try {
 		env = await startEnvironment({
@@ -62,7 +64,7 @@ export async function startTestEnvironment(options = {}) {
 			...options,
 		});
 	} catch (error) {
-		await fsp.rm(tmp, { recursive: true, force: true });
+		if (!process.env.E2E_KEEP) await fsp.rm(tmp, { recursive: true, force: true });
 		throw error;
 	}
 	return {
@@ -71,7 +73,7 @@ export async function startTestEnvironment(options = {}) {
 		n8nDir: env.info.n8nDir,
 		async stop() {
 			await env.stop();
-			if (process.env.E2E_KEEP) log(`kept ${tmp} (n8n log: ${env.n8n.logFile})`);
+			if (process.env.E2E_KEEP) log(`kept ${tmp} (logs: ${tmp}/n8n/*.log)`);
 			else await fsp.rm(tmp, { recursive: true, force: true });
 		},
 	};
