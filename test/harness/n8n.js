@@ -249,22 +249,13 @@ function shutdown() {
 // Node and credential types (what LoadNodesAndCredentials does in the CLI).
 
 /**
- * @typedef {object} LoadedNode
- * @property {string} name  full type name, `<packageName>.<description.name>`
- * @property {INodeType | IVersionedNodeType} type
- * @property {import('n8n-workflow').INodeTypeDescription} description  of the latest version
- */
-/**
- * @typedef {object} LoadedCredential
- * @property {string} name
- * @property {ICredentialType} type
- * @property {string[]} supportedNodes  full type names of the nodes that use it
- */
-/**
- * @typedef {object} LoadedPackage
- * @property {string} packageName
- * @property {Record<string, LoadedNode>} nodes  by full type name
- * @property {Record<string, LoadedCredential>} credentials  by credential type name
+ * Nodes by full type name (`<packageName>.<description.name>`, the description of the latest
+ * version), credentials by type name with the full type names of the nodes that use them.
+ * @typedef {{ name: string, type: INodeType | IVersionedNodeType,
+ *   description: import('n8n-workflow').INodeTypeDescription }} LoadedNode
+ * @typedef {{ name: string, type: ICredentialType, supportedNodes: string[] }} LoadedCredential
+ * @typedef {{ packageName: string, nodes: Record<string, LoadedNode>,
+ *   credentials: Record<string, LoadedCredential> }} LoadedPackage
  */
 
 /** @type {Map<string, LoadedPackage>} by the package directory's realpath */
@@ -554,26 +545,13 @@ function startRun(workflowExecute, workflow, startNode, pinData) {
 /**
  * Executes a built workflow with WorkflowExecute.run, as a manual run does: lifecycle hooks that
  * record the executed nodes in order, the in-memory credentials, and the log lines it emitted.
- * @param {{ workflow: import('n8n-workflow').Workflow, workflowId: string, nodes: INode[],
- *   connections: import('n8n-workflow').IConnections, settings: any, store: any,
+ * @param {{ workflow: import('n8n-workflow').Workflow, store: CredentialStore,
  *   mode: import('n8n-workflow').WorkflowExecuteMode, startNode: INode | undefined, pinData?: any,
  *   stopWhen?: () => boolean, diesWhen?: () => boolean }} run
- * @returns {Promise<{ run: IRun, executedNodes: string[], logs: string[] }>}
  */
-async function executeWorkflow({
-	workflow,
-	workflowId,
-	nodes,
-	connections,
-	settings,
-	store,
-	mode,
-	startNode,
-	pinData,
-	stopWhen,
-	diesWhen,
-}) {
+async function executeWorkflow({ workflow, store, mode, startNode, pinData, stopWhen, diesWhen }) {
 	const executionId = `${Math.floor(Math.random() * 1e9)}`;
+	const workflowId = /** @type {string} */ (workflow.id);
 	/** @type {string[]} */
 	const executedNodes = [];
 	const hooks = new core.ExecutionLifecycleHooks(mode, executionId, {
@@ -581,9 +559,9 @@ async function executeWorkflow({
 		name: workflow.name,
 		active: false,
 		isArchived: false,
-		nodes,
-		connections,
-		settings,
+		nodes: Object.values(workflow.nodes),
+		connections: workflow.connectionsBySourceNode,
+		settings: workflow.settings,
 		createdAt: new Date(),
 		updatedAt: new Date(),
 	});
@@ -952,10 +930,6 @@ async function runWorkflow(options) {
 	const mode = 'manual';
 	const { run, executedNodes, logs, additionalData, executionId } = await executeWorkflow({
 		workflow,
-		workflowId,
-		nodes,
-		connections,
-		settings,
 		store,
 		mode,
 		startNode,
@@ -1098,10 +1072,6 @@ async function runWorkflowFile(exported, options = {}) {
 	});
 	const { run, executedNodes, logs } = await executeWorkflow({
 		workflow,
-		workflowId,
-		nodes,
-		connections,
-		settings,
 		store,
 		mode: 'manual',
 		startNode: workflow.getNode(roots[0].name) ?? undefined,
