@@ -184,7 +184,7 @@ test.each([
 	['regular mode on SQLite', 0],
 	['queue mode, Postgres, two workers', 2],
 ])(
-	`Skip Emails Already Sent under a burst (%s): ${BURST} sign-ups in one burst, then the same ${BURST} again: no one is emailed twice (a repeat gets no email, whichever worker runs it), no one missed, none failed`,
+	`Skip Emails Already Sent under a burst (%s): ${BURST} sign-ups in one burst, then the same ${BURST} again: no one is emailed twice (in queue mode a repeat gets no email whichever worker runs it), no one missed, none failed`,
 	async (mode, workers) => {
 		// regular mode: an n8n of its own, for this test only (the queue environment stays idle)
 		const target = workers ? env : await startQueueTestEnvironment({ workers: 0 });
