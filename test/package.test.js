@@ -96,15 +96,9 @@ describe('the package as n8n loads it', () => {
 			),
 		).toEqual([]);
 		expect(codex.subcategories).toBeUndefined();
-		expect(codex.alias).toEqual([
-			'email',
-			'mail',
-			'newsletter',
-			'transactional',
-			'contact',
-			'list',
-			'campaign',
-		]);
+		expect(codex.alias).toEqual(
+			'email mail newsletter transactional contact list campaign'.split(' '),
+		);
 	});
 
 	test('public contract: resources, operations and parameter names', async () => {
@@ -120,66 +114,26 @@ describe('the package as n8n loads it', () => {
 		expect(
 			property(properties, 'operation').map((/** @type {any} */ operation) => operation.default),
 		).toEqual(['send', 'addProfiles', 'create']);
-		const operations = property(properties, 'operation').map((operation) => [
-			operation.displayOptions.show.resource[0],
-			operation.options.map((/** @type {any} */ option) => [option.value, option.name]),
-		]);
+		const operations = property(properties, 'operation').flatMap((operation) =>
+			operation.options.map(
+				(/** @type {any} */ option) =>
+					`${operation.displayOptions.show.resource[0]}.${option.value} (${option.name})`,
+			),
+		);
 		expect(operations).toEqual([
-			[
-				'email',
-				[
-					['send', 'Send'],
-					['sendAndWait', 'Send and Wait for Response'],
-				],
-			],
-			[
-				'list',
-				[
-					['addProfiles', 'Add Profiles to List'],
-					['create', 'Create'],
-				],
-			],
-			[
-				'campaign',
-				[
-					['create', 'Create'],
-					['send', 'Send'],
-				],
-			],
+			'email.send (Send)',
+			'email.sendAndWait (Send and Wait for Response)',
+			'list.addProfiles (Add Profiles to List)',
+			'list.create (Create)',
+			'campaign.create (Create)',
+			'campaign.send (Send)',
 		]);
 		const names = new Set(properties.map((/** @type {any} */ candidate) => candidate.name));
-		for (const name of [
-			'to',
-			'from',
-			'subject',
-			'content',
-			'html',
-			'text',
-			'templateId',
-			'templateVariablesMode',
-			'templateVariables',
-			'templateVariablesJson',
-			'listMode',
-			'listId',
-			'listName',
-			'listDescription',
-			'email',
-			'additionalFields',
-			'profileIds',
-			'campaignName',
-			'campaignSubject',
-			'contentFormat',
-			'campaignHtml',
-			'campaignText',
-			'recipientListIds',
-			'campaignId',
-			'message',
-			'responseType',
-			'approvalOptions',
-			'options',
-		]) {
-			expect(names).toContain(name);
-		}
+		const published = `to from subject content html text templateId templateVariablesMode
+			templateVariables templateVariablesJson listMode listId listName listDescription email
+			additionalFields profileIds campaignName campaignSubject contentFormat campaignHtml
+			campaignText recipientListIds campaignId message responseType approvalOptions options`;
+		expect([...names]).toEqual(expect.arrayContaining(published.split(/\s+/)));
 		expect(
 			property(properties, 'content')[0].options.map((/** @type {any} */ o) => o.value),
 		).toEqual(['html', 'text', 'template']);
@@ -226,14 +180,10 @@ describe('the package as n8n loads it', () => {
 		expect(signed.headers).toEqual({ A: '1', Authorization: 'Bearer key_1' });
 	});
 
-	test('index.js exports the node and credential classes from dist/', () => {
+	test("index.js exports the node and credential classes from dist/, and names the same files as package.json's n8n section, which exist", () => {
 		const entry = require(path.join(PACKAGE_DIR, 'index.js'));
 		expect(new entry.BasicsEngage().description.name).toBe('basicsEngage');
 		expect(new entry.BasicsEngageApi().name).toBe(CREDENTIAL_TYPE);
-	});
-
-	test("index.js names the same files as package.json's n8n section, and they exist", () => {
-		const entry = require(path.join(PACKAGE_DIR, 'index.js'));
 		const { n8n } = require(path.join(PACKAGE_DIR, 'package.json'));
 		expect(entry.n8n).toEqual({ nodes: n8n.nodes, credentials: n8n.credentials });
 		for (const file of entry.files) expect(fs.existsSync(file)).toBe(true);

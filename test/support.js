@@ -5,14 +5,11 @@
  * Wires the built package, n8n's engine (test/harness) and the sandbox (test/sandbox) together,
  * plus the invariants every node test checks.
  *
- * A new operation's tests: its own file, test/node/<operation>.test.js, which starts with
- * `const sandbox = useSandbox({ ...seeded lists, campaigns })` and runs the node with
- * `runNode(sandbox, { parameters, items })`; and its route in the sandbox,
- * test/sandbox/routes.js (body schema in schemas.js, the route's own tests in test/sandbox/).
- * Shared files that still take a line: test/parameters.js, for the operation's parameter builder
- * (re-exported here), and test/package.test.js, whose
- * public-contract test lists every operation. The rules that hold for every operation take a
- * row in test/node/operations.test.js (and where they apply in test/node/ai-tool,
+ * A new operation's tests: test/node/<operation>.test.js (`const sandbox = useSandbox({ seeded
+ * lists, campaigns })`, then `runNode(sandbox, { parameters, items })`); its route and body schema
+ * in test/sandbox/routes.js, tested in test/sandbox/; its parameter builder in test/parameters.js
+ * (re-exported here); a line in test/package.test.js's public contract. Rules that hold for every
+ * operation take a row in test/node/operations.test.js (and where they apply in test/node/ai-tool,
  * test/reliability/hostile-input and retry-on-fail); pure functions a row in test/unit/.
  */
 

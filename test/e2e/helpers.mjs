@@ -7,10 +7,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { chromium } from 'playwright-core';
 
 import { startEnvironment } from '../../dev/dev.mjs';
-import { REPO_DIR } from '../../dev/n8n-setup.mjs';
+import {
+	activateWorkflow,
+	MCP_TRIGGER_TYPE,
+	readExamples,
+	REPO_DIR,
+} from '../../dev/n8n-setup.mjs';
 import { snapshotTree, stillRunning } from './processes.mjs';
 
 export { REPO_DIR };
@@ -41,10 +48,12 @@ export const log = (message) => process.stderr.write(`[e2e] ${message}\n`);
 
 /**
  * Sandbox on a free port, n8n (5678 when free, else a free port) in a temp user folder,
- * the sandbox credential and the examples imported.
+ * the sandbox credential and the examples imported; `options` go to dev's startEnvironment.
  */
 export async function startTestEnvironment(options = {}) {
 	const tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'basicsengage-e2e-'));
+	// Postgres (queue mode) runs as the postgres user when we are root: it must reach its folder
+	await fsp.chmod(tmp, 0o711);
 	let env;
 	try {
 		env = await startEnvironment({
@@ -55,7 +64,7 @@ export async function startTestEnvironment(options = {}) {
 			...options,
 		});
 	} catch (error) {
-		await fsp.rm(tmp, { recursive: true, force: true });
+		if (!process.env.E2E_KEEP) await fsp.rm(tmp, { recursive: true, force: true });
 		throw error;
 	}
 	return {
@@ -64,8 +73,49 @@ export async function startTestEnvironment(options = {}) {
 		n8nDir: env.info.n8nDir,
 		async stop() {
 			await env.stop();
-			if (process.env.E2E_KEEP) log(`kept ${tmp} (n8n log: ${env.n8n.logFile})`);
+			if (process.env.E2E_KEEP) log(`kept ${tmp} (logs: ${tmp}/n8n/*.log)`);
 			else await fsp.rm(tmp, { recursive: true, force: true });
+		},
+	};
+}
+
+/** Imports a workflow with n8n's CLI into `env`'s n8n and publishes it (unless `publish` is false). */
+export async function importWorkflow(env, workflow, { publish = true } = {}) {
+	const file = path.join(env.tmp, `${workflow.id}.json`);
+	await fsp.writeFile(file, JSON.stringify(workflow));
+	const res = await env.n8n.runCli(['import:workflow', `--input=${file}`]);
+	if (res.code !== 0) throw new Error(`importing ${workflow.id}: ${res.stdout}\n${res.stderr}`);
+	if (publish) await activateWorkflow(env.rest, workflow.id);
+}
+
+/**
+ * A copy of an example as a workflow of its own: `id`, `(label)` after its name, its form or MCP
+ * Server trigger on `triggerPath`, every webhook id its own (its last four characters: `tag`).
+ * Edit its nodes with `node(name)`, then importWorkflow it.
+ */
+export function exampleVariant(exampleId, { id, label, triggerPath, tag = id.slice(-4) }) {
+	const workflow = structuredClone(readExamples().find((e) => e.id === exampleId).workflow);
+	Object.assign(workflow, { id, name: `${workflow.name} (${label})` });
+	for (const node of workflow.nodes) {
+		if (node.webhookId) node.webhookId = `${node.webhookId.slice(0, -4)}${tag}`;
+		if (node.type === MCP_TRIGGER_TYPE) node.parameters.path = triggerPath;
+		if (node.type === 'n8n-nodes-base.formTrigger') {
+			node.parameters.options = { ...node.parameters.options, path: triggerPath };
+		}
+	}
+	return { workflow, node: (name) => workflow.nodes.find((n) => n.name === name) };
+}
+
+/** The official MCP client connected over Streamable HTTP, as Claude Desktop or any client does. */
+export async function connectMcp(url, name = 'basicsengage-e2e') {
+	const client = new Client({ name, version: '1.0.0' });
+	const transport = new StreamableHTTPClientTransport(new URL(url));
+	await client.connect(transport);
+	return {
+		client,
+		async close() {
+			await transport.terminateSession().catch(() => {});
+			await client.close().catch(() => {});
 		},
 	};
 }
@@ -147,8 +197,14 @@ export function spawnDev({ script = 'dev', args = [], userFolder, cwd = REPO_DIR
 			for (;;) {
 				const match = dev.output.match(pattern);
 				if (match) return match;
-				if (!running()) throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}); its output ends:\n${tail()}`);
-				if (Date.now() > deadline) throw new Error(`no ${pattern} in ${name}'s output after ${timeoutMs} ms; it ends:\n${tail()}`);
+				if (!running())
+					throw new Error(
+						`${name} exited (${child.exitCode ?? child.signalCode}); its output ends:\n${tail()}`,
+					);
+				if (Date.now() > deadline)
+					throw new Error(
+						`no ${pattern} in ${name}'s output after ${timeoutMs} ms; it ends:\n${tail()}`,
+					);
 				await sleep(100);
 			}
 		},
@@ -162,10 +218,12 @@ export function spawnDev({ script = 'dev', args = [], userFolder, cwd = REPO_DIR
 			process.kill(-child.pid, 'SIGINT');
 			const deadline = Date.now() + timeoutMs;
 			while (running()) {
-				if (Date.now() > deadline) throw new Error(`${name} did not exit; its output ends:\n${tail()}`);
+				if (Date.now() > deadline)
+					throw new Error(`${name} did not exit; its output ends:\n${tail()}`);
 				await sleep(100);
 			}
-			if (!dev.output.includes('[dev] stopped.')) throw new Error(`${name} did not say "[dev] stopped."; its output ends:\n${tail()}`);
+			if (!dev.output.includes('[dev] stopped.'))
+				throw new Error(`${name} did not say "[dev] stopped."; its output ends:\n${tail()}`);
 			await sleep(500);
 			return stillRunning(started);
 		},

@@ -3,16 +3,9 @@
 // with $fromAI fields, Add Profiles), published, and the official MCP client library
 // (@modelcontextprotocol/sdk) talking to its production URL over Streamable HTTP, as Claude
 // Desktop (through mcp-remote) or any MCP client does. Against the BasicsEngage sandbox.
-import fsp from 'node:fs/promises';
-import path from 'node:path';
-
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-
 import {
 	DEMO_API_KEY,
 	NEWSLETTER_LIST,
-	activateWorkflow,
 	isPublished,
 	listExecutions,
 	mcpUrl,
@@ -20,6 +13,7 @@ import {
 	waitForMcp,
 } from '../../dev/n8n-setup.mjs';
 import { env } from './shared.mjs';
+import { connectMcp, exampleVariant, importWorkflow } from './helpers.mjs';
 
 const MCP = 'beExampleMcp0001';
 const SEND = 'Send_Email';
@@ -30,56 +24,24 @@ const JANE = {
 	body: 'Hi Jane, it is on its way.',
 };
 
-let example;
 /** MCP clients by workflow: the example (On Error: Stop) and two variants with Continue. */
 const clients = {};
-
-/** An MCP client connected over Streamable HTTP to a published MCP Server Trigger. */
-async function connect(url) {
-	const client = new Client({ name: 'basicsengage-e2e', version: '1.0.0' });
-	const transport = new StreamableHTTPClientTransport(new URL(url));
-	await client.connect(transport);
-	return {
-		client,
-		async close() {
-			await transport.terminateSession().catch(() => {});
-			await client.close().catch(() => {});
-		},
-	};
-}
-
-/**
- * The example with Send Email's On Error set to a Continue mode, as its own published workflow
- * (own id, name, MCP path and webhook id), imported like the examples.
- */
-async function importContinueVariant(onError, id, mcpPath) {
-	const workflow = structuredClone(example.workflow);
-	workflow.id = id;
-	workflow.name = `${workflow.name} (On Error: ${onError})`;
-	const trigger = workflow.nodes.find((n) => n.parameters?.path === example.mcpPath);
-	trigger.parameters.path = mcpPath;
-	trigger.webhookId = `${trigger.webhookId.slice(0, -4)}${id.slice(-4)}`;
-	workflow.nodes.find((n) => n.name === 'Send Email').onError = onError;
-	const file = path.join(env.tmp, `${id}.json`);
-	await fsp.writeFile(file, JSON.stringify(workflow));
-	const res = await env.n8n.runCli(['import:workflow', `--input=${file}`]);
-	if (res.code !== 0) throw new Error(`importing ${id} failed:\n${res.stdout}\n${res.stderr}`);
-	await activateWorkflow(env.rest, id);
-	const url = mcpUrl(env.n8n.url, mcpPath);
-	await waitForMcp(url);
-	return url;
-}
-
 const VARIANTS = {
-	continueRegularOutput: { id: 'beExampleMcpCReg', mcpPath: 'basicsengage-continue-regular' },
-	continueErrorOutput: { id: 'beExampleMcpCErr', mcpPath: 'basicsengage-continue-error' },
+	continueRegularOutput: { id: 'beExampleMcpCReg', triggerPath: 'basicsengage-continue-regular' },
+	continueErrorOutput: { id: 'beExampleMcpCErr', triggerPath: 'basicsengage-continue-error' },
 };
 
 beforeAll(async () => {
-	example = readExamples().find((e) => e.id === MCP);
-	clients.stop = await connect(mcpUrl(env.n8n.url, example.mcpPath));
-	for (const [onError, { id, mcpPath }] of Object.entries(VARIANTS)) {
-		clients[onError] = await connect(await importContinueVariant(onError, id, mcpPath));
+	const example = readExamples().find((e) => e.id === MCP);
+	clients.stop = await connectMcp(mcpUrl(env.n8n.url, example.mcpPath));
+	// The example with Send Email's On Error set to a Continue mode, as its own published workflow.
+	for (const [onError, variant] of Object.entries(VARIANTS)) {
+		const { workflow, node } = exampleVariant(MCP, { ...variant, label: `On Error: ${onError}` });
+		node('Send Email').onError = onError;
+		await importWorkflow(env, workflow);
+		const url = mcpUrl(env.n8n.url, variant.triggerPath);
+		await waitForMcp(url);
+		clients[onError] = await connectMcp(url);
 	}
 }, 300_000);
 
@@ -93,12 +55,7 @@ async function callTool(name, args, { client = clients.stop.client } = {}) {
 	expect(result.content).toHaveLength(1);
 	expect(result.content[0].type).toBe('text');
 	const { text } = result.content[0];
-	let json;
-	try {
-		json = JSON.parse(text);
-	} catch {
-		json = undefined;
-	}
+	const json = /^[[{]/.test(text) ? JSON.parse(text) : undefined;
 	return { isError: result.isError === true, text, json };
 }
 
@@ -248,7 +205,9 @@ describe('the published example: an MCP server with two BasicsEngage tools', () 
 		expectToolError(result, 'invalid_api_key');
 		expect(result.text).toMatch(/Do not try again/);
 		expect(result.text).not.toContain(DEMO_API_KEY);
-		expect(requestsTo('/email/send').map((r) => r.headers.authorization)).toEqual([`Bearer ${DEMO_API_KEY}`]);
+		expect(requestsTo('/email/send').map((r) => r.headers.authorization)).toEqual([
+			`Bearer ${DEMO_API_KEY}`,
+		]);
 	});
 
 	test('nothing is sent twice: each call is one request, also once n8n has recorded the calls', async () => {
@@ -297,13 +256,8 @@ describe.each(Object.keys(VARIANTS))('Send Email with On Error = %s', (onError) 
 	});
 
 	test('an invalid recipient is the answer too, kind invalid_input; nothing is sent', async () => {
-		const result = await callTool(
-			SEND,
-			{ ...JANE, to: 'not-an-address' },
-			{
-				client: clients[onError].client,
-			},
-		);
+		const { client } = clients[onError];
+		const result = await callTool(SEND, { ...JANE, to: 'not-an-address' }, { client });
 		await settled();
 		expect(result.isError).toBe(false);
 		expect(result.json).toEqual([

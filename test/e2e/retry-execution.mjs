@@ -3,16 +3,9 @@
 // the original or the currently saved workflow). A webhook starts ten items into Send Email or Add
 // Profiles (On Error = Stop Workflow); the sandbox fails request 6 with a 500. Retry sends 7-10,
 // never again 1-5, and never request 6 unasked: the retry fails again, saying so.
-import fsp from 'node:fs/promises';
-import path from 'node:path';
-
-import {
-	activateWorkflow,
-	NEWSLETTER_LIST,
-	SANDBOX_CREDENTIAL,
-	waitForExecution,
-} from '../../dev/n8n-setup.mjs';
+import { NEWSLETTER_LIST, SANDBOX_CREDENTIAL, waitForExecution } from '../../dev/n8n-setup.mjs';
 import { env } from './shared.mjs';
+import { importWorkflow } from './helpers.mjs';
 import parameters from '../parameters.js';
 
 const { sendParameters } = parameters;
@@ -65,10 +58,7 @@ async function publish(tag, parameters) {
 			},
 		],
 	};
-	const file = path.join(env.tmp, `${workflow.id}.json`);
-	await fsp.writeFile(file, JSON.stringify(workflow));
-	expect((await env.n8n.runCli(['import:workflow', `--input=${file}`])).code).toBe(0);
-	await activateWorkflow(env.rest, workflow.id);
+	await importWorkflow(env, workflow);
 	return { id: workflow.id, url: `${env.n8n.url}/webhook/basicsengage-retry-${tag}` };
 }
 

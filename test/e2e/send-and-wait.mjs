@@ -9,18 +9,16 @@ import http from 'node:http';
 import path from 'node:path';
 
 import {
-	activateWorkflow,
 	getExecution,
 	listExecutions,
 	nodeOutput,
-	readExamples,
 	SANDBOX_CREDENTIAL,
 	submitForm,
 	waitForExecution,
 	waitForForm,
 } from '../../dev/n8n-setup.mjs';
 import { env } from './shared.mjs';
-import { launchBrowser } from './helpers.mjs';
+import { exampleVariant, importWorkflow, launchBrowser } from './helpers.mjs';
 
 const NODE_TYPE = 'n8n-nodes-basicsengage.basicsEngage';
 const REFUND = 'beExampleRefund1';
@@ -123,20 +121,15 @@ const RESPONDED = { respondedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT[\d:.]+
  * @param {string} tag four hex digits @param {(ask: any) => void} change
  */
 async function publishVariant(tag, change) {
-	const workflow = structuredClone(readExamples().find((e) => e.id === REFUND).workflow);
-	workflow.id = `beExampleRef${tag}`;
-	workflow.name = `${workflow.name} (${tag})`;
-	const form = workflow.nodes.find((n) => n.type === 'n8n-nodes-base.formTrigger');
-	form.webhookId = `${form.webhookId.slice(0, -4)}${tag}`;
-	form.parameters.options = { ...form.parameters.options, path: `basicsengage-refund-${tag}` };
-	const ask = workflow.nodes.find((n) => n.name === ASK);
-	ask.webhookId = `${ask.webhookId.slice(0, -4)}${tag}`;
-	change(ask);
-	const file = path.join(env.tmp, `${workflow.id}.json`);
-	await fsp.writeFile(file, JSON.stringify(workflow));
-	expect((await env.n8n.runCli(['import:workflow', `--input=${file}`])).code).toBe(0);
-	await activateWorkflow(env.rest, workflow.id);
-	await waitForForm(`${env.n8n.url}/form/basicsengage-refund-${tag}`);
+	const triggerPath = `basicsengage-refund-${tag}`;
+	const { workflow, node } = exampleVariant(REFUND, {
+		id: `beExampleRef${tag}`,
+		label: tag,
+		triggerPath,
+	});
+	change(node(ASK));
+	await importWorkflow(env, workflow);
+	await waitForForm(`${env.n8n.url}/form/${triggerPath}`);
 	return workflow.id;
 }
 
@@ -268,6 +261,9 @@ async function startFakeModel() {
 
 /** The agent's workflow: Webhook > AI Agent, whose one tool (Send Email) a person must approve. */
 function agentGateWorkflow() {
+	const { id, name } = SANDBOX_CREDENTIAL;
+	const credentials = { basicsEngageApi: { id, name } };
+	const email = { from: 'hello@example.com', resource: 'email' };
 	const node = (name, type, typeVersion, parameters, extra = {}) => ({
 		id: randomUUID(),
 		name,
@@ -277,10 +273,7 @@ function agentGateWorkflow() {
 		parameters,
 		...extra,
 	});
-	const basicsEngage = {
-		basicsEngageApi: { id: SANDBOX_CREDENTIAL.id, name: SANDBOX_CREDENTIAL.name },
-	};
-	const tool = (to) => ({ node: to, type: 'ai_tool', index: 0 });
+	const into = (target, type) => ({ [type]: [[{ node: target, type, index: 0 }]] });
 	return {
 		id: 'beE2eAgentGate01',
 		name: "BasicsEngage e2e: a person approves the agent's email",
@@ -290,9 +283,7 @@ function agentGateWorkflow() {
 				'n8n-nodes-base.webhook',
 				2,
 				{ path: 'basicsengage-agent-gate' },
-				{
-					webhookId: randomUUID(),
-				},
+				{ webhookId: randomUUID() },
 			),
 			node('AI Agent', '@n8n/n8n-nodes-langchain.agent', 3.1, {
 				promptType: 'define',
@@ -311,35 +302,33 @@ function agentGateWorkflow() {
 				`${NODE_TYPE}HitlTool`,
 				1,
 				{
-					resource: 'email',
+					...email,
 					operation: 'sendAndWait',
 					to: 'finance@customer.test',
-					from: 'hello@example.com',
 					subject: 'May the agent send an email?',
 				},
-				{ webhookId: randomUUID(), credentials: basicsEngage },
+				{ webhookId: randomUUID(), credentials },
 			),
 			node(
 				'Send Welcome',
 				`${NODE_TYPE}Tool`,
 				1,
 				{
-					resource: 'email',
+					...email,
 					operation: 'send',
 					to: 'jane@customer.test',
-					from: 'hello@example.com',
 					subject: 'Welcome',
 					content: 'text',
 					text: 'Hello!',
 				},
-				{ credentials: basicsEngage },
+				{ credentials },
 			),
 		],
 		connections: {
-			Start: { main: [[{ node: 'AI Agent', type: 'main', index: 0 }]] },
-			Model: { ai_languageModel: [[{ node: 'AI Agent', type: 'ai_languageModel', index: 0 }]] },
-			'Ask finance': { ai_tool: [[tool('AI Agent')]] },
-			'Send Welcome': { ai_tool: [[tool('Ask finance')]] },
+			Start: into('AI Agent', 'main'),
+			Model: into('AI Agent', 'ai_languageModel'),
+			'Ask finance': into('AI Agent', 'ai_tool'),
+			'Send Welcome': into('Ask finance', 'ai_tool'),
 		},
 		settings: { executionOrder: 'v1' },
 	};
@@ -364,10 +353,7 @@ function agentGateWorkflow() {
 			);
 			expect((await env.n8n.runCli(['import:credentials', `--input=${credentials}`])).code).toBe(0);
 			const workflow = agentGateWorkflow();
-			const file = path.join(env.tmp, `${workflow.id}.json`);
-			await fsp.writeFile(file, JSON.stringify(workflow));
-			expect((await env.n8n.runCli(['import:workflow', `--input=${file}`])).code).toBe(0);
-			await activateWorkflow(env.rest, workflow.id);
+			await importWorkflow(env, workflow);
 
 			// One call starts one run: n8n answers 404 until it has registered the webhook.
 			const deadline = Date.now() + 30_000;

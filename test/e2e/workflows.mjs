@@ -6,7 +6,6 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 
 import {
-	activateWorkflow,
 	DEMO_API_KEY,
 	NEWSLETTER_LIST,
 	SANDBOX_CREDENTIAL,
@@ -19,7 +18,7 @@ import {
 	waitForForm,
 } from '../../dev/n8n-setup.mjs';
 import { env } from './shared.mjs';
-import { parseCliJson, REPO_DIR } from './helpers.mjs';
+import { exampleVariant, importWorkflow, parseCliJson, REPO_DIR } from './helpers.mjs';
 
 const NODE_TYPE = 'n8n-nodes-basicsengage.basicsEngage';
 const SYNC = 'beExampleSync001';
@@ -63,7 +62,9 @@ describe('n8n lists the package', () => {
 	test('/types/nodes.json has the node, its AI tool variant, the resources and operations; /types/credentials.json the credential', async () => {
 		const cookie = { headers: { cookie: env.cookie } };
 		const nodes = await (await fetch(`${env.n8n.url}/types/nodes.json`, cookie)).json();
-		expect(nodes.map((n) => n.name)).toEqual(expect.arrayContaining([NODE_TYPE, `${NODE_TYPE}Tool`]));
+		expect(nodes.map((n) => n.name)).toEqual(
+			expect.arrayContaining([NODE_TYPE, `${NODE_TYPE}Tool`]),
+		);
 		const node = nodes.find((n) => n.name === NODE_TYPE);
 		expect(node).toBeDefined();
 		expect(node.credentials).toEqual([
@@ -155,12 +156,10 @@ describe('CSV contacts export to a list (n8n execute --id)', () => {
 	test('Download, Extract From File, Add Profiles mapping automatically: 4 rows in one request, the row without an email on the error output', async () => {
 		// The example downloads from the sandbox `npm run dev` starts on port 4010; this one runs
 		// on a free port, so a copy pointing there is imported in its place.
-		const example = readExamples().find((e) => e.id === CSV_SYNC);
-		const download = example.workflow.nodes.find((n) => n.type === 'n8n-nodes-base.httpRequest');
+		const { workflow } = readExamples().find((e) => e.id === CSV_SYNC);
+		const download = workflow.nodes.find((n) => n.type === 'n8n-nodes-base.httpRequest');
 		download.parameters.url = `${env.sandbox.baseUrl}/examples/contacts-export.csv`;
-		const file = path.join(env.tmp, 'csv-contact-sync.json');
-		await fsp.writeFile(file, JSON.stringify(example.workflow));
-		expect((await env.n8n.runCli(['import:workflow', `--input=${file}`])).code).toBe(0);
+		await importWorkflow(env, workflow, { publish: false });
 
 		const res = await env.n8n.runCli(['execute', `--id=${CSV_SYNC}`, '--rawOutput']);
 		expect(res.code).toBe(0);
@@ -272,64 +271,58 @@ describe('sign-up form (published, real form submissions)', () => {
 		]);
 	});
 
-	test('daily quota used up (429): the error output takes the "Quota exceeded" branch', async () => {
-		env.sandbox.setOptions({ dailyLimit: 0 });
-		const execution = await signUp();
-		expect(execution.status).toBe('success');
-		expect(ran(execution)).toEqual([
+	// [the failure, how the sandbox answers, the branch taken, its kind and status, its next step]
+	test.each([
+		[
+			'daily quota used up (429)',
+			() => env.sandbox.setOptions({ dailyLimit: 0 }),
 			'Retry tomorrow',
-			'Send welcome email',
-			'Sign-up form',
-			'Why did it fail?',
-		]);
-		expect(nodeOutput(execution, 'Send welcome email', 0)).toEqual([]);
-		expect(nodeOutput(execution, 'Send welcome email', 1)).toHaveLength(1);
-		expect(nodeOutput(execution, 'Retry tomorrow')).toEqual([
-			expect.objectContaining({
-				// the form's own fields (keyed by label) travel with the error
-				Email: 'jane@customer.test',
-				'First name': 'Jane',
-				details: expect.objectContaining({ kind: 'quota_exceeded', httpCode: 429 }),
-				nextStep: expect.stringContaining('tomorrow'),
-			}),
-		]);
-		expect(requestsTo('/email/send').map((r) => r.body.to)).toEqual(['jane@customer.test']);
-		expect(requestsTo('/list/addProfiles')).toHaveLength(0);
-	});
-
-	test('bad API key (401): the "Invalid API key" branch', async () => {
+			'quota_exceeded',
+			429,
+			/tomorrow/,
+		],
 		// the sandbox refuses the credential's key (until its reset)
-		env.sandbox.setOptions({ apiKeys: ['be_another_key'] });
-		const execution = await signUp();
-		expect(ran(execution)).toEqual(['Fix the API key', 'Send welcome email', 'Sign-up form', 'Why did it fail?']);
-		expect(nodeOutput(execution, 'Fix the API key')).toEqual([
-			expect.objectContaining({
-				Email: 'jane@customer.test',
-				details: expect.objectContaining({ kind: 'invalid_api_key', httpCode: 401 }),
-			}),
-		]);
-		expect(requestsTo('/email/send').map((r) => r.headers.authorization)).toEqual([BEARER]);
-		expect(requestsTo('/list/addProfiles')).toHaveLength(0);
-	});
-
-	test('any other failure (500) goes to the fallback branch', async () => {
-		env.sandbox.injectFaults({ path: '/email/send', status: 500 });
-		const execution = await signUp();
-		expect(ran(execution)).toEqual([
+		[
+			'bad API key (401)',
+			() => env.sandbox.setOptions({ apiKeys: ['be_another_key'] }),
+			'Fix the API key',
+			'invalid_api_key',
+			401,
+			/update the BasicsEngage credential/,
+		],
+		[
+			'any other failure (500)',
+			() => env.sandbox.injectFaults({ path: '/email/send', status: 500 }),
 			'Handle other errors',
-			'Send welcome email',
-			'Sign-up form',
-			'Why did it fail?',
-		]);
-		expect(nodeOutput(execution, 'Handle other errors')).toEqual([
-			expect.objectContaining({
-				details: expect.objectContaining({ kind: 'server_error', httpCode: 500 }),
-				nextStep: expect.stringMatching(/^Failed \(server_error\): /),
-			}),
-		]);
-		// Send Email does not retry a 5xx by default (the email may have been queued)
-		expect(requestsTo('/email/send')).toHaveLength(1);
-	});
+			'server_error',
+			500,
+			/^Failed \(server_error\): /,
+		],
+	])(
+		'%s: the error output takes its own branch, with the form fields, the kind and nothing added',
+		async (_, fail, branch, kind, httpCode, nextStep) => {
+			fail();
+			const execution = await signUp();
+			expect(execution.status).toBe('success');
+			expect(ran(execution)).toEqual(
+				[branch, 'Send welcome email', 'Sign-up form', 'Why did it fail?'].sort(),
+			);
+			expect(nodeOutput(execution, 'Send welcome email', 0)).toEqual([]);
+			expect(nodeOutput(execution, 'Send welcome email', 1)).toHaveLength(1);
+			expect(nodeOutput(execution, branch)).toEqual([
+				expect.objectContaining({
+					// the form's own fields (keyed by label) travel with the error
+					Email: 'jane@customer.test',
+					'First name': 'Jane',
+					details: expect.objectContaining({ kind, httpCode }),
+					nextStep: expect.stringMatching(nextStep),
+				}),
+			]);
+			// one send, with the key; a 5xx is not retried by default (the email may have been queued)
+			expect(requestsTo('/email/send').map((r) => r.headers.authorization)).toEqual([BEARER]);
+			expect(requestsTo('/list/addProfiles')).toHaveLength(0);
+		},
+	);
 });
 
 describe("Skip Emails Already Sent (n8n's deduplication store, in its database)", () => {
@@ -338,21 +331,16 @@ describe("Skip Emails Already Sent (n8n's deduplication store, in its database)"
 
 	/** The sign-up example with the option on, as its own published workflow and form. */
 	beforeAll(async () => {
-		const signup = readExamples().find((e) => e.id === SIGNUP);
-		const workflow = structuredClone(signup.workflow);
-		workflow.id = SKIPPING;
-		workflow.name = `${workflow.name} (Skip Emails Already Sent)`;
-		const form = workflow.nodes.find((n) => n.type === 'n8n-nodes-base.formTrigger');
-		form.webhookId = `${form.webhookId.slice(0, -4)}d0d0`;
-		form.parameters.options = { ...form.parameters.options, path: 'basicsengage-signup-skipping' };
-		const send = workflow.nodes.find((n) => n.name === 'Send welcome email');
-		send.parameters.options = { skipAlreadySent: { settings: {} } };
-		const file = path.join(env.tmp, `${SKIPPING}.json`);
-		await fsp.writeFile(file, JSON.stringify(workflow));
-		const res = await env.n8n.runCli(['import:workflow', `--input=${file}`]);
-		expect(res.code).toBe(0);
-		await activateWorkflow(env.rest, SKIPPING);
-		skippingFormUrl = `${env.n8n.url}/form/${form.parameters.options.path}`;
+		const triggerPath = 'basicsengage-signup-skipping';
+		const { workflow, node } = exampleVariant(SIGNUP, {
+			id: SKIPPING,
+			label: 'Skip Emails Already Sent',
+			triggerPath,
+			tag: 'd0d0',
+		});
+		node('Send welcome email').parameters.options = { skipAlreadySent: { settings: {} } };
+		await importWorkflow(env, workflow);
+		skippingFormUrl = `${env.n8n.url}/form/${triggerPath}`;
 		await waitForForm(skippingFormUrl);
 	}, 120_000);
 

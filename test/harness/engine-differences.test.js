@@ -17,7 +17,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const { loadPackage, runWorkflow, internals } = require('./n8n');
+const { loadPackage, runWorkflow, internals, getLogs, clearLogs } = require('./n8n');
 const { engine } = require('./resolve');
 const { startSandbox } = require('../sandbox/server');
 
@@ -141,8 +141,15 @@ const runItem = (/** @type {object} */ json, itemError = '', options = {}) =>
 	runProbe({ action: 'item', json: JSON.stringify(json), itemError }, options);
 
 describe(`engine ${engine.displayName}`, () => {
-	test('the node, n8n-core and the harness share one n8n-workflow (and one @n8n/errors), with the exports the node imports at run time', async () => {
-		await runItem({ error: 'Boom' });
+	test("the node, n8n-core and the harness share one n8n-workflow (and one @n8n/errors), with the exports the node imports at run time; n8n's log lines are captured with their metadata", async () => {
+		clearLogs();
+		const result = await runItem({ error: 'Boom' });
+		// n8n's log lines are captured with their metadata: every "the API key is in no log line"
+		// check reads them, and would pass on an empty capture.
+		expect(getLogs().slice(-result.logs.length)).toEqual(result.logs);
+		expect(result.logs).toContainEqual(
+			expect.stringMatching(/Start executing node.*"node":"Node Under Test"/),
+		);
 		// What the node got from require('n8n-workflow') is the engine's copy...
 		expect(probeState().workflowLib).toBe(workflowLib);
 		// ...and n8n-core's own n8n-workflow is that copy too (its errors extend it).

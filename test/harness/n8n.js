@@ -198,6 +198,7 @@ function createMemoryDeduplicator() {
 		assertAlive(context);
 		return recorded;
 	};
+	// The two calls the node makes; the store's other methods are not served.
 	return {
 		/** @param {string[]} items @param {string} scope @param {any} context @param {{ mode: string, maxEntries?: number }} options */
 		async checkProcessedAndRecord(items, scope, context, options) {
@@ -230,16 +231,6 @@ function createMemoryDeduplicator() {
 			}
 			store.set(key, recorded);
 		},
-		/** @param {string} scope @param {any} context */
-		async clearAllProcessedItems(scope, context) {
-			deduplicationStore.beforeCall(context);
-			store.delete(keyOf(scope, context));
-		},
-		/** @param {string} scope @param {any} context */
-		async getProcessedDataCount(scope, context) {
-			deduplicationStore.beforeCall(context);
-			return (store.get(keyOf(scope, context)) ?? []).length;
-		},
 	};
 }
 
@@ -258,22 +249,13 @@ function shutdown() {
 // Node and credential types (what LoadNodesAndCredentials does in the CLI).
 
 /**
- * @typedef {object} LoadedNode
- * @property {string} name  full type name, `<packageName>.<description.name>`
- * @property {INodeType | IVersionedNodeType} type
- * @property {import('n8n-workflow').INodeTypeDescription} description  of the latest version
- */
-/**
- * @typedef {object} LoadedCredential
- * @property {string} name
- * @property {ICredentialType} type
- * @property {string[]} supportedNodes  full type names of the nodes that use it
- */
-/**
- * @typedef {object} LoadedPackage
- * @property {string} packageName
- * @property {Record<string, LoadedNode>} nodes  by full type name
- * @property {Record<string, LoadedCredential>} credentials  by credential type name
+ * Nodes by full type name (`<packageName>.<description.name>`, the description of the latest
+ * version), credentials by type name with the full type names of the nodes that use them.
+ * @typedef {{ name: string, type: INodeType | IVersionedNodeType,
+ *   description: import('n8n-workflow').INodeTypeDescription }} LoadedNode
+ * @typedef {{ name: string, type: ICredentialType, supportedNodes: string[] }} LoadedCredential
+ * @typedef {{ packageName: string, nodes: Record<string, LoadedNode>,
+ *   credentials: Record<string, LoadedCredential> }} LoadedPackage
  */
 
 /** @type {Map<string, LoadedPackage>} by the package directory's realpath */
@@ -563,26 +545,13 @@ function startRun(workflowExecute, workflow, startNode, pinData) {
 /**
  * Executes a built workflow with WorkflowExecute.run, as a manual run does: lifecycle hooks that
  * record the executed nodes in order, the in-memory credentials, and the log lines it emitted.
- * @param {{ workflow: import('n8n-workflow').Workflow, workflowId: string, nodes: INode[],
- *   connections: import('n8n-workflow').IConnections, settings: any, store: any,
+ * @param {{ workflow: import('n8n-workflow').Workflow, store: CredentialStore,
  *   mode: import('n8n-workflow').WorkflowExecuteMode, startNode: INode | undefined, pinData?: any,
  *   stopWhen?: () => boolean, diesWhen?: () => boolean }} run
- * @returns {Promise<{ run: IRun, executedNodes: string[], logs: string[] }>}
  */
-async function executeWorkflow({
-	workflow,
-	workflowId,
-	nodes,
-	connections,
-	settings,
-	store,
-	mode,
-	startNode,
-	pinData,
-	stopWhen,
-	diesWhen,
-}) {
+async function executeWorkflow({ workflow, store, mode, startNode, pinData, stopWhen, diesWhen }) {
 	const executionId = `${Math.floor(Math.random() * 1e9)}`;
+	const workflowId = /** @type {string} */ (workflow.id);
 	/** @type {string[]} */
 	const executedNodes = [];
 	const hooks = new core.ExecutionLifecycleHooks(mode, executionId, {
@@ -590,9 +559,9 @@ async function executeWorkflow({
 		name: workflow.name,
 		active: false,
 		isArchived: false,
-		nodes,
-		connections,
-		settings,
+		nodes: Object.values(workflow.nodes),
+		connections: workflow.connectionsBySourceNode,
+		settings: workflow.settings,
 		createdAt: new Date(),
 		updatedAt: new Date(),
 	});
@@ -961,10 +930,6 @@ async function runWorkflow(options) {
 	const mode = 'manual';
 	const { run, executedNodes, logs, additionalData, executionId } = await executeWorkflow({
 		workflow,
-		workflowId,
-		nodes,
-		connections,
-		settings,
 		store,
 		mode,
 		startNode,
@@ -1107,10 +1072,6 @@ async function runWorkflowFile(exported, options = {}) {
 	});
 	const { run, executedNodes, logs } = await executeWorkflow({
 		workflow,
-		workflowId,
-		nodes,
-		connections,
-		settings,
 		store,
 		mode: 'manual',
 		startNode: workflow.getNode(roots[0].name) ?? undefined,
@@ -1129,39 +1090,11 @@ async function runWorkflowFile(exported, options = {}) {
 // testCredential
 
 /**
- * The test a credential type declares: its own `test` request, else a `testedBy` on a node that
- * uses it (a method name in methods.credentialTest, or a request).
- * @param {string} type
- * @returns {undefined | Function | { nodeType?: INodeType, testRequest: import('n8n-workflow').ICredentialTestRequest }}
- */
-function findCredentialTest(type) {
-	const own = credentialType(type).test;
-	if (own) return { testRequest: own };
-	for (const nodeName of credentialRegistry.get(type)?.supportedNodes ?? []) {
-		const nodeType = /** @type {any} */ (nodeRegistry.get(nodeName)?.type);
-		const versions = nodeType?.nodeVersions
-			? Object.values(nodeType.nodeVersions).reverse()
-			: [nodeType];
-		for (const version of versions) {
-			const uses = version?.description.credentials?.find(
-				(/** @type {any} */ entry) => entry.name === type && entry.testedBy,
-			);
-			if (!uses) continue;
-			if (typeof uses.testedBy !== 'string')
-				return { nodeType: version, testRequest: uses.testedBy };
-			const method = version.methods?.credentialTest?.[uses.testedBy];
-			if (method) return method;
-		}
-	}
-	return undefined;
-}
-
-/**
  * The editor's "Test credential", as the CLI's CredentialsTester.testCredentials runs it
- * (packages/cli/src/services/credentials-tester.service.ts, not installed here): the credential
- * data with its defaults; a method test is called with a CredentialTestContext; a request test
- * runs through n8n-core's RoutingNode in 'internal' mode on a throw-away node whose only property
- * routes the request. A failure is matched against the `responseCode` rules, else reads
+ * (packages/cli/src/services/credentials-tester.service.ts, not installed here) for a credential
+ * that declares its own `test` request (this package's; not a node's `testedBy`): the credential
+ * data with its defaults, the request run through n8n-core's RoutingNode in 'internal' mode on a
+ * throw-away node whose only property routes the request. A failure is matched against the `responseCode` rules, else reads
  * `statusText || "Received HTTP status code: N"`, the network error code, or the error's
  * message; a success against the `responseSuccessBody` rules, else "Connection successful!".
  * @param {{ credentialType: string, data: ICredentialDataDecryptedObject, packageDir?: string }} options
@@ -1170,8 +1103,8 @@ function findCredentialTest(type) {
 async function testCredential({ credentialType: type, data, packageDir }) {
 	ensureServices();
 	if (packageDir) await loadPackage(packageDir);
-	const test = findCredentialTest(type);
-	if (test === undefined) {
+	const testRequest = credentialType(type).test;
+	if (testRequest === undefined) {
 		return { status: 'Error', message: 'No testing function found for this credential.' };
 	}
 	const details = { id: 'harness-cred-test', name: `${type} (harness)` };
@@ -1179,22 +1112,17 @@ async function testCredential({ credentialType: type, data, packageDir }) {
 		credentialsHelper: createCredentialsHelper({ [details.id]: { ...details, type, data } }),
 	});
 	const credentials = { ...details, type, data: credentialData(type, data) };
-	if (typeof test === 'function') {
-		return await test.call(new core.CredentialTestContext(additionalData), credentials);
-	}
-
 	// The CLI borrows n8n-nodes-base.noOp's description, which is not installed: an equivalent.
-	const description = test.nodeType?.description ?? {
+	const description = {
 		...standInNodeType('n8n-nodes-base.noOp').description,
 		displayName: 'No Operation, do nothing',
 	};
-	const version = [description.version].flat().at(-1);
 	/** @type {INode} */
 	const node = {
 		id: 'temp',
 		name: 'Temp-Node',
 		type: description.name,
-		typeVersion: /** @type {number} */ (version),
+		typeVersion: 1,
 		position: [0, 0],
 		parameters: {},
 		credentials: { [type]: details },
@@ -1209,7 +1137,7 @@ async function testCredential({ credentialType: type, data, packageDir }) {
 					displayName: 'Temp',
 					name: 'temp',
 					type: 'string',
-					routing: { request: test.testRequest.request },
+					routing: { request: testRequest.request },
 					default: '',
 				},
 			],
@@ -1233,7 +1161,7 @@ async function testCredential({ credentialType: type, data, packageDir }) {
 		{ node, data: {}, source: null },
 		[],
 	);
-	const rules = test.testRequest.rules ?? [];
+	const rules = testRequest.rules ?? [];
 	/** @type {INodeExecutionData[][] | null | undefined} */
 	let response;
 	try {

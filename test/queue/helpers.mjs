@@ -1,13 +1,7 @@
 // Shared by the queue-mode tests: a temp queue-mode environment (sandbox, Redis, Postgres, an n8n
 // main process and two workers, the credential and the examples) and the sign-up form driven
 // the way a browser submits it.
-import fsp from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-
-import { startEnvironment } from '../../dev/dev.mjs';
 import {
-	REPO_DIR,
 	executionsByWorker,
 	getExecution,
 	latestExecutionId,
@@ -15,14 +9,14 @@ import {
 	submitForms,
 	waitForExecutions,
 } from '../../dev/n8n-setup.mjs';
+import { startTestEnvironment } from '../e2e/helpers.mjs';
 
-export { REPO_DIR };
 export const SIGNUP = 'beExampleSignup1';
 export const log = (message) => process.stderr.write(`[queue] ${message}\n`);
 
 /**
- * Sandbox on a free port (with a daily quota large enough for the bursts), Redis and Postgres
- * on free ports, n8n main (5678 when free) and `workers` workers, all in one temp folder.
+ * The e2e environment (test/e2e/helpers.mjs) in queue mode: Redis and Postgres on free ports, n8n
+ * main and `workers` workers, the sandbox's daily quota large enough for the bursts.
  * `workers: 0`: regular mode instead, one n8n process on SQLite (as `npm run dev` runs it).
  */
 export async function startQueueTestEnvironment({
@@ -32,36 +26,14 @@ export async function startQueueTestEnvironment({
 } = {}) {
 	if (process.env.N8N_DEV_RUNTIME && process.env.N8N_DEV_RUNTIME !== 'v2')
 		throw new Error('the queue-mode tests run n8n 2.x only (unset N8N_DEV_RUNTIME)');
-	const tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'basicsengage-queue-'));
-	// Postgres runs as the postgres user when we are root: it must be able to reach its folder
-	await fsp.chmod(tmp, 0o711);
-	let env;
-	try {
-		env = await startEnvironment({
-			sandboxPort: 0,
-			sandboxOptions: { dailyLimit: 100_000, ...sandboxOptions },
-			userFolder: path.join(tmp, 'n8n'),
-			importExamples: 'always',
-			queue: workers > 0 ? { workers } : undefined,
-			onProgress: log,
-			...options,
-		});
-	} catch (error) {
-		if (!process.env.E2E_KEEP) await fsp.rm(tmp, { recursive: true, force: true });
-		throw error;
-	}
+	const env = await startTestEnvironment({
+		sandboxOptions: { dailyLimit: 100_000, ...sandboxOptions },
+		queue: workers > 0 ? { workers } : undefined,
+		onProgress: log,
+		...options,
+	});
 	const signup = readExamples().find((e) => e.id === SIGNUP);
-	return {
-		...env,
-		tmp,
-		n8nDir: env.info.n8nDir,
-		formUrl: (formPath = signup.formPath) => `${env.n8n.url}/form/${formPath}`,
-		async stop() {
-			await env.stop();
-			if (process.env.E2E_KEEP) log(`kept ${tmp} (logs: ${tmp}/n8n/*.log)`);
-			else await fsp.rm(tmp, { recursive: true, force: true });
-		},
-	};
+	return { ...env, formUrl: (formPath = signup.formPath) => `${env.n8n.url}/form/${formPath}` };
 }
 
 /** Sign-up form fields, in form order: first name, email, company. */
@@ -118,12 +90,6 @@ export async function submitSignups(
 			`all executions ended after ${(endedMs / 1000).toFixed(1)}s; per worker: ${JSON.stringify(perWorker(executions))}`,
 	);
 	return executions;
-}
-
-/** Submits one sign-up and returns its execution (as submitSignups does). */
-export async function signUp(env, person, options = {}) {
-	const [execution] = await submitSignups(env, [person], { concurrency: 1, ...options });
-	return execution;
 }
 
 /** { worker-1: n, worker-2: m } over executions that ran on exactly one worker. */

@@ -10,8 +10,7 @@
 
 const { parseArgs } = require('node:util');
 const { ZodError } = require('zod');
-const { startSandbox } = require('./server');
-const { DEMO_API_KEY, LIST_AUTH_HEADERS, CAMPAIGN_LIST_FIELDS } = require('./schemas');
+const { startSandbox, DEMO_API_KEY, LIST_AUTH_HEADERS, CAMPAIGN_LIST_FIELDS } = require('./server');
 
 const USAGE = `Usage: node test/sandbox/cli.js [options]
 

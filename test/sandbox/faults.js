@@ -9,19 +9,40 @@
  */
 
 const { STATUS_CODES } = require('node:http');
-const { MESSAGES, faultListSchema } = require('./schemas');
+const { z } = require('zod');
 
-/**
- * @typedef {object} Fault
- * @property {import('./schemas').RoutePath} [path] only requests to this path consume it; omit = any request
- * @property {number} [status] answer this status (with `body`, `headers`) without touching state
- * @property {string | object} [body] response body; objects are JSON-encoded. Default: the spec's error body for the status
- * @property {Record<string, string>} [headers] extra response headers
- * @property {'reset' | 'drop' | 'hang' | 'delay'} [action] reset = destroy the socket with no response, before
- *   handling; drop = handle the request (it takes effect) but destroy the socket instead of answering;
- *   hang = never answer; delay = wait `delayMs`, then continue
- * @property {number} [delayMs] wait this long before acting (or before normal handling)
- */
+const faultListSchema = z.array(
+	z
+		.object({
+			/** Only requests to this path (under basePath) consume it; omitted: any request. */
+			path: z
+				.enum([
+					'/email/send',
+					'/list/addProfiles',
+					'/list/create',
+					'/campaign/create',
+					'/campaign/send',
+				])
+				.optional(),
+			/** Answer this status (with `body`, `headers`) without touching state. */
+			status: z.number().int().min(100).max(599).optional(),
+			/** Objects are JSON-encoded; by default the spec's error body for the status. */
+			body: z
+				.union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())])
+				.optional(),
+			headers: z.record(z.string(), z.string()).optional(),
+			/**
+			 * reset: destroy the socket with no answer, before handling; drop: handle the request (it
+			 * takes effect) but destroy the socket instead of answering; hang: never answer; delay:
+			 * wait `delayMs`, then go on.
+			 */
+			action: z.enum(['reset', 'drop', 'hang', 'delay']).optional(),
+			/** Wait this long before acting (or before normal handling). */
+			delayMs: z.number().int().min(0).optional(),
+		})
+		.strict(),
+);
+/** @typedef {z.input<typeof faultListSchema>[number]} Fault */
 
 /**
  * The error body the spec publishes for a status, so a bare `{ status: 500 }` fault looks real.
@@ -30,9 +51,11 @@ const { MESSAGES, faultListSchema } = require('./schemas');
  */
 function defaultFaultBody(status) {
 	if (status < 400) return undefined;
-	if (status === 429) return { status: 'error', error: MESSAGES.quotaExceeded };
-	if (status === 401) return { status: 'error', message: MESSAGES.invalidApiKey };
-	if (status === 500) return { status: 'error', message: MESSAGES.internalError };
+	if (status === 429)
+		return { status: 'error', error: 'Daily email quota exceeded. Please try again tomorrow.' };
+	if (status === 401) return { status: 'error', message: 'Invalid API key' };
+	if (status === 500)
+		return { status: 'error', message: 'Internal server error. Please retry later.' };
 	return { status: 'error', message: STATUS_CODES[status] ?? 'Error' };
 }
 
@@ -99,4 +122,4 @@ function createFaultQueue(settings) {
 	};
 }
 
-module.exports = { createFaultQueue, defaultFaultBody };
+module.exports = { createFaultQueue, defaultFaultBody, faultListSchema };

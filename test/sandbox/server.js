@@ -11,49 +11,103 @@
  */
 
 const http = require('node:http');
-const { sandboxOptionsSchema, MESSAGES } = require('./schemas');
-const { DOWNLOADS, ROUTES, addNewProfiles } = require('./routes');
-const { createFaultQueue, defaultFaultBody } = require('./faults');
+const { z } = require('zod');
+const { ROUTES, CAMPAIGN_LIST_FIELDS, profileSchema, addNewProfiles } = require('./routes');
+const { createFaultQueue, defaultFaultBody, faultListSchema } = require('./faults');
+
+const DEMO_API_KEY = 'be_sandbox_demo_key';
+const LIST_AUTH_HEADERS = /** @type {const} */ (['Authroization', 'Authorization', 'either']);
+
+const isFunction = z.custom((value) => typeof value === 'function', {
+	message: 'must be a function',
+});
+
+/** Each option with its default; `SandboxOptions` is what startSandbox takes. */
+const sandboxOptionsSchema = z
+	.object({
+		/** TCP port; 0 picks a free one. */
+		port: z.number().int().min(0).max(65535).default(0),
+		host: z.string().min(1).default('127.0.0.1'),
+		/** Path prefix of every route. */
+		basePath: z
+			.string()
+			.regex(/^\/.*[^/]$/, 'basePath must start with "/" and not end with "/"')
+			.default('/api/v0/dev'),
+		apiKeys: z.array(z.string().min(1)).default(() => [DEMO_API_KEY]),
+		/** Emails per API key per UTC day. */
+		dailyLimit: z.number().int().min(0).default(100),
+		/** templateId -> its variable names. */
+		templates: z
+			.record(z.string(), z.array(z.string()))
+			.default(() => ({ tmpl_welcome: ['firstName', 'company'] })),
+		/** Accepted `from` addresses (case-insensitive); null accepts any sender. */
+		verifiedSenders: z
+			.array(z.string())
+			.nullable()
+			.default(() => ['hello@example.com', 'noreply@example.com']),
+		/** The header Add Profiles reads the key from; by default the spelling the spec publishes. */
+		listAuthHeader: z.enum(LIST_AUTH_HEADERS).default('Authroization'),
+		/** Delay before answering every request. */
+		latencyMs: z.number().int().min(0).default(0),
+		/** Probability that a request with no scripted fault gets one of randomFaults (uniformly). */
+		faultRate: z.number().min(0).max(1).default(0),
+		randomFaults: faultListSchema.min(1).default(() => [{ status: 500 }]),
+		/** Seed for the draws, so a mix can be replayed; default random. */
+		faultSeed: z.number().int().optional(),
+		/** Profiles that exist at start (and again after reset()), each ID and email once. */
+		profiles: z
+			.array(profileSchema.extend({ profileId: z.string().min(1) }))
+			.superRefine((profiles, ctx) => {
+				const seen = new Set();
+				for (const { profileId, email } of profiles) {
+					for (const [what, value] of [
+						['profileId', profileId],
+						['email', email],
+					]) {
+						const key = `${what} ${value.toLowerCase()}`;
+						if (seen.has(key)) {
+							ctx.addIssue({ code: 'custom', message: `${what} ${value} is seeded twice` });
+						}
+						seen.add(key);
+					}
+				}
+			})
+			.default(() => []),
+		/** Lists that exist at start; their profiles take a seeded profile's ID by email. */
+		lists: z
+			.array(
+				z.object({
+					listId: z.string().min(1),
+					name: z.string().default(''),
+					description: z.string().optional(),
+					profiles: z.array(profileSchema).default([]),
+				}),
+			)
+			.default(() => []),
+		/** Campaigns that exist at start; `recepientList` names seeded lists. */
+		campaigns: z
+			.array(
+				z.object({
+					_id: z.string().regex(/^[0-9a-f]{24}$/, '_id must be 24 lower-case hex characters'),
+					name: z.string().min(1),
+					subject: z.string().min(1),
+					content: z.string().optional(),
+					recepientList: z.array(z.string()).default(() => []),
+				}),
+			)
+			.default(() => []),
+		/** The list IDs field Create Campaign reads; by default the spelling the spec publishes. */
+		campaignListField: z.enum(CAMPAIGN_LIST_FIELDS).default('recepientList'),
+		/** The clock of the daily quota and of the stored dates. */
+		now: /** @type {z.ZodType<() => Date>} */ (isFunction).default(() => () => new Date()),
+		/** Called once per request after it was answered (or reset, or left hanging): the CLI's log. */
+		onResponse: /** @type {z.ZodType<(entry: ResponseLogEntry) => void>} */ (isFunction).optional(),
+	})
+	.strict();
 
 /**
- * @typedef {object} SandboxOptions
- * @property {number} [port] TCP port; 0 picks a free one. Default 0.
- * @property {string} [host] Interface to bind. Default '127.0.0.1'.
- * @property {string} [basePath] Path prefix of every route. Default '/api/v0/dev'.
- * @property {string[]} [apiKeys] Accepted API keys. Default ['be_sandbox_demo_key'].
- * @property {number} [dailyLimit] Emails per API key per UTC day. Default 100.
- * @property {Record<string, string[]>} [templates] templateId -> its variable names.
- *   Default { tmpl_welcome: ['firstName', 'company'] }.
- * @property {string[] | null} [verifiedSenders] Accepted `from` addresses (case-insensitive);
- *   null accepts any sender. Default ['hello@example.com', 'noreply@example.com'].
- * @property {'Authroization' | 'Authorization' | 'either'} [listAuthHeader] Header the list
- *   operation reads the key from. Default 'Authroization', the spelling the spec publishes.
- * @property {number} [latencyMs] Delay before answering every request. Default 0.
- * @property {number} [faultRate] Probability (0..1) that a request with no scripted fault
- *   gets one of `randomFaults`. Default 0.
- * @property {import('./faults').Fault[]} [randomFaults] The faults `faultRate` draws from,
- *   uniformly. Default [{ status: 500 }].
- * @property {number} [faultSeed] Seed for the draws, so a mix can be replayed. Default random.
- * @property {{ profileId: string, email: string, firstName?: string, lastName?: string }[]} [profiles]
- *   Profiles that exist at start (and again after reset()), with the IDs Create List accepts.
- *   Default [].
- * @property {{ listId: string, name?: string, description?: string,
- *   profiles?: { email: string, firstName?: string, lastName?: string }[] }[]} [lists]
- *   Lists that exist at start (and again after reset()). Their profiles take the profileId of a
- *   seeded profile with the same email, else a new one. Default [].
- * @property {{ _id: string, name: string, subject: string, content?: string,
- *   recepientList?: string[] }[]} [campaigns] Campaigns that exist at start (and again after
- *   reset()); `_id` is 24 hex characters, `recepientList` names seeded lists. Default [].
- * @property {'recepientList' | 'recipientList' | 'either'} [campaignListField] The spelling of
- *   the list IDs field Create Campaign reads; the other is ignored like any unknown field.
- *   Default 'recepientList', the spelling the spec publishes.
- * @property {() => Date} [now] Clock used for the daily quota. Default () => new Date().
- * @property {(entry: ResponseLogEntry) => void} [onResponse] Called once per request after it
- *   was answered (or reset, or left hanging). Used by the CLI to log.
- */
-
-/**
- * @typedef {import('zod').infer<typeof sandboxOptionsSchema>} ResolvedOptions
+ * @typedef {z.input<typeof sandboxOptionsSchema>} SandboxOptions
+ * @typedef {z.infer<typeof sandboxOptionsSchema>} ResolvedOptions
  *
  * @typedef {object} RecordedRequest
  * @property {string} method
@@ -67,79 +121,52 @@ const { createFaultQueue, defaultFaultBody } = require('./faults');
  * @typedef {{ profileId: string, email: string, firstName?: string, lastName?: string }} StoredProfile
  * @typedef {{ listId: string, name: string, description?: string,
  *   profiles: Map<string, StoredProfile> }} StoredList  profiles keyed by lower-cased email
- * @typedef {{ messageId: string, apiKey: string, to: string, from: string, subject: string,
- *   html?: string, text?: string, templateId?: string, templateVariables?: Record<string, string>,
- *   queuedAt: string }} QueuedEmail
  * @typedef {{ _id: string, name: string, subject: string, content?: string,
  *   recepientList: string[], createdAt: string }} StoredCampaign  recepientList: list IDs, under
  *   the published spelling whichever spelling the request used
- * @typedef {{ campaignId: string, recipients: string[], sentAt: string }} CampaignSend  recipients:
- *   the emails the campaign went to
  *
  * @typedef {object} SandboxState
- * @property {QueuedEmail[]} emails Accepted emails, oldest first.
+ * @property {Array<{ messageId: string, apiKey: string, queuedAt: string } & Record<string, any>>} emails
+ *   Accepted emails (the parsed body), oldest first.
  * @property {Map<string, StoredProfile>} profiles profileId -> the profile as first seen: one
  *   per email (case-insensitive) in the whole account.
- * @property {Map<string, string>} profileIdsByEmail lower-cased email -> profileId (index of `profiles`).
- * @property {Map<string, StoredList>} lists listId -> list.
- * @property {Map<string, StoredCampaign>} campaigns _id -> campaign.
- * @property {CampaignSend[]} campaignSends Accepted Send Campaign requests, oldest first.
+ * @property {Map<string, string>} profileIdsByEmail lower-cased email -> profileId.
+ * @property {Map<string, StoredList>} lists
+ * @property {Map<string, StoredCampaign>} campaigns by _id
+ * @property {{ campaignId: string, recipients: string[], sentAt: string }[]} campaignSends
+ *   Accepted Send Campaign requests, oldest first, with the emails they went to.
  * @property {Map<string, { day: string, count: number }>} quota API key -> count for a UTC day.
  *
  * @typedef {{ method: string, path: string, status: number | 'reset' | 'drop' | 'hang', durationMs: number,
  *   summary?: string }} ResponseLogEntry  summary: what the request changed that the answer does
  *   not show (new profile IDs, a campaign's recipients); only when handled ('drop' included)
  *
- * @typedef {object} SandboxHandle
- * @property {number} port
- * @property {string} origin e.g. 'http://127.0.0.1:4010'
- * @property {string} baseUrl origin + basePath
- * @property {RecordedRequest[]} requests Every request received, rejected ones included.
- * @property {SandboxState} state
- * @property {ResolvedOptions} options The options in effect (read-only view).
- * @property {() => void} reset Back to the state right after start: options, profiles, lists,
- *   campaigns, campaign sends, quota, requests, faults.
- * @property {(partial: SandboxOptions) => void} setOptions Changes options until the next reset().
- * @property {(faults: import('./faults').Fault | import('./faults').Fault[]) => void} injectFaults
- * @property {() => void} clearFaults Drops the scripted faults not consumed yet.
- * @property {() => Promise<void>} close Stops the server, dropping open and hanging connections.
+ * @typedef {Awaited<ReturnType<typeof startSandbox>>} SandboxHandle
  */
 
 /** Options that shape the listening server or the seeded state, so they are fixed at start. */
 const FIXED_OPTIONS = ['port', 'host', 'basePath', 'profiles', 'lists', 'campaigns'];
 
 /** @type {import('./routes').Reply} */
-const INTERNAL_ERROR = { status: 500, body: { status: 'error', message: MESSAGES.internalError } };
+const INTERNAL_ERROR = {
+	status: 500,
+	body: { status: 'error', message: 'Internal server error. Please retry later.' },
+};
 /** @type {import('./routes').Reply} */
-const NOT_FOUND = { status: 404, body: { status: 'error', message: MESSAGES.notFound } };
+const NOT_FOUND = { status: 404, body: { status: 'error', message: 'Not found' } };
 
 // ---------------------------------------------------------------- small I/O helpers
 
 /** @param {http.IncomingMessage} req @returns {Promise<string>} */
-function readBody(req) {
-	return new Promise((resolve, reject) => {
-		/** @type {Buffer[]} */
-		const chunks = [];
-		req.on('data', (chunk) => chunks.push(chunk));
-		req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-		req.on('error', reject);
-	});
-}
-
-/** @param {string} rawBody */
-function parseJson(rawBody) {
-	try {
-		return JSON.parse(rawBody);
-	} catch {
-		return undefined;
-	}
+async function readBody(req) {
+	const chunks = [];
+	for await (const chunk of req) chunks.push(chunk);
+	return Buffer.concat(chunks).toString('utf8');
 }
 
 /**
  * Writes a response; objects are sent as JSON, strings as they are.
- * @param {http.ServerResponse} res
- * @param {number} status
- * @param {unknown} body
+ * @param {http.ServerResponse} res @param {number} status @param {unknown} body
  * @param {Record<string, string>} [extraHeaders]
  */
 function writeResponse(res, status, body, extraHeaders = {}) {
@@ -149,27 +176,14 @@ function writeResponse(res, status, body, extraHeaders = {}) {
 	const headers = {
 		'content-type': isText ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8',
 		'content-length': String(Buffer.byteLength(payload)),
-		...lowerCaseKeys(extraHeaders),
+		...Object.fromEntries(Object.entries(extraHeaders).map(([n, v]) => [n.toLowerCase(), v])),
 	};
 	res.writeHead(status, headers).end(payload);
 }
 
-/** @param {Record<string, string>} headers */
-const lowerCaseKeys = (headers) =>
-	Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
-
-/**
- * The path relative to basePath, or undefined when the request is outside it.
- * @param {string} pathname
- * @param {string} basePath
- */
-function relativePath(pathname, basePath) {
-	if (!pathname.startsWith(`${basePath}/`)) return undefined;
-	return pathname.slice(basePath.length);
-}
-
-/** @param {string} host */
-const hostForUrl = (host) => (host.includes(':') ? `[${host}]` : host);
+/** The path relative to basePath, or undefined when the request is outside it. @param {string} pathname @param {string} basePath */
+const relativePath = (pathname, basePath) =>
+	pathname.startsWith(`${basePath}/`) ? pathname.slice(basePath.length) : undefined;
 
 // ---------------------------------------------------------------- state
 
@@ -196,13 +210,7 @@ function seedState(state, { profiles, lists, campaigns, now }) {
 		state.profileIdsByEmail.set(profile.email.toLowerCase(), profile.profileId);
 	}
 	for (const seed of lists) {
-		/** @type {StoredList} */
-		const list = {
-			listId: seed.listId,
-			name: seed.name,
-			description: seed.description,
-			profiles: new Map(),
-		};
+		const list = { ...seed, profiles: new Map() };
 		addNewProfiles(state, list, seed.profiles);
 		state.lists.set(list.listId, list);
 	}
@@ -221,23 +229,16 @@ function seedState(state, { profiles, lists, campaigns, now }) {
 	}
 }
 
-/** @param {SandboxState} state */
-function clearState(state) {
-	state.emails.length = 0;
-	state.profiles.clear();
-	state.profileIdsByEmail.clear();
-	state.lists.clear();
-	state.campaigns.clear();
-	state.campaignSends.length = 0;
-	state.quota.clear();
-}
+/** Empties every collection of the state, keeping each object. @param {SandboxState} state */
+const clearState = (state) =>
+	Object.values(state).forEach((all) => (Array.isArray(all) ? (all.length = 0) : all.clear()));
 
 // ---------------------------------------------------------------- the sandbox
 
 /**
- * Starts a BasicsEngage sandbox server.
+ * Starts a BasicsEngage sandbox server: `baseUrl` (origin + basePath), `requests` (every request
+ * received, rejected ones included), `state`, `options` (those in effect).
  * @param {SandboxOptions} [input]
- * @returns {Promise<SandboxHandle>}
  */
 async function startSandbox(input = {}) {
 	const initialOptions = sandboxOptionsSchema.parse(input);
@@ -275,33 +276,9 @@ async function startSandbox(input = {}) {
 		});
 	}
 
-	/**
-	 * @param {http.IncomingMessage} req
-	 * @param {string} rawBody
-	 * @param {string} pathname
-	 * @returns {RecordedRequest}
-	 */
-	function recordRequest(req, rawBody, pathname) {
-		const request = {
-			method: req.method ?? 'GET',
-			path: relativePath(pathname, options.basePath) ?? pathname,
-			url: req.url ?? '/',
-			headers: { ...req.headers },
-			body: parseJson(rawBody),
-			receivedAt: new Date().toISOString(),
-		};
-		requests.push(request);
-		return request;
-	}
-
-	/**
-	 * The normal answer: route lookup, with any exception turned into the spec's 500.
-	 * @param {RecordedRequest} request
-	 * @param {string | undefined} routePath
-	 */
+	/** The normal answer, any exception turned into the spec's 500. @param {RecordedRequest} request @param {string | undefined} routePath */
 	function routeReply(request, routePath) {
-		const key = `${request.method} ${routePath}`;
-		const route = routePath === undefined ? undefined : (ROUTES[key] ?? DOWNLOADS[key]);
+		const route = routePath === undefined ? undefined : ROUTES[`${request.method} ${routePath}`];
 		if (!route) return NOT_FOUND;
 		try {
 			return route(request, { options, state });
@@ -312,10 +289,8 @@ async function startSandbox(input = {}) {
 
 	/**
 	 * Answers one request; returns what happened, for the log.
-	 * @param {RecordedRequest} request
-	 * @param {string | undefined} routePath path under basePath, undefined when outside it
-	 * @param {http.IncomingMessage} req
-	 * @param {http.ServerResponse} res
+	 * @param {RecordedRequest} request @param {string | undefined} routePath under basePath
+	 * @param {http.IncomingMessage} req @param {http.ServerResponse} res
 	 * @returns {Promise<Pick<ResponseLogEntry, 'status' | 'summary'>>}
 	 */
 	async function respond(request, routePath, req, res) {
@@ -370,13 +345,24 @@ async function startSandbox(input = {}) {
 			return;
 		}
 		const pathname = new URL(req.url ?? '/', 'http://sandbox').pathname;
-		const request = recordRequest(req, rawBody, pathname);
-		const { status, summary } = await respond(
-			request,
-			relativePath(pathname, options.basePath),
-			req,
-			res,
-		);
+		const routePath = relativePath(pathname, options.basePath);
+		let body;
+		try {
+			body = JSON.parse(rawBody);
+		} catch {
+			// undefined: not JSON
+		}
+		/** @type {RecordedRequest} */
+		const request = {
+			method: req.method ?? 'GET',
+			path: routePath ?? pathname,
+			url: req.url ?? '/',
+			headers: { ...req.headers },
+			body,
+			receivedAt: new Date().toISOString(),
+		};
+		requests.push(request);
+		const { status, summary } = await respond(request, routePath, req, res);
 		request.answer = status;
 		try {
 			options.onResponse?.({
@@ -403,15 +389,14 @@ async function startSandbox(input = {}) {
 	});
 
 	await new Promise((resolve, reject) => {
-		server.once('error', reject);
-		server.listen(options.port, options.host, () => {
+		server.once('error', reject).listen(options.port, options.host, () => {
 			server.off('error', reject);
 			resolve(undefined);
 		});
 	});
 
 	const address = /** @type {import('node:net').AddressInfo} */ (server.address());
-	const origin = `http://${hostForUrl(options.host)}:${address.port}`;
+	const origin = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${address.port}`;
 	/** @type {Promise<void> | undefined} */
 	let closing;
 
@@ -424,6 +409,7 @@ async function startSandbox(input = {}) {
 		get options() {
 			return options;
 		},
+		/** Back to the state right after start: options, seeded state, quota, requests, faults. */
 		reset() {
 			generation += 1;
 			requests.length = 0;
@@ -432,15 +418,17 @@ async function startSandbox(input = {}) {
 			clearState(state);
 			seedState(state, options);
 		},
+		/** Changes options until the next reset(). @param {Partial<SandboxOptions>} partial */
 		setOptions(partial) {
 			const fixed = Object.keys(partial).filter((key) => FIXED_OPTIONS.includes(key));
 			if (fixed.length > 0) throw new Error(`Cannot change ${fixed.join(', ')} after start`);
 			options = sandboxOptionsSchema.parse({ ...options, ...partial });
 		},
-		injectFaults(newFaults) {
-			faults.add(newFaults);
-		},
+		/** @param {import('./faults').Fault | import('./faults').Fault[]} newFaults */
+		injectFaults: (newFaults) => faults.add(newFaults),
+		/** Drops the scripted faults not consumed yet. */
 		clearFaults: () => faults.clear(),
+		/** Stops the server, dropping open and hanging connections. @returns {Promise<void>} */
 		close() {
 			closing ??= new Promise((resolve) => {
 				for (const timer of timers) clearTimeout(timer);
@@ -453,4 +441,4 @@ async function startSandbox(input = {}) {
 	};
 }
 
-module.exports = { startSandbox };
+module.exports = { startSandbox, DEMO_API_KEY, LIST_AUTH_HEADERS, CAMPAIGN_LIST_FIELDS };
