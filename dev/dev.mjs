@@ -221,18 +221,16 @@ async function startQueueServices(started, { userFolder, queue, onProgress }) {
 		QUEUE_BULL_REDIS_HOST: started.redis.host,
 		QUEUE_BULL_REDIS_PORT: String(started.redis.port),
 		...started.postgres.n8nEnv,
-		// n8n's default pool is 2 connections, each wait for one at most 20 s, for a worker that
-		// runs 10 executions at once: in a 200-sign-up burst on a busy machine (load 10 to 14) an
-		// execution failed to read its credential, twice. n8n's docs: a larger pool "may help".
+		// a worker runs 10 executions at once: with n8n's default pool of 2, bursts on a busy
+		// machine failed credential reads (docs/running-at-scale.md)
 		DB_POSTGRESDB_POOL_SIZE: '10',
 		// one key for every process (they share the user folder and its .n8n/config too)
 		N8N_ENCRYPTION_KEY: encryptionKeyFor(userFolder),
 		// editor ("manual") runs go to the workers too, as they will by default in n8n 3
 		OFFLOAD_MANUAL_EXECUTIONS_TO_WORKERS: 'true',
-		// Keep finished jobs in Redis for a while (n8n's default: remove at once). The main process
-		// waits on Bull's job.finished() per job; for a job already finished and removed, that wait
-		// never ends, and stopping the main process then takes its whole 30 s shutdown timeout
-		// (seen after bursts; see dev/README.md).
+		// Keep finished jobs in Redis a while (n8n's default: remove at once): the main process waits
+		// on Bull's job.finished() per job, for ever for a job already removed, and then takes its
+		// whole 30 s shutdown timeout to stop (seen after bursts; see dev/README.md).
 		N8N_EXECUTIONS_QUEUE_KEEP_LAST_COMPLETED: '1000',
 		N8N_EXECUTIONS_QUEUE_KEEP_LAST_FAILED: '1000',
 		...(queue.env ?? {}),
