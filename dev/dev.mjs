@@ -54,10 +54,7 @@ const require = createRequire(import.meta.url);
 export const DEFAULT_N8N_PORT = 5678;
 export const DEFAULT_SANDBOX_PORT = 4010;
 // n8n 1.x cannot open a database n8n 2.x has migrated, so each line keeps its own data folder
-export const DEFAULT_USER_FOLDER = path.join(
-	REPO_DIR,
-	selectRuntime().name === 'v1' ? '.n8n-dev-v1' : '.n8n-dev',
-);
+export const DEFAULT_USER_FOLDER = path.join(REPO_DIR, selectRuntime().name === 'v1' ? '.n8n-dev-v1' : '.n8n-dev');
 export const DEFAULT_QUEUE_USER_FOLDER = path.join(REPO_DIR, '.n8n-dev-queue');
 export const DEFAULT_WORKERS = 2;
 
