@@ -686,110 +686,98 @@ test('fault: randomFaults with a seed draws the same mix every time', async () =
 
 // ---------------------------------------------------------------- CLI
 
-describe('cli', () => {
-	/** Starts the CLI with `args`; `ready()` resolves with its base URL once the banner is printed. @param {string[]} args */
-	function spawnCli(args) {
-		const cli = path.join(__dirname, 'cli.js');
-		const child = spawn(process.execPath, [cli, '--port', '0', ...args], {
-			stdio: ['ignore', 'pipe', 'pipe'],
+/** Starts the CLI with `args`; `ready()` resolves with its base URL once the banner is printed. @param {string[]} args */
+function spawnCli(args) {
+	const cli = path.join(__dirname, 'cli.js');
+	const child = spawn(process.execPath, [cli, '--port', '0', ...args], {
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
+	let output = '';
+	child.stdout.on('data', (chunk) => (output += chunk));
+	child.stderr.on('data', (chunk) => (output += chunk));
+	const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+	const text = () => output;
+	/** Waits until the output has `count` lines with `line`. */
+	const logged = (/** @type {string} */ line, count = 1) =>
+		waitFor(() => output.split(line).length > count);
+	const ready = () =>
+		waitFor(() => output.includes('Press Ctrl+C'), 5000).then(() => {
+			const baseUrl = /Base URL:\s+(\S+)/.exec(output)?.[1] ?? '';
+			const target = { baseUrl: baseUrl.replace('localhost', '127.0.0.1') };
+			return {
+				baseUrl,
+				/** @param {string} route @param {unknown} body @param {Record<string, string>} [headers] */
+				send: (route, body, headers) => post(target, route, body, headers),
+			};
 		});
-		let output = '';
-		child.stdout.on('data', (chunk) => (output += chunk));
-		child.stderr.on('data', (chunk) => (output += chunk));
-		const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
-		const text = () => output;
-		/** Waits until the output has `count` lines with `line`. */
-		const logged = (/** @type {string} */ line, count = 1) =>
-			waitFor(() => output.split(line).length > count);
-		const ready = () =>
-			waitFor(() => output.includes('Press Ctrl+C'), 5000).then(() => {
-				const baseUrl = /Base URL:\s+(\S+)/.exec(output)?.[1] ?? '';
-				const target = { baseUrl: baseUrl.replace('localhost', '127.0.0.1') };
-				return {
-					baseUrl,
-					/** @param {string} route @param {unknown} body @param {Record<string, string>} [headers] */
-					send: (route, body, headers) => post(target, route, body, headers),
-				};
-			});
-		/** Stops it with `signal`; it must exit with 0. */
-		const stop = async (/** @type {NodeJS.Signals} */ signal) => {
-			child.kill(signal);
-			expect(await exited).toBe(0);
-		};
-		return { ready, exited, text, logged, stop };
+	/** Stops it with `signal`; it must exit with 0. */
+	const stop = async (/** @type {NodeJS.Signals} */ signal) => {
+		child.kill(signal);
+		expect(await exited).toBe(0);
+	};
+	return { ready, exited, text, logged, stop };
+}
+
+test('cli: prints base URL, demo key, templates, senders and the campaign list field; logs the recipient and content of a sent email (the links of an HTML one) and new profiles (at most 10), as the onResponse summary says; honours --key, --daily-limit, --list-auth-header and --campaign-list-field; logs method, path and status, never the key; stops on SIGTERM and SIGINT; an invalid --campaign-list-field stops with a readable error', async () => {
+	// Three at once: the defaults, every option given, an invalid one.
+	const secret = 'be_secret_key_never_printed';
+	const cli = spawnCli([]);
+	const custom = spawnCli([
+		...['--key', secret, '--daily-limit', '1'],
+		...['--list-auth-header', 'either', '--campaign-list-field', 'recipientList'],
+	]);
+	const invalid = spawnCli(['--campaign-list-field', 'x']);
+	expect(await invalid.exited).toBe(1);
+	expect(invalid.text()).toContain('Invalid option campaignListField');
+
+	const { baseUrl, send } = await cli.ready();
+	expect(baseUrl).toMatch(/^http:\/\/localhost:\d+\/api\/v0\/dev$/);
+	for (const text of [
+		DEMO_KEY,
+		'tmpl_welcome (variables: firstName, company)',
+		'hello@example.com, noreply@example.com',
+		'Campaign lists:    read from recepientList',
+	]) {
+		expect(cli.text()).toContain(text);
 	}
+	const sent = await send(SEND, templated({ firstName: 'Ann' }));
+	await send(SEND, mail({ to: 'bob@customer.test' }));
+	// Send and Wait for Response: its answers can be clicked from the log.
+	const link = (/** @type {string} */ answer) =>
+		`http://localhost:5678/webhook-waiting/7/n1?approved=${answer}&amp;signature=ab`;
+	const html = `<a href="${link('false')}">No</a><a href="${link('true')}">Yes</a>`;
+	await send(SEND, mail({ text: undefined, html }));
+	const twelve = newList(Array.from({ length: 12 }, (_, index) => `p${index}@customer.test`));
+	await send(ADD, twelve);
+	await send(ADD, twelve);
+	await cli.logged('POST /list/addProfiles 200', 2);
+	const lines = [
+		`/email/send 200 \\d+ms email ${sent.body.data.messageId} to jane@customer\\.test, template tmpl_welcome\n`,
+		'/email/send 200 \\d+ms email msg_\\S+ to bob@customer\\.test, plain text\n',
+		'/email/send 200 \\d+ms email msg_\\S+ to jane@customer\\.test, HTML, link: \\S+approved=false&signature=ab, link: \\S+approved=true&signature=ab\n',
+		'/list/addProfiles 200 \\d+ms new profiles: prof_[0-9a-f]{16} p0@customer\\.test, prof_[0-9a-f]{16} p1@customer\\.test, .*p9@customer\\.test \\(\\+2 more\\)\n',
+		// Known emails get no new IDs, so no summary.
+		'/list/addProfiles 200 \\d+ms\n',
+	];
+	for (const line of lines) expect(cli.text()).toMatch(new RegExp(`POST ${line}`));
+	await cli.stop('SIGTERM');
 
-	test('cli: prints base URL, demo key, templates, senders and the campaign list field; logs the recipient and content of a sent email (the links of an HTML one) and new profiles (at most 10), as the onResponse summary says; stops on SIGTERM', async () => {
-		const cli = spawnCli([]);
-		const { baseUrl, send } = await cli.ready();
-		expect(baseUrl).toMatch(/^http:\/\/localhost:\d+\/api\/v0\/dev$/);
-		for (const text of [
-			DEMO_KEY,
-			'tmpl_welcome (variables: firstName, company)',
-			'hello@example.com, noreply@example.com',
-			'Campaign lists:    read from recepientList',
-		]) {
-			expect(cli.text()).toContain(text);
-		}
-
-		const sent = await send(SEND, templated({ firstName: 'Ann' }));
-		await send(SEND, mail({ to: 'bob@customer.test' }));
-		// Send and Wait for Response: its answers can be clicked from the log.
-		const link = (/** @type {string} */ answer) =>
-			`http://localhost:5678/webhook-waiting/7/n1?approved=${answer}&amp;signature=ab`;
-		await send(
-			SEND,
-			mail({
-				text: undefined,
-				html: `<a href="${link('false')}">No</a><a href="${link('true')}">Yes</a>`,
-			}),
-		);
-		const twelve = newList(Array.from({ length: 12 }, (_, index) => `p${index}@customer.test`));
-		await send(ADD, twelve);
-		await send(ADD, twelve);
-		await cli.logged('POST /list/addProfiles 200', 2);
-
-		const lines = [
-			`/email/send 200 \\d+ms email ${sent.body.data.messageId} to jane@customer\\.test, template tmpl_welcome\n`,
-			'/email/send 200 \\d+ms email msg_\\S+ to bob@customer\\.test, plain text\n',
-			'/email/send 200 \\d+ms email msg_\\S+ to jane@customer\\.test, HTML, link: \\S+approved=false&signature=ab, link: \\S+approved=true&signature=ab\n',
-			'/list/addProfiles 200 \\d+ms new profiles: prof_[0-9a-f]{16} p0@customer\\.test, prof_[0-9a-f]{16} p1@customer\\.test, .*p9@customer\\.test \\(\\+2 more\\)\n',
-			// Known emails get no new IDs, so no summary.
-			'/list/addProfiles 200 \\d+ms\n',
-		];
-		for (const line of lines) expect(cli.text()).toMatch(new RegExp(`POST ${line}`));
-		await cli.stop('SIGTERM');
-	});
-
-	test('cli: honours --key, --daily-limit, --list-auth-header and --campaign-list-field; logs method, path and status, never the key; stops on SIGINT', async () => {
-		const secret = 'be_secret_key_never_printed';
-		const cli = spawnCli([
-			...['--key', secret, '--daily-limit', '1'],
-			...['--list-auth-header', 'either', '--campaign-list-field', 'recipientList'],
-		]);
-		const { send } = await cli.ready();
-		expect(cli.text()).toContain('Campaign lists:    read from recipientList');
-		const auth = { authorization: `Bearer ${secret}` };
-		expect((await send(SEND, mail(), auth)).status).toBe(200);
-		expect((await send(SEND, mail(), auth)).status).toBe(429);
-		expect((await send(ADD, newList(), auth)).status).toBe(200);
-		const campaign = { name: 'X', subject: 'Y', recipientList: 'not an array' };
-		expect((await send(CREATE_CAMPAIGN, campaign, auth)).body).toEqual(
-			error('Field "recipientList" must be an array of list IDs'),
-		);
-		await cli.logged('POST /campaign/create 400');
-		for (const line of ['/list/addProfiles 200', '/email/send 200', '/email/send 429']) {
-			expect(cli.text()).toContain(`POST ${line}`);
-		}
-		expect(cli.text()).not.toContain(secret);
-		await cli.stop('SIGINT');
-	});
-
-	test('cli: an invalid --campaign-list-field stops with a readable error', async () => {
-		const cli = spawnCli(['--campaign-list-field', 'x']);
-		expect(await cli.exited).toBe(1);
-		expect(cli.text()).toContain('Invalid option campaignListField');
-	});
+	const sendCustom = (await custom.ready()).send;
+	expect(custom.text()).toContain('Campaign lists:    read from recipientList');
+	const auth = { authorization: `Bearer ${secret}` };
+	expect((await sendCustom(SEND, mail(), auth)).status).toBe(200);
+	expect((await sendCustom(SEND, mail(), auth)).status).toBe(429);
+	expect((await sendCustom(ADD, newList(), auth)).status).toBe(200);
+	const campaign = { name: 'X', subject: 'Y', recipientList: 'not an array' };
+	expect((await sendCustom(CREATE_CAMPAIGN, campaign, auth)).body).toEqual(
+		error('Field "recipientList" must be an array of list IDs'),
+	);
+	await custom.logged('POST /campaign/create 400');
+	for (const line of ['/list/addProfiles 200', '/email/send 200', '/email/send 429']) {
+		expect(custom.text()).toContain(`POST ${line}`);
+	}
+	expect(custom.text()).not.toContain(secret);
+	await custom.stop('SIGINT');
 });
 
 // ---------------------------------------------------------------- Create List, Create Campaign, Send Campaign
