@@ -29,19 +29,9 @@ const { OutboundHttp } = coreHas('@n8n/backend-network')
 const { Workflow, NodeHelpers, NodeConnectionTypes, UserError } = workflowLib;
 
 /**
- * @typedef {import('n8n-workflow').INodeExecutionData} INodeExecutionData
- * @typedef {import('n8n-workflow').INodeType} INodeType
- * @typedef {import('n8n-workflow').IVersionedNodeType} IVersionedNodeType
- * @typedef {import('n8n-workflow').ICredentialType} ICredentialType
- * @typedef {import('n8n-workflow').ICredentialDataDecryptedObject} ICredentialDataDecryptedObject
- * @typedef {import('n8n-workflow').INode} INode
- * @typedef {import('n8n-workflow').INodeTypes} INodeTypes
- * @typedef {import('n8n-workflow').IRun} IRun
- * @typedef {import('n8n-workflow').IRunData} IRunData
- * @typedef {import('n8n-workflow').INodeParameters} INodeParameters
- * @typedef {import('n8n-workflow').IConnections} IConnections
- * @typedef {import('n8n-workflow').WorkflowExecuteMode} WorkflowExecuteMode
- * @typedef {import('n8n-workflow').INodeCredentialTestResult} INodeCredentialTestResult
+ * @import { INodeExecutionData, INodeType, IVersionedNodeType, ICredentialType, INode, INodeTypes,
+ *   IRun, IRunData, INodeParameters, IConnections, WorkflowExecuteMode, INodeCredentialTestResult,
+ *   ICredentialDataDecryptedObject } from 'n8n-workflow'
  * @typedef {Record<string, { id: string, name: string, type: string,
  *   data: ICredentialDataDecryptedObject | (() => ICredentialDataDecryptedObject) }>} CredentialStore
  */
