@@ -2,22 +2,10 @@
 'use strict';
 
 /**
- * Runs a community node package inside n8n-core's real engine (WorkflowExecute, ExecuteContext,
- * RoutingNode and the real HTTP stack: @n8n/backend-network on 2.x, n8n-core's axios helpers on
- * 1.x), the way an n8n server does. Nothing of the execution context is mocked: only what the
- * CLI keeps in its database (credentials, the deduplication store, log sinks) is in memory here.
- *
- *   loadPackage(packageDir)           the package as n8n's PackageDirectoryLoader loads it
- *   runWorkflow({ nodeType, parameters, items, credentials, onError, ... })
- *                                     Source -> node -> sinks, or the node as an agent's tool
- *   runWorkflowFile(export, options)  a workflow exported from the editor, as a manual run
- *   testCredential({ credentialType, data })   the editor's "Test credential"
- *   getLogs() / clearLogs()           every log line n8n emitted, with its metadata
- *   shutdown()                        stops what the engine started (jest-setup.js calls it)
- *
- * The engine (2.x or the last 1.x) is chosen in ./engines.js; ./resolve.js loads its packages
- * from n8n-core's own location, since npm hoists older copies of several @n8n/* packages whose DI
- * tokens would silently configure nothing. Plain CommonJS: n8n's lint forbids `fs` in the node.
+ * Runs a community package in n8n-core's real engine (WorkflowExecute, RoutingNode, the real HTTP
+ * stack) as a server does; only what the CLI keeps in its database (credentials, the deduplication
+ * store, log sinks) is in memory. ./resolve.js loads the engine ./engines.js picks from n8n-core's
+ * own location: npm hoists older @n8n/* copies whose DI tokens would silently configure nothing.
  */
 
 const fs = require('node:fs');
@@ -41,24 +29,12 @@ const { OutboundHttp } = coreHas('@n8n/backend-network')
 const { Workflow, NodeHelpers, NodeConnectionTypes, UserError } = workflowLib;
 
 /**
- * @typedef {import('n8n-workflow').INodeExecutionData} INodeExecutionData
- * @typedef {import('n8n-workflow').INodeType} INodeType
- * @typedef {import('n8n-workflow').IVersionedNodeType} IVersionedNodeType
- * @typedef {import('n8n-workflow').ICredentialType} ICredentialType
- * @typedef {import('n8n-workflow').ICredentialDataDecryptedObject} ICredentialDataDecryptedObject
- * @typedef {import('n8n-workflow').INode} INode
- * @typedef {import('n8n-workflow').INodeTypes} INodeTypes
- * @typedef {import('n8n-workflow').IRun} IRun
- * @typedef {import('n8n-workflow').IRunData} IRunData
- * @typedef {import('n8n-workflow').INodeParameters} INodeParameters
- * @typedef {import('n8n-workflow').IConnections} IConnections
- * @typedef {import('n8n-workflow').WorkflowExecuteMode} WorkflowExecuteMode
- * @typedef {import('n8n-workflow').INodeCredentialTestResult} INodeCredentialTestResult
+ * @import { INodeExecutionData, INodeType, IVersionedNodeType, ICredentialType, INode, INodeTypes,
+ *   IRun, IRunData, INodeParameters, IConnections, WorkflowExecuteMode, INodeCredentialTestResult,
+ *   ICredentialDataDecryptedObject } from 'n8n-workflow'
  * @typedef {Record<string, { id: string, name: string, type: string,
  *   data: ICredentialDataDecryptedObject | (() => ICredentialDataDecryptedObject) }>} CredentialStore
  */
-
-// Logging: a real n8n Logger whose winston backend is swapped for a capture.
 
 /** @type {string[]} */
 const logLines = [];
@@ -77,10 +53,8 @@ function safeStringify(/** @type {unknown} */ value) {
 	});
 }
 
-/**
- * Stands in for the winston logger n8n's Logger wraps: each entry becomes one line with the
- * message AND all metadata, so a test can assert a secret appears nowhere n8n would write it.
- */
+// Stands in for the winston backend of n8n's real Logger: one line per entry, message AND
+// metadata, so a test can assert a secret appears nowhere n8n would write it.
 function createCaptureBackend(/** @type {string[]} */ scopes = []) {
 	return {
 		levels: { error: 0, warn: 1, info: 2, debug: 3 },
@@ -143,17 +117,13 @@ function ensureServices() {
 	return services;
 }
 
-/**
- * Calls to n8n's deduplication store can fail on a real server (SQLite: "SQLITE_BUSY: database
- * is locked"), and a failed call writes nothing. A test makes the next calls fail with
- * `deduplicationStore.failCalls(1, 3)` (the 1st and 3rd from now, any method) and reads how
- * many calls a run made from `calls`.
- */
+// On a real server a call to the deduplication store can fail (SQLite "SQLITE_BUSY: database is
+// locked"), writing nothing: failCalls(1, 3) fails the 1st and 3rd calls from now, any method.
 const deduplicationStore = {
 	calls: 0,
 	/** @type {Set<number>} */
 	failing: new Set(),
-	/** @param {...number} nth the calls to fail, counted from now, from 1 */
+	/** @param {...number} nth */
 	failCalls(...nth) {
 		this.failing = new Set(nth.map((n) => this.calls + n));
 	},
@@ -165,11 +135,9 @@ const deduplicationStore = {
 	},
 };
 
-/**
- * Executions whose n8n "died" (runWorkflow's `diesWhen`): their store calls write nothing from
- * then on. Keyed by the execution's Workflow instance, so the restarted n8n's run is unaffected.
- * @type {WeakSet<object>}
- */
+// Executions whose n8n "died" (`diesWhen`): their store calls write nothing from then on. Keyed
+// by Workflow instance, so the restarted n8n's run is unaffected.
+/** @type {WeakSet<object>} */
 const deadWorkflows = new WeakSet();
 
 /** @param {{ workflow: object }} context */
@@ -177,21 +145,16 @@ function assertAlive(context) {
 	if (deadWorkflows.has(context.workflow)) throw new Error('n8n died');
 }
 
-/**
- * The server's database-backed deduplicator in "entries" mode
- * (packages/cli/src/deduplication/deduplication-helper.ts): per workflow and scope ('node':
- * per node id) one row holding a list of values; `checkProcessedAndRecord` splits the values
- * into recorded and new ones (recording the new ones, a value repeated in one call included),
- * keeping the `maxEntries` newest; `removeProcessed` deletes values. Each call reads the row and
- * writes it back, so overlapping calls lose writes, as on the server.
- */
+// The CLI's deduplicator in "entries" mode: per workflow and scope ('node': per node id) one row,
+// the `maxEntries` newest values kept, a value repeated in one call new (and recorded) each time.
+// Each call reads and rewrites the row, so overlapping calls lose writes, as on the server.
 function createMemoryDeduplicator() {
 	/** @type {Map<string, string[]>} */
 	const store = new Map();
 	/** @param {string} scope @param {any} context */
 	const keyOf = (scope, context) =>
 		`${context.workflow.id}|${scope === 'node' ? `n:${context.node?.id}` : ''}`;
-	/** Reads the row, yields (as the database round trip does), checks n8n is still alive. */
+	// Yields as the database round trip does.
 	const readRow = async (/** @type {string} */ key, /** @type {any} */ context) => {
 		const recorded = [...(store.get(key) ?? [])];
 		await new Promise((resolve) => setImmediate(resolve));
@@ -234,12 +197,8 @@ function createMemoryDeduplicator() {
 	};
 }
 
-/**
- * What the CLI's shutdown does for the services the engine starts on first use: n8n 1.x's
- * SSHClientsManager (created with the first ExecuteContext) starts a ref'd 60 s cleanup interval
- * that only onShutdown() clears (2.x unrefs it), so without this jest never exits.
- * test/harness/jest-setup.js calls it after every test file; safe to call more than once.
- */
+// Called by jest-setup.js after each file: 1.x's SSHClientsManager starts a ref'd 60 s interval
+// that only onShutdown() clears (2.x unrefs it), else jest never exits.
 function shutdown() {
 	const { SSHClientsManager } = coreInternal('dist/execution-engine/ssh-clients-manager');
 	if (Container.has(SSHClientsManager)) Container.get(SSHClientsManager).onShutdown();
@@ -249,8 +208,7 @@ function shutdown() {
 // Node and credential types (what LoadNodesAndCredentials does in the CLI).
 
 /**
- * Nodes by full type name (`<packageName>.<description.name>`, the description of the latest
- * version), credentials by type name with the full type names of the nodes that use them.
+ * Nodes by `<package>.<name>` (the latest version's description), credentials by type name.
  * @typedef {{ name: string, type: INodeType | IVersionedNodeType,
  *   description: import('n8n-workflow').INodeTypeDescription }} LoadedNode
  * @typedef {{ name: string, type: ICredentialType, supportedNodes: string[] }} LoadedCredential
@@ -269,13 +227,9 @@ const credentialRegistry = new Map();
 const latestDescription = (type) =>
 	'nodeVersions' in type ? type.nodeVersions[type.currentVersion].description : type.description;
 
-/**
- * Loads a built community package as the n8n server does, through n8n-core's
- * PackageDirectoryLoader (which adds the declarative "Request Options", fixes icon paths and
- * validates descriptions). Cached per directory.
- * @param {string} packageDir a directory whose package.json has an `n8n` section
- * @returns {Promise<LoadedPackage>}
- */
+// Loads a built package as the server does, by n8n-core's PackageDirectoryLoader (which adds
+// declarative "Request Options", fixes icon paths, validates descriptions). Cached per directory.
+/** @param {string} packageDir @returns {Promise<LoadedPackage>} */
 async function loadPackage(packageDir) {
 	ensureServices();
 	const directory = fs.realpathSync(path.resolve(packageDir));
@@ -310,13 +264,9 @@ function credentialType(name) {
 	return entry.type;
 }
 
-/**
- * The credential data a node gets: the stored data (a function: read again at each try) with
- * the type's defaults, as the CLI's CredentialsHelper.applyDefaultsAndOverwrites gives it
- * (getNodeParameters also drops unknown keys). Expressions in credential data are not resolved:
- * no test writes one.
- * @param {string} type @param {ICredentialDataDecryptedObject | (() => ICredentialDataDecryptedObject)} stored
- */
+// As CredentialsHelper.applyDefaultsAndOverwrites: the stored data (a function: read at each try)
+// with defaults, unknown keys dropped. Expressions in it are not resolved: no test writes one.
+/** @param {string} type @param {ICredentialDataDecryptedObject | (() => ICredentialDataDecryptedObject)} stored */
 function credentialData(type, stored) {
 	const data = structuredClone(typeof stored === 'function' ? stored() : stored);
 	const { properties } = credentialType(type);
@@ -325,13 +275,9 @@ function credentialData(type, stored) {
 	);
 }
 
-/**
- * The CLI's CredentialsHelper (packages/cli, not installed here) serves credentials from its
- * database; this one from `store`, for what this package's credential needs: no parent types,
- * no OAuth, no preAuthentication (n8n-core then re-sends a thrown 401 once, as on the server),
- * and `authenticate` as a function.
- * @param {CredentialStore} store
- */
+// The CLI's CredentialsHelper, serving `store`, for what this package's credential needs: no
+// OAuth, no preAuthentication (so n8n-core re-sends a thrown 401 once, as on the server).
+/** @param {CredentialStore} store */
 function createCredentialsHelper(store) {
 	/** @param {{ id?: string | null, name?: string }} details @param {string} type */
 	const find = (details, type) => {
@@ -365,14 +311,13 @@ function createCredentialsHelper(store) {
 	};
 }
 
-// Harness node types: a source that emits the test items, and a sink.
+// Harness node types: a source that emits the test items, a sink, an agent.
 
 const SOURCE_TYPE = 'n8n-nodes-harness.source';
 const SINK_TYPE = 'n8n-nodes-base.noOp';
 const AGENT_TYPE = 'n8n-nodes-harness.agent';
 
 /**
- * A harness node type: one main output, no parameters.
  * @param {string} name @param {INodeType['execute']} execute
  * @param {import('n8n-workflow').INodeTypeDescription['inputs']} [inputs]
  * @returns {INodeType}
@@ -392,25 +337,19 @@ const harnessNodeType = (name, execute, inputs = [NodeConnectionTypes.Main]) => 
 	execute,
 });
 
-/**
- * Emits a copy of the test's items, like a Code node after the trigger. The items are closed
- * over, not put in parameters, where `=`-prefixed strings would evaluate as expressions.
- * @param {INodeExecutionData[]} items
- */
+// Emits a copy of the items, like a Code node after the trigger. Closed over, not parameters,
+// where `=`-prefixed strings would evaluate as expressions.
+/** @param {INodeExecutionData[]} items */
 const createSourceNodeType = (items) =>
 	harnessNodeType('source', async () => [structuredClone(items)]);
 
 /**
- * Stands in for an AI Agent or n8n's MCP Server Trigger: asks n8n-core for its connected
- * tools (getInputConnectionData, which wraps a `usableAsTool` node with createNodeAsTool and
- * makeHandleToolInvocation, exactly as for a real agent) and invokes the one tool once per call,
- * in order, or all at once (`parallel`: a model asking for several tool calls in one step, which
- * an agent runs together). Each call becomes one output item: `{ answer }` (the string the tool returned to
- * the model) or `{ thrown }` (the message of the error the tool threw, which an MCP client sees
- * as an `isError` result), each with `toolName` and `toolDescription` (what the model reads).
- * @param {Array<Record<string, unknown>>} calls
- * @param {boolean} [parallel]
- * @returns {INodeType}
+ * Stands in for an AI Agent or the MCP Server Trigger: its tools come from n8n-core
+ * (getInputConnectionData wraps a `usableAsTool` node with createNodeAsTool, as for a real agent);
+ * it calls the one tool per entry, in order, or all at once (`parallel`: several tool calls in one
+ * model step). One item per call: `{ answer }` (what the model got) or `{ thrown }` (an MCP
+ * client's `isError` result), with `toolName` and `toolDescription` (what the model reads).
+ * @param {Array<Record<string, unknown>>} calls @param {boolean} [parallel] @returns {INodeType}
  */
 function createAgentNodeType(calls, parallel = false) {
 	return harnessNodeType(
@@ -439,12 +378,9 @@ function createAgentNodeType(calls, parallel = false) {
 	);
 }
 
-/**
- * The "<name>Tool" variant the n8n server derives from a `usableAsTool` node (the CLI's
- * convertNodeToAiTool): the same node class, with only an ai_tool output.
- * @param {INodeType} type
- * @returns {INodeType}
- */
+// The "<name>Tool" type the server derives from a `usableAsTool` node (convertNodeToAiTool): the
+// same class, with only an ai_tool output.
+/** @param {INodeType} type @returns {INodeType} */
 function toToolNodeType(type) {
 	const description = structuredClone(latestDescription(type));
 	description.name += 'Tool';
@@ -457,37 +393,25 @@ function toToolNodeType(type) {
 	return tool;
 }
 
-/**
- * INodeTypes for one workflow: the loaded packages plus the harness nodes.
- * @param {Record<string, INodeType>} extra
- * @returns {INodeTypes}
- */
+/** The loaded packages plus `extra`. @param {Record<string, INodeType>} extra @returns {INodeTypes} */
 function createNodeTypes(extra) {
 	/** @param {string} name */
-	const lookup = (name) => extra[name] ?? nodeRegistry.get(name)?.type;
+	const getByName = (name) => {
+		const type = extra[name] ?? nodeRegistry.get(name)?.type;
+		if (!type) throw new core.UnrecognizedNodeTypeError(name.split('.')[0], name);
+		return type;
+	};
 	return {
-		getByName(name) {
-			const type = lookup(name);
-			if (!type) throw new core.UnrecognizedNodeTypeError(name.split('.')[0], name);
-			return type;
-		},
-		getByNameAndVersion(name, version) {
-			const type = lookup(name);
-			if (!type) throw new core.UnrecognizedNodeTypeError(name.split('.')[0], name);
-			return NodeHelpers.getVersionedNodeType(type, version);
-		},
-		getKnownTypes() {
-			return {};
-		},
+		getByName,
+		getByNameAndVersion: (name, version) =>
+			NodeHelpers.getVersionedNodeType(getByName(name), version),
+		getKnownTypes: () => ({}),
 	};
 }
 
 // additionalData (what the CLI's WorkflowExecuteAdditionalData.getBase builds)
 
-/**
- * @param {{ credentialsHelper: any, executionId?: string, workflowId?: string, hooks?: any }} options
- * @returns {import('n8n-workflow').IWorkflowExecuteAdditionalData}
- */
+/** @param {{ credentialsHelper: any, executionId?: string, workflowId?: string, hooks?: any }} options */
 function createAdditionalData({ credentialsHelper, executionId, workflowId, hooks }) {
 	const base = 'http://localhost:5678/';
 	const unsupported = (/** @type {string} */ what) => async () => {
@@ -523,18 +447,11 @@ function createAdditionalData({ credentialsHelper, executionId, workflowId, hook
 	});
 }
 
-// Engine API differences: the only places where the harness follows the
-// engine chosen in ./engines.js (everything else is the same API on 1.x and 2.x).
-
 /**
- * WorkflowExecute.run for a full manual run: 2.x takes an options object
- * (ManualExecutionService: `run({ workflow, startNode, ... })`), 1.x positional
- * arguments (n8n 1.123 ManualExecutionService: `run(workflow, startNode, ...)`).
- * @param {any} workflowExecute
- * @param {import('n8n-workflow').Workflow} workflow
- * @param {INode | undefined} startNode
- * @param {import('n8n-workflow').IPinData} [pinData] pinned output per node name (manual runs)
- * @returns {Promise<IRun>}
+ * WorkflowExecute.run as ManualExecutionService calls it: an options object on 2.x, positional
+ * arguments on 1.x (with hasValidSignature, the only API the engines differ in).
+ * @param {any} workflowExecute @param {import('n8n-workflow').Workflow} workflow
+ * @param {INode | undefined} startNode @param {import('n8n-workflow').IPinData} [pinData]
  */
 function startRun(workflowExecute, workflow, startNode, pinData) {
 	return engine.major === 1
@@ -543,11 +460,9 @@ function startRun(workflowExecute, workflow, startNode, pinData) {
 }
 
 /**
- * Executes a built workflow with WorkflowExecute.run, as a manual run does: lifecycle hooks that
- * record the executed nodes in order, the in-memory credentials, and the log lines it emitted.
- * @param {{ workflow: import('n8n-workflow').Workflow, store: CredentialStore,
- *   mode: import('n8n-workflow').WorkflowExecuteMode, startNode: INode | undefined, pinData?: any,
- *   stopWhen?: () => boolean, diesWhen?: () => boolean }} run
+ * Runs a built workflow as a manual run does; hooks record the executed nodes in order.
+ * @param {{ workflow: import('n8n-workflow').Workflow, store: CredentialStore, mode: WorkflowExecuteMode,
+ *   startNode: INode | undefined, pinData?: any, stopWhen?: () => boolean, diesWhen?: () => boolean }} run
  */
 async function executeWorkflow({ workflow, store, mode, startNode, pinData, stopWhen, diesWhen }) {
 	const executionId = `${Math.floor(Math.random() * 1e9)}`;
@@ -604,29 +519,20 @@ const BROWSER_USER_AGENT =
 	'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36';
 
 /**
- * @typedef {object} WaitingWebhookRequest  a request to a waiting execution's resume URL
- * @property {string} url  the full URL, e.g. a link the node put in an email
- * @property {'GET' | 'HEAD' | 'POST'} [method] default 'GET'
- * @property {Record<string, string>} [headers] default: a browser's User-Agent only
- * @property {Record<string, unknown>} [body] the parsed body, as n8n's body parser hands it over
+ * A request to a resume URL (e.g. a link in an email), by default a GET with a browser's User-Agent
+ * only, `body` parsed; the answer's `body` is what the browser gets.
+ * @typedef {{ url: string, method?: 'GET' | 'HEAD' | 'POST', headers?: Record<string, string>,
+ *   body?: Record<string, unknown> }} WaitingWebhookRequest
+ * @typedef {{ status: number, body: unknown, resumed: boolean }} WaitingWebhookAnswer
  */
 
 /**
- * @typedef {object} WaitingWebhookAnswer
- * @property {number} status
- * @property {unknown} body             what the person's browser gets
- * @property {boolean} resumed          whether the execution went on
- */
-
-/**
- * Resumes a waiting execution the ways the n8n server does, reimplemented in short: a request to
- * its resume URL (packages/cli/src/webhooks/waiting-webhooks.ts and webhook-helpers.ts: the
- * signature check, the node's restart webhook for the method, its `webhook` method; when that
- * returns `workflowData`, the node is disabled with that data as its input and the execution
- * goes on), or the wait limit passing (the WaitTracker: the execution goes on with the node
- * disabled, its input passing through).
+ * Resumes a waiting execution as the server does (cli waiting-webhooks.ts, webhook-helpers.ts): a
+ * request to its resume URL passes the signature check, finds the node's restart webhook for the
+ * method and calls its `webhook`; returned `workflowData` becomes the input of the node, now
+ * disabled, and the execution goes on. Past the wait limit (WaitTracker) the input passes through.
  * @param {{ run: IRun, workflow: import('n8n-workflow').Workflow, additionalData: any,
- *   mode: import('n8n-workflow').WorkflowExecuteMode, executionId: string }} waiting
+ *   mode: WorkflowExecuteMode, executionId: string }} waiting
  * @param {(run: IRun) => any} describe what the caller makes of a run
  */
 function createResumer(waiting, describe) {
@@ -718,14 +624,10 @@ function createResumer(waiting, describe) {
 			run.data.resultData.runData[nodeName].pop();
 			return { status: sent.statusCode, body: page, resumed: true, result: await goOn() };
 		},
-		/** The wait limit passed. */
 		passWaitLimit: goOn,
-		/**
-		 * Retry in n8n's Executions list (packages/cli ExecutionService.retry, both lines): the
-		 * failed execution's data as stored (so the node context survives), its error removed and
-		 * the failed node's last run dropped, then run on from the node stack, which still holds
-		 * the failed node with its input. Each call retries the latest execution.
-		 */
+		// Retry in the Executions list (ExecutionService.retry, both lines): the data as stored (the
+		// node context survives), its error and the failed node's last run removed, run on from the
+		// node stack, which still holds the failed node with its input. Retries the latest execution.
 		async retryExecution() {
 			if (!run.data.resultData.error) throw new Error('The execution succeeded: no Retry');
 			run = { ...run, data: JSON.parse(JSON.stringify(run.data)) };
@@ -740,11 +642,8 @@ function createResumer(waiting, describe) {
 	return resumer;
 }
 
-/**
- * The check n8n's waiting webhooks make of a signed resume URL: the HMAC of its path and query
- * (without `signature`) under the instance's secret.
- * @param {URL} url
- */
+// n8n's check of a signed resume URL: its HMAC, without `signature`, under the instance's secret.
+/** @param {URL} url */
 function hasValidSignature(url) {
 	const { generateUrlSignature, prepareUrlForSigning } = coreInternal(
 		'dist/utils/signature-helpers',
@@ -767,67 +666,52 @@ const asItem = (item) =>
 		? /** @type {INodeExecutionData} */ (item)
 		: { json: item };
 
-// runWorkflow
-
 /**
  * @typedef {object} RunWorkflowOptions
  * @property {string} nodeType    full type name, `<package>.<node>`
  * @property {string} [packageDir] load this package first (cached)
  * @property {INodeParameters} [parameters]
- * @property {Array<INodeExecutionData | Record<string, unknown>>} [items]
- *           input items; plain objects are wrapped as `{ json }`. Default: one empty item.
+ * @property {Array<INodeExecutionData | Record<string, unknown>>} [items] default: one empty item
  * @property {Record<string, ICredentialDataDecryptedObject | (() => ICredentialDataDecryptedObject)>} [credentials]
- *           credential data keyed by credential type name; each is attached to the node
- *           as `{ id, name }` and served by the credentials helper (a function: called at each
- *           read, e.g. a Base URL where nothing listens during a node's first try).
+ *   by type; a function is read at each try (e.g. a Base URL where nothing listens on the first)
  * @property {'stopWorkflow' | 'continueRegularOutput' | 'continueErrorOutput'} [onError]
- * @property {Array<Record<string, unknown>>} [toolCalls] run the node as an AI tool instead: an
- *   agent calls it once per entry with these arguments (see createAgentNodeType); `toolAnswers`
- *   then holds one `{ answer } | { thrown }` per call.
+ * @property {Array<Record<string, unknown>>} [toolCalls] run the node as an agent's tool, once per entry
  * @property {boolean} [parallelToolCalls] the agent makes the tool calls all at once
- * @property {string} [workflowId] default: a new id per run (give one to share n8n's deduplication
- *   store between runs, as one saved workflow does)
+ * @property {string} [workflowId] give one to share the deduplication store between runs
  * @property {boolean} [retryOnFail]
  * @property {number} [maxTries]
  * @property {number} [waitBetweenTries]
- * @property {Partial<INode>} [nodeOverrides] merged into the INode of the tested node
+ * @property {Partial<INode>} [nodeOverrides] merged into the tested node
  * @property {import('n8n-workflow').IWorkflowSettings} [settings] default `{ executionOrder: 'v1' }`
- * @property {() => boolean} [stopWhen] polled every 2 ms while the execution runs; once it
- *   returns true the execution is stopped as n8n's Stop button does (`cancel()`). The run then
- *   resolves when the node under test returns.
- * @property {() => boolean} [diesWhen] polled likewise; once true, n8n "dies": the execution is
- *   stopped and its calls to the deduplication store write nothing from then on
+ * @property {() => boolean} [stopWhen] polled every 2 ms; once true the execution is stopped as the
+ *   Stop button does (`cancel()`), and the run resolves when the tested node returns
+ * @property {() => boolean} [diesWhen] likewise, but n8n "dies": its store calls write nothing more
  */
 
 /**
  * @typedef {object} RunWorkflowResult
- * @property {INodeExecutionData[]} success  items on main output 0 of the tested node
- * @property {INodeExecutionData[]} errors   items on main output 1 (continueErrorOutput only)
- * @property {IRunData} runData              runData of the whole execution
+ * @property {INodeExecutionData[]} success  main output 0 of the tested node
+ * @property {INodeExecutionData[]} errors   main output 1 (continueErrorOutput)
+ * @property {IRunData} runData
  * @property {any} error                     resultData.error when the execution failed
- * @property {any} nodeError                 the tested node's task error (also set with continueOnFail paths that fail the node)
+ * @property {any} nodeError                 the tested node's task error
  * @property {string[]} logs                 log lines n8n emitted during this run
- * @property {string[]} executedNodes        node names in the order nodeExecuteAfter fired
- * @property {IRun} run                      the full IRun
+ * @property {string[]} executedNodes        in the order nodeExecuteAfter fired
+ * @property {IRun} run
  * @property {import('n8n-workflow').Workflow} workflow
  * @property {INode} node                    the tested node as placed in the workflow
- * @property {Array<Record<string, any>>} toolAnswers  with `toolCalls`: what each call returned or threw
- * @property {Date | undefined} waitTill     set when the execution waits (putExecutionToWait)
+ * @property {Array<Record<string, any>>} toolAnswers  with `toolCalls`: `{ answer }` or `{ thrown }` per call
+ * @property {Date | undefined} waitTill     set when the execution waits
  * @property {(request: WaitingWebhookRequest) => Promise<WaitingWebhookAnswer & { result?: any }>} callWebhook
- *   a request to the waiting execution's resume URL, as n8n's waiting webhooks take it; `result`
- *   (this result's shape) when it resumed the execution
- * @property {() => Promise<any>} passWaitLimit  the wait limit passed: the execution goes on
- * @property {() => Promise<any>} retryExecution  Retry of the failed execution, as n8n's
- *   Executions list does it: the result of the retry (this result's shape)
+ *   `result` (this shape) when it resumed the execution
+ * @property {() => Promise<any>} passWaitLimit
+ * @property {() => Promise<any>} retryExecution  Retry as in the Executions list (this shape)
  */
 
 /**
- * Build a real workflow `Source -> Node Under Test -> Success Sink (+ Error Sink)`
- * and execute it with n8n-core's WorkflowExecute.run(), which is what the CLI's
- * ManualExecutionService uses for a full manual run.
- *
- * @param {RunWorkflowOptions} options
- * @returns {Promise<RunWorkflowResult>}
+ * Builds `Source -> Node Under Test -> Success Sink (+ Error Sink)` and runs it with
+ * WorkflowExecute.run, as the CLI's ManualExecutionService does for a full manual run.
+ * @param {RunWorkflowOptions} options @returns {Promise<RunWorkflowResult>}
  */
 async function runWorkflow(options) {
 	ensureServices();
@@ -857,11 +741,7 @@ async function runWorkflow(options) {
 
 	const onError = options.onError ?? 'stopWorkflow';
 
-	/**
-	 * A harness node of the workflow, without parameters.
-	 * @param {string} name @param {string} type @param {[number, number]} position
-	 * @returns {INode}
-	 */
+	/** @param {string} name @param {string} type @param {[number, number]} position @returns {INode} */
 	const harnessNode = (name, type, position) => ({
 		id: randomUUID(),
 		name,
@@ -964,15 +844,9 @@ async function runWorkflow(options) {
 	};
 }
 
-// runWorkflowFile: a workflow as exported from the n8n editor
-
-/**
- * A node type of the export that no loaded package has (n8n-nodes-base is not installed): the
- * Manual Trigger emits one empty item, No Operation passes its items on, and any other type must
- * be pinned, since n8n's engine then outputs the pinned data instead of running the node.
- * @param {string} typeName
- * @returns {INodeType}
- */
+// For a type no loaded package has (n8n-nodes-base is not installed); any but the Manual Trigger
+// and No Operation must be pinned (n8n then outputs the pinned data instead of running the node).
+/** @param {string} typeName @returns {INodeType} */
 function standInNodeType(typeName) {
 	const trigger = typeName === 'n8n-nodes-base.manualTrigger';
 	return {
@@ -996,27 +870,20 @@ function standInNodeType(typeName) {
 }
 
 /**
- * @typedef {object} ExportedWorkflow  the JSON the n8n editor exports (Download)
- * @property {string} [id]
- * @property {string} [name]
- * @property {INode[]} nodes
- * @property {IConnections} connections
- * @property {import('n8n-workflow').IWorkflowSettings} [settings]
- * @property {Record<string, unknown[]>} [pinData]
+ * The JSON the editor exports (Download).
+ * @typedef {{ id?: string, name?: string, nodes: INode[], connections: IConnections,
+ *   settings?: import('n8n-workflow').IWorkflowSettings, pinData?: Record<string, unknown[]> }} ExportedWorkflow
  */
 
 /**
- * Runs an export unchanged as a manual "Execute workflow": every node keeps its parameters,
- * settings (On Error, Retry On Fail, Execute Once, ...) and connections; pinned data (the
- * export's, then `pinData`, by node name; plain objects are items' json) replaces a node's run.
- * Every node of a loaded package is given the credential of `credentials` for each type it
- * declares, whatever the export names. The run starts at the only node no connection leads to.
+ * Runs an export unchanged as a manual "Execute workflow": nodes keep parameters, settings (On
+ * Error, Retry On Fail, Execute Once, ...) and connections; pinned data (the export's, then
+ * `pinData`, by node name; plain objects are json) replaces a node's run. Nodes of a loaded package
+ * get the `credentials` of each type they declare, whatever the export names. The run starts at the
+ * only node no connection leads to. `outputs`: per node that ran, its last run's main outputs.
  * @param {ExportedWorkflow} exported
  * @param {{ packageDir?: string, credentials?: Record<string, ICredentialDataDecryptedObject>,
  *   pinData?: Record<string, unknown[]> }} [options]
- * @returns {Promise<{ outputs: Record<string, INodeExecutionData[][]>, runData: IRunData,
- *   error: any, logs: string[], executedNodes: string[] }>} `outputs`: per node that ran, the
- *   main outputs of its last run (`[]` when it failed)
  */
 async function runWorkflowFile(exported, options = {}) {
 	ensureServices();
@@ -1087,16 +954,13 @@ async function runWorkflowFile(exported, options = {}) {
 	return { outputs, runData, error, logs, executedNodes };
 }
 
-// testCredential
-
 /**
- * The editor's "Test credential", as the CLI's CredentialsTester.testCredentials runs it
- * (packages/cli/src/services/credentials-tester.service.ts, not installed here) for a credential
- * that declares its own `test` request (this package's; not a node's `testedBy`): the credential
- * data with its defaults, the request run through n8n-core's RoutingNode in 'internal' mode on a
- * throw-away node whose only property routes the request. A failure is matched against the `responseCode` rules, else reads
- * `statusText || "Received HTTP status code: N"`, the network error code, or the error's
- * message; a success against the `responseSuccessBody` rules, else "Connection successful!".
+ * The editor's "Test credential" as the CLI's CredentialsTester runs it for a credential with its
+ * own `test` request (not a node's `testedBy`): the data with its defaults, the request run by
+ * RoutingNode in 'internal' mode on a throw-away node whose only property routes it. A failure is
+ * matched against `responseCode` rules, else reads `statusText || "Received HTTP status code: N"`,
+ * the network error code or the message; a success against `responseSuccessBody` rules, else
+ * "Connection successful!".
  * @param {{ credentialType: string, data: ICredentialDataDecryptedObject, packageDir?: string }} options
  * @returns {Promise<INodeCredentialTestResult>}
  */
