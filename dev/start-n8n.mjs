@@ -304,7 +304,7 @@ async function launch({ command, args, info, port, brokerPort, userFolder, extra
 			p.stdout.on('data', (d) => (stdout += d));
 			p.stderr.on('data', (d) => (stderr += d));
 			p.on('error', reject);
-			p.on('close', (code) => resolve({ code, stdout, stderr }));
+			p.on('close', (code, signal) => resolve({ code: code ?? signal, stdout, stderr })); // 'SIGKILL' says more than null
 		});
 	};
 
