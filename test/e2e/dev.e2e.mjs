@@ -15,12 +15,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 
 import { DEMO_API_KEY, DEV_OWNER, restClient } from '../../dev/n8n-setup.mjs';
 import { login } from '../../dev/start-n8n.mjs';
-import { log, REPO_DIR, spawnDev, startWatchdog } from './helpers.mjs';
+import { log, NODE_TYPE, PACKAGE, REPO_DIR, spawnDev, startWatchdog } from './helpers.mjs';
 import { descendants } from './processes.mjs';
 
 const NODE_FILE = 'nodes/BasicsEngage/BasicsEngage.node.ts';
-const PACKAGE = JSON.parse(fs.readFileSync(path.join(REPO_DIR, 'package.json'), 'utf8'));
-const NODE_TYPE = `${PACKAGE.name}.basicsEngage`;
 
 // stops npm run dev and removes tmp even if jest is interrupted (afterAll does not run then)
 const watchdog = startWatchdog();

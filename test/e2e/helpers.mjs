@@ -21,6 +21,9 @@ import {
 import { snapshotTree, stillRunning } from './processes.mjs';
 
 export { REPO_DIR };
+export const PACKAGE = JSON.parse(fs.readFileSync(path.join(REPO_DIR, 'package.json'), 'utf8'));
+/** The node's type name in n8n: `<package name>.<node name>`. */
+export const NODE_TYPE = `${PACKAGE.name}.basicsEngage`;
 
 /** Debian's chromium (test/e2e/prepare.mjs installs it); never a downloaded browser. */
 export const CHROMIUM = process.env.E2E_CHROMIUM || '/usr/bin/chromium';

@@ -13,13 +13,11 @@ import path from 'node:path';
 
 import { importCredential, SANDBOX_CREDENTIAL } from '../../dev/n8n-setup.mjs';
 import { startN8n } from '../../dev/start-n8n.mjs';
-import { log, parseCliJson, REPO_DIR } from './helpers.mjs';
+import { log, NODE_TYPE, PACKAGE, parseCliJson, REPO_DIR } from './helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const { startSandbox } = require('../sandbox/server.js');
 
-const PACKAGE = JSON.parse(fs.readFileSync(path.join(REPO_DIR, 'package.json'), 'utf8'));
-const NODE_TYPE = `${PACKAGE.name}.basicsEngage`;
 const WORKFLOW_ID = 'beTarballCheck01';
 const MARKER = '<!-- install-from-tarball';
 

@@ -5,7 +5,7 @@
 // never again 1-5, and never request 6 unasked: the retry fails again, saying so.
 import { NEWSLETTER_LIST, SANDBOX_CREDENTIAL, waitForExecution } from '../../dev/n8n-setup.mjs';
 import { env } from './shared.mjs';
-import { importWorkflow } from './helpers.mjs';
+import { importWorkflow, NODE_TYPE } from './helpers.mjs';
 import parameters from '../parameters.js';
 
 const { sendParameters } = parameters;
@@ -48,7 +48,7 @@ async function publish(tag, parameters) {
 			{
 				id: `b1a1e2c3-3333-4000-8000-00000000${tag}`,
 				name: NODE,
-				type: 'n8n-nodes-basicsengage.basicsEngage',
+				type: NODE_TYPE,
 				typeVersion: 1,
 				position: [440, 0],
 				credentials: {

@@ -18,9 +18,8 @@ import {
 	waitForForm,
 } from '../../dev/n8n-setup.mjs';
 import { env } from './shared.mjs';
-import { exampleVariant, importWorkflow, launchBrowser } from './helpers.mjs';
+import { exampleVariant, importWorkflow, launchBrowser, NODE_TYPE } from './helpers.mjs';
 
-const NODE_TYPE = 'n8n-nodes-basicsengage.basicsEngage';
 const REFUND = 'beExampleRefund1';
 const REFUND_FORM = 'beExampleRefForm';
 const ASK = 'Ask finance to approve';

@@ -18,9 +18,8 @@ import {
 	waitForForm,
 } from '../../dev/n8n-setup.mjs';
 import { env } from './shared.mjs';
-import { exampleVariant, importWorkflow, parseCliJson, REPO_DIR } from './helpers.mjs';
+import { exampleVariant, importWorkflow, NODE_TYPE, parseCliJson, REPO_DIR } from './helpers.mjs';
 
-const NODE_TYPE = 'n8n-nodes-basicsengage.basicsEngage';
 const SYNC = 'beExampleSync001';
 const SIGNUP = 'beExampleSignup1';
 const CAMPAIGN = 'beExampleCampgn1';
