@@ -1,9 +1,4 @@
-import type {
-	ICredentialsDecrypted,
-	IDataObject,
-	IExecuteFunctions,
-	IHttpRequestOptions,
-} from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, IHttpRequestOptions } from 'n8n-workflow';
 
 import { checkCredential, normalizeBaseUrl, parseHttpUrl } from '../helpers/credentialChecks';
 import { requestBatchingValues, requestTimeout } from '../helpers/options';
@@ -41,9 +36,8 @@ export async function readSettings(context: IExecuteFunctions) {
 	const intervalMs = readNumberOption(batch, batchIntervalProperty, 0);
 	return {
 		baseUrl,
-		// Read once per run and handed to n8n, which would otherwise fetch them for every request
-		// (n8n 1.x and 2.x read only `data`).
-		credentials: { data: credentials } as ICredentialsDecrypted,
+		// Read once per run and handed to n8n, which would otherwise fetch them for every request.
+		credentials: { id: '', name: '', type: CREDENTIAL_TYPE, data: credentials },
 		// The published spelling the list endpoint reads; n8n's credential adds `Authorization`.
 		listAuthHeaderValue: `Bearer ${apiKey}`,
 		// What must never be shown: the key, as sent and as JSON escapes it.
