@@ -34,11 +34,7 @@ const ENGINES = {
 };
 
 /** @returns {Engine} */
-function currentEngine() {
-	const id = process.env.N8N_ENGINE || 'v2';
-	if (id !== 'v1' && id !== 'v2') throw new Error(`N8N_ENGINE must be v1 or v2, got "${id}"`);
-	return ENGINES[id];
-}
+const currentEngine = () => ENGINES[process.env.N8N_ENGINE === 'v1' ? 'v1' : 'v2'];
 
 /**
  * The modules the node, n8n-core and n8n-workflow must share as ONE copy (instanceof, DI tokens):
@@ -47,12 +43,11 @@ function currentEngine() {
  */
 function sharedModules(engine) {
 	const workflow = require.resolve(engine.workflowPackage);
-	/** @type {Record<string, string>} */
-	const modules = { 'n8n-core': require.resolve(engine.corePackage), 'n8n-workflow': workflow };
-	if ('@n8n/errors' in (require(`${engine.workflowPackage}/package.json`).dependencies ?? {})) {
-		modules['@n8n/errors'] = require.resolve('@n8n/errors', { paths: [path.dirname(workflow)] });
-	}
-	return modules;
+	return {
+		'n8n-core': require.resolve(engine.corePackage),
+		'n8n-workflow': workflow,
+		'@n8n/errors': require.resolve('@n8n/errors', { paths: [path.dirname(workflow)] }),
+	};
 }
 
 /**

@@ -72,18 +72,16 @@ function ensureServices() {
 	logger.setInternalLogger(createCaptureBackend());
 	Container.set(Logger, logger);
 	workflowLib.LoggerProxy.init(logger);
-	const settings = {
-		n8nFolder: tmpDir,
-		userHome: tmpDir,
-		encryptionKey: 'n8n-harness-encryption-key',
-	};
-	Container.set(
-		core.InstanceSettings,
-		new core.InstanceSettings(
-			/** @type {any} */ ({ ...settings, enforceSettingsFilePermissions: false }),
-			logger,
-		),
+	const instanceSettings = new core.InstanceSettings(
+		/** @type {any} */ ({
+			n8nFolder: tmpDir,
+			userHome: tmpDir,
+			encryptionKey: 'n8n-harness-encryption-key',
+			enforceSettingsFilePermissions: false,
+		}),
+		logger,
 	);
+	Container.set(core.InstanceSettings, instanceSettings);
 	// The real outbound HTTP client (2.x, SSRF protection off as on a stock n8n) and ErrorReporter.
 	if (OutboundHttp) Container.get(OutboundHttp);
 	Container.get(core.ErrorReporter);
@@ -377,17 +375,15 @@ async function executeWorkflow({ workflow, store, startNode, pinData, stopWhen, 
 	const executionId = `${Math.floor(Math.random() * 1e9)}`;
 	/** @type {string[]} */
 	const executedNodes = [];
-	const { id, name, settings } = workflow;
-	const nodes = Object.values(workflow.nodes);
-	const connections = workflow.connectionsBySourceNode;
-	const workflowData = { id, name, nodes, connections, settings, active: false };
-	const hooks = new core.ExecutionLifecycleHooks(mode, executionId, workflowData);
+	// Only the CLI's own hooks (saving the execution) read the workflow's data.
+	const hooks = new core.ExecutionLifecycleHooks(mode, executionId, { id: workflow.id });
 	hooks.addHandler('nodeExecuteAfter', (/** @type {string} */ node) => executedNodes.push(node));
 	const credentialsHelper = createCredentialsHelper(store);
+	const workflowId = workflow.id;
 	const additionalData = createAdditionalData({
 		credentialsHelper,
 		executionId,
-		workflowId: id,
+		workflowId,
 		hooks,
 	});
 	const logStart = logLines.length;
@@ -408,14 +404,8 @@ async function executeWorkflow({ workflow, store, startNode, pinData, stopWhen, 
 		}, 2);
 	try {
 		const run = await execution;
-		return {
-			run,
-			executedNodes,
-			logs: logLines.slice(logStart),
-			additionalData,
-			executionId,
-			mode,
-		};
+		const logs = logLines.slice(logStart);
+		return { run, executedNodes, logs, additionalData, executionId, mode };
 	} finally {
 		clearInterval(watch);
 	}
@@ -606,11 +596,7 @@ async function runWorkflow(options) {
 	const credentials = Object.fromEntries(
 		Object.entries(options.credentials ?? {}).map(([type, data], index) => {
 			const details = { id: `harness-cred-${index + 1}`, name: `${type} (harness)` };
-			store[details.id] = {
-				...details,
-				type,
-				data: typeof data === 'function' ? data : structuredClone(data),
-			};
+			store[details.id] = { ...details, type, data };
 			return [type, details];
 		}),
 	);
@@ -748,16 +734,13 @@ async function runWorkflowFile(exported, { packageDir, credentials = {}, pinData
 				.map((target) => target?.node),
 		),
 	);
-	const [root, ...more] = nodes.filter(
+	const roots = nodes.filter(
 		(node) =>
 			node.type !== 'n8n-nodes-base.stickyNote' && !node.disabled && !targets.has(node.name),
 	);
-	if (more.length)
-		throw new Error(
-			`The run must start at one node, not at ${root.name} and ${more.map((n) => n.name)}`,
-		);
+	if (roots.length !== 1) throw new Error(`Not one node to start at: ${roots.map((n) => n.name)}`);
 	const workflow = new Workflow({
-		id: exported.id ?? `harness-wf-${randomUUID().slice(0, 8)}`,
+		id: exported.id,
 		name: exported.name,
 		nodes,
 		connections,
@@ -766,7 +749,7 @@ async function runWorkflowFile(exported, { packageDir, credentials = {}, pinData
 		settings: exported.settings,
 		pinData,
 	});
-	const startNode = workflow.getNode(root.name);
+	const startNode = workflow.getNode(roots[0].name);
 	const { run, executedNodes, logs } = await executeWorkflow({
 		workflow,
 		store,
@@ -775,12 +758,9 @@ async function runWorkflowFile(exported, { packageDir, credentials = {}, pinData
 	});
 	const { runData, error } = run.data.resultData;
 	const outputs = Object.fromEntries(
-		Object.entries(runData).map(([name, tasks]) => [
-			name,
-			(tasks.at(-1)?.data?.main ?? []).map((items) => items ?? []),
-		]),
+		Object.entries(runData).map(([name, tasks]) => [name, tasks.at(-1)?.data?.main ?? []]),
 	);
-	return { outputs, runData, error, logs, executedNodes };
+	return { outputs, error, logs, executedNodes };
 }
 
 /**
@@ -848,41 +828,41 @@ async function testCredential({ credentialType: type, data, packageDir }) {
 		{ node, data: {}, source: null },
 		[],
 	);
-	const rules = testRequest.rules ?? [];
 	const credentials = { ...details, type, data: credentialData(type, data) };
-	/** @type {INodeExecutionData[][] | null | undefined} */
-	let response;
+	const { rules = [] } = testRequest;
+	const fail = (/** @type {string} */ message) => ({
+		status: /** @type {const} */ ('Error'),
+		message,
+	});
 	try {
-		response = await new core.RoutingNode(context, testNodeType, credentials).runNode();
+		const response = await new core.RoutingNode(context, testNodeType, credentials).runNode();
+		const body = response?.[0]?.[0]?.json;
+		const rule = rules.find(
+			(candidate) =>
+				candidate.type === 'responseSuccessBody' &&
+				get(body, candidate.properties.key) === candidate.properties.value,
+		);
+		return rule
+			? fail(rule.properties.message)
+			: { status: 'OK', message: 'Connection successful!' };
 	} catch (caught) {
 		const error = /** @type {any} */ (caught);
 		Container.get(core.ErrorReporter).error(error);
-		const answer = error?.cause?.response;
+		const answer = error.cause?.response;
 		if (answer) {
 			const rule = rules.find(
 				(candidate) =>
 					candidate.type === 'responseCode' && candidate.properties.value === answer.status,
 			);
-			if (rule) return { status: 'Error', message: rule.properties.message };
-			if (answer.status < 199 || answer.status > 299) {
-				const message = answer.statusText || `Received HTTP status code: ${answer.status}`;
-				return { status: 'Error', message };
-			}
-		} else if (error?.cause?.code) {
-			return { status: 'Error', message: error.cause.code };
+			return fail(
+				rule?.properties.message ??
+					(answer.statusText || `Received HTTP status code: ${answer.status}`),
+			);
 		}
+		if (error.cause?.code) return fail(error.cause.code);
 		Container.get(Logger).debug('Credential test failed', error);
-		return { status: 'Error', message: String(error?.message) };
+		return fail(String(error.message));
 	}
-	const body = response?.[0]?.[0]?.json;
-	for (const rule of rules) {
-		if (
-			rule.type === 'responseSuccessBody' &&
-			get(body, rule.properties.key) === rule.properties.value
-		)
-			return { status: 'Error', message: rule.properties.message };
-	}
-	return { status: 'OK', message: 'Connection successful!' };
 }
 
 module.exports = {
