@@ -139,11 +139,9 @@ function createMemoryDeduplicator() {
 			const result = { new: [], processed: [] };
 			for (const item of items) {
 				// A value repeated in one call is new (and recorded) each time, as on the server.
-				if (known.has(String(item))) result.processed.push(item);
-				else {
-					result.new.push(item);
-					recorded.push(String(item));
-				}
+				const isNew = !known.has(String(item));
+				result[isNew ? 'new' : 'processed'].push(item);
+				if (isNew) recorded.push(String(item));
 			}
 			recorded.splice(0, Math.max(0, recorded.length - options.maxEntries));
 			save();
@@ -245,11 +243,10 @@ const createCredentialsHelper = (store) => ({
 	authenticate: async (credentials, type, requestOptions) =>
 		await /** @type {Function} */ (credentialType(type).authenticate)(credentials, requestOptions),
 	preAuthentication: async () => undefined,
-	updateCredentialsOauthTokenData: async () => {},
 });
 
 /**
- * A node type of the harness; `execute` may be absent where n8n outputs pinned data instead.
+ * A node type of the harness, and a node of it.
  * @param {string} name @param {INodeType['execute']} execute
  * @param {import('n8n-workflow').INodeTypeDescription['inputs']} [inputs]
  * @returns {INodeType}
@@ -267,6 +264,15 @@ const harnessNodeType = (name, execute, inputs = [NodeConnectionTypes.Main]) => 
 		properties: [],
 	},
 	execute,
+});
+/** @param {string} name @param {string} type @param {[number, number]} [position] @returns {INode} */
+const harnessNode = (name, type, position = [0, 0]) => ({
+	id: randomUUID(),
+	name,
+	type,
+	typeVersion: 1,
+	position,
+	parameters: {},
 });
 
 const SOURCE_TYPE = 'n8n-nodes-harness.source';
@@ -450,14 +456,18 @@ function createResumer(waiting, describe) {
 			headers = { 'user-agent': BROWSER_USER_AGENT },
 			body,
 		}) {
+			const refuse = (/** @type {number} */ status, /** @type {unknown} */ answer) => ({
+				status,
+				body: answer,
+				resumed: false,
+			});
 			const target = new URL(url);
 			const [, nodeId] = target.pathname.split(`/webhook-waiting/${executionId}/`);
-			if (!run.waitTill)
-				return { status: 409, body: 'The execution is not waiting', resumed: false };
+			if (!run.waitTill) return refuse(409, 'The execution is not waiting');
 			const nodeName = /** @type {string} */ (run.data.resultData.lastNodeExecuted);
 			const node = /** @type {INode} */ (workflow.getNode(nodeName));
 			if (node.parameters.operation === 'sendAndWait' && !hasValidSignature(target)) {
-				return { status: 401, body: { error: 'Invalid token' }, resumed: false };
+				return refuse(401, { error: 'Invalid token' });
 			}
 			const nodeType = workflow.nodeTypes.getByNameAndVersion(node.type, node.typeVersion);
 			const webhookDescription = nodeType.description.webhooks?.find(
@@ -466,13 +476,7 @@ function createResumer(waiting, describe) {
 					candidate.restartWebhook === true &&
 					workflow.expression.getSimpleParameterValue(node, candidate.path, mode, {}) === nodeId,
 			);
-			if (!webhookDescription || !nodeType.webhook) {
-				return {
-					status: 404,
-					body: 'No waiting webhook with this path and method',
-					resumed: false,
-				};
-			}
+			if (!webhookDescription) return refuse(404, 'No waiting webhook with this path and method');
 			const httpRequest = {
 				method,
 				url: `${target.pathname}${target.search}`,
@@ -497,16 +501,16 @@ function createResumer(waiting, describe) {
 				[],
 				run.data,
 			);
-			const answer = await nodeType.webhook.call(context);
-			const page = { status: 200, body: answer.webhookResponse };
-			if (answer.workflowData === undefined) return { ...page, resumed: false };
+			const answer = await /** @type {Function} */ (nodeType.webhook).call(context);
+			if (answer.workflowData === undefined) return refuse(200, answer.webhookResponse);
 			run.data.waitTill = undefined;
 			const stackEntry = run.data.executionData.nodeExecutionStack[0];
 			stackEntry.node.disabled = true;
 			stackEntry.data.main = answer.workflowData;
 			stackEntry.metadata = { ...stackEntry.metadata, forwardAllOutputs: true };
 			run.data.resultData.runData[nodeName].pop();
-			return { ...page, resumed: true, result: await goOn() };
+			const result = await goOn();
+			return { status: 200, body: answer.webhookResponse, resumed: true, result };
 		},
 		passWaitLimit: goOn,
 		// ExecutionService.retry (both lines): the data as stored (the node context survives), its
@@ -535,12 +539,6 @@ function hasValidSignature(url) {
 	const { hmacSignatureSecret } = Container.get(core.InstanceSettings);
 	return signature === generateUrlSignature(prepareUrlForSigning(unsigned), hmacSignatureSecret);
 }
-
-/** A plain object is an item's json, as n8n's pinned data and the Code node take it. @param {any} item */
-const asItem = (item) =>
-	item && typeof item === 'object' && 'json' in item && typeof item.json === 'object'
-		? /** @type {INodeExecutionData} */ (item)
-		: { json: item };
 
 /**
  * @typedef {object} RunWorkflowOptions
@@ -590,7 +588,8 @@ async function runWorkflow(options) {
 	if (options.packageDir) await loadPackage(options.packageDir);
 	const tested = /** @type {LoadedNode} */ (nodeRegistry.get(options.nodeType));
 	const asTool = options.toolCalls !== undefined;
-	const items = (options.items ?? [{ json: {} }]).map(asItem);
+	// Plain objects are json, as in n8n's pinned data and the Code node.
+	const items = core.normalizeItems(options.items ?? [{ json: {} }]);
 	/** @type {CredentialStore} */
 	const store = {};
 	const credentials = Object.fromEntries(
@@ -601,19 +600,10 @@ async function runWorkflow(options) {
 		}),
 	);
 	const onError = options.onError ?? 'stopWorkflow';
-	/** @param {string} name @param {string} type @param {[number, number]} position @returns {INode} */
-	const node = (name, type, position) => ({
-		id: randomUUID(),
-		name,
-		type,
-		typeVersion: 1,
-		position,
-		parameters: {},
-	});
-	const source = node('Harness Source', SOURCE_TYPE, [0, 0]);
+	const source = harnessNode('Harness Source', SOURCE_TYPE);
 	/** @type {INode} */
 	const testedNode = {
-		...node('Node Under Test', asTool ? `${tested.name}Tool` : tested.name, [220, 0]),
+		...harnessNode('Node Under Test', asTool ? `${tested.name}Tool` : tested.name, [220, 0]),
 		typeVersion: Math.max(...[tested.description.version].flat()),
 		parameters: structuredClone(options.parameters ?? {}),
 		credentials,
@@ -621,9 +611,9 @@ async function runWorkflow(options) {
 		...pick(options, ['retryOnFail', 'maxTries', 'waitBetweenTries']),
 		...options.nodeOverrides,
 	};
-	const successSink = node('Success Sink', SINK_TYPE, [440, -100]);
-	const errorSink = node('Error Sink', SINK_TYPE, [440, 100]);
-	const agent = node('Harness Agent', AGENT_TYPE, [440, 0]);
+	const successSink = harnessNode('Success Sink', SINK_TYPE, [440, -100]);
+	const errorSink = harnessNode('Error Sink', SINK_TYPE, [440, 100]);
+	const agent = harnessNode('Harness Agent', AGENT_TYPE, [440, 0]);
 	const withErrorOutput = onError === 'continueErrorOutput';
 	/** @param {INode} target @param {any} type */
 	const to = ({ name }, type = NodeConnectionTypes.Main) => [{ node: name, type, index: 0 }];
@@ -712,7 +702,7 @@ async function runWorkflowFile(exported, { packageDir, credentials = {}, pinData
 	const pinData = Object.fromEntries(
 		Object.entries({ ...exported.pinData, ...pinned }).map(([name, items]) => [
 			name,
-			items.map(asItem),
+			core.normalizeItems(items),
 		]),
 	);
 	/** @type {CredentialStore} */
@@ -784,16 +774,7 @@ async function testCredential({ credentialType: type, data, packageDir }) {
 	});
 	// The CLI borrows n8n-nodes-base.noOp's description, which is not installed: an equivalent.
 	const { description } = standInNodeType(SINK_TYPE);
-	/** @type {INode} */
-	const node = {
-		id: 'temp',
-		name: 'Temp-Node',
-		type: SINK_TYPE,
-		typeVersion: 1,
-		position: [0, 0],
-		parameters: {},
-		credentials: { [type]: details },
-	};
+	const node = { ...harnessNode('Temp-Node', SINK_TYPE), credentials: { [type]: details } };
 	/** @type {INodeType} */
 	const testNodeType = {
 		description: {
