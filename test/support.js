@@ -33,26 +33,20 @@ const API_KEY = 'be_sandbox_demo_key';
  * @returns {TestSandbox} plus `requestsTo(path)`: the requests at that path, oldest first
  */
 function useSandbox(options) {
-	/** @type {SandboxHandle | undefined} */
+	/** @type {SandboxHandle} */
 	let started;
-	const current = () => {
-		if (!started) throw new Error('useSandbox: the sandbox starts in beforeAll; use it in tests');
-		return started;
-	};
 	beforeAll(async () => {
 		started = await startSandbox(options);
 	});
-	afterEach(() => current().reset());
-	afterAll(() => current().close());
+	afterEach(() => started.reset());
+	afterAll(() => started.close());
 	const own = {
 		/** @param {string} path */
-		requestsTo: (path) => current().requests.filter((request) => request.path === path),
+		requestsTo: (path) => started.requests.filter((request) => request.path === path),
 	};
 	// Every other member is the started sandbox's (closures: no `this` to bind).
 	return /** @type {TestSandbox} */ (
-		new Proxy(own, {
-			get: (target, name) => Reflect.get(name in target ? target : current(), name),
-		})
+		new Proxy(own, { get: (target, name) => Reflect.get(name in target ? target : started, name) })
 	);
 }
 
