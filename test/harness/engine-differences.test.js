@@ -15,6 +15,7 @@ const path = require('node:path');
 
 const { loadPackage, runWorkflow, internals, getLogs, clearLogs } = require('./n8n');
 const { engine } = require('./resolve');
+const { startSandbox } = require('../sandbox/server');
 
 const V1 = engine.major === 1;
 const { core, workflowLib } = internals;
@@ -25,17 +26,27 @@ const NODE_SOURCE = `
 'use strict';
 const workflow = require('n8n-workflow');
 const { NodeApiError, NodeOperationError } = workflow;
-globalThis.__probe = { workflowLib: workflow };
+globalThis.__probe = { workflowLib: workflow, calls: 0 };
 
 class Probe {
 	description = {
 		displayName: 'Probe', name: 'probe', group: ['transform'], version: 1, description: 'Engine probe',
 		defaults: { name: 'Probe' }, inputs: ['main'], outputs: ['main'],
-		properties: ['action', 'json', 'itemError'].map((name) => ({ displayName: name, name, type: 'string', default: '' })),
+		properties: ['action', 'json', 'itemError', 'url'].map((name) => ({ displayName: name, name, type: 'string', default: '' })),
 	};
 	async execute() {
+		globalThis.__probe.calls++;
 		const node = this.getNode();
 		const param = (name) => this.getNodeParameter(name, 0);
+		if (param('action') === 'statusConfig') {
+			const ignoreHttpStatusErrors = { ignore: true, except: [401] };
+			const request = { method: 'POST', url: param('url'), returnFullResponse: true, ignoreHttpStatusErrors };
+			const json = await this.helpers.httpRequest(request).then(
+				(response) => ({ threw: false, statusCode: response.statusCode }),
+				(error) => ({ threw: true, status: error.response?.status }),
+			);
+			return [[{ json, pairedItem: { item: 0 } }]];
+		}
 		if (param('action') === 'item') {
 			// The json asked for, paired with input 0, with an item.error 'enumerable' or 'hidden'.
 			const item = { json: JSON.parse(param('json')), pairedItem: { item: 0 } };
@@ -47,9 +58,10 @@ class Probe {
 		// json 'option': the failure as NodeApiError's option; else assigned after construction.
 		const failure = { cause: 'quota-exhausted' };
 		const viaOption = param('json') === 'option' ? { failure } : {};
-		const error = new NodeApiError(node, { message: 'Quota used up' }, { httpCode: '429', ...viaOption });
+		const cause = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+		const error = new NodeApiError(node, cause, { message: 'Quota used up', httpCode: '429', ...viaOption });
 		if (!viaOption.failure) error.failure = failure;
-		throw error;
+		throw (globalThis.__probe.thrown = error);
 	}
 }
 exports.Probe = Probe;
@@ -57,19 +69,20 @@ exports.Probe = Probe;
 
 /** @type {string} */
 let probeDir;
+/** Answers a request without a key 401. @type {import('../sandbox/server').SandboxHandle} */
+let sandbox;
 
 beforeAll(async () => {
 	probeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'engine-probe-'));
-	fs.mkdirSync(path.join(probeDir, 'dist'));
 	fs.writeFileSync(
 		path.join(probeDir, 'package.json'),
 		JSON.stringify({
 			name: PACKAGE_NAME,
 			version: '0.0.1',
-			n8n: { n8nNodesApiVersion: 1, nodes: ['dist/Probe.node.js'], credentials: [] },
+			n8n: { n8nNodesApiVersion: 1, nodes: ['Probe.node.js'], credentials: [] },
 		}),
 	);
-	fs.writeFileSync(path.join(probeDir, 'dist/Probe.node.js'), NODE_SOURCE);
+	fs.writeFileSync(path.join(probeDir, 'Probe.node.js'), NODE_SOURCE);
 	// Outside the repo: give the probe the engine's n8n-workflow, as the n8n server does.
 	fs.mkdirSync(path.join(probeDir, 'node_modules'));
 	fs.symlinkSync(
@@ -78,20 +91,32 @@ beforeAll(async () => {
 		'dir',
 	);
 	await loadPackage(probeDir);
+	sandbox = await startSandbox();
 });
 
-afterAll(() => fs.rmSync(probeDir, { recursive: true, force: true }));
+afterAll(async () => {
+	await sandbox.close();
+	fs.rmSync(probeDir, { recursive: true, force: true });
+});
+
+/** @returns {{ workflowLib: any, calls: number, thrown?: any }} */
+const probeState = () => /** @type {any} */ (globalThis).__probe;
 
 const INPUT = { row: 7, email: 'jane@example.com' };
 
-/** @param {Record<string, unknown>} parameters @param {'stopWorkflow'} [onError] */
-const runProbe = (parameters, onError) =>
+/**
+ * @param {Record<string, unknown>} parameters
+ * @param {Partial<import('./n8n').RunWorkflowOptions>} [options]
+ */
+const runProbe = (parameters, options) =>
 	runWorkflow({
 		nodeType: `${PACKAGE_NAME}.probe`,
 		parameters,
 		items: [INPUT],
-		onError: onError ?? 'continueErrorOutput',
+		onError: 'continueErrorOutput',
+		...options,
 	});
+const STOP = { onError: /** @type {const} */ ('stopWorkflow') };
 
 describe(`engine ${engine.displayName}`, () => {
 	test("the node, n8n-core and the harness share one n8n-workflow (and one @n8n/errors); n8n's log lines are captured with their metadata", async () => {
@@ -102,7 +127,7 @@ describe(`engine ${engine.displayName}`, () => {
 		expect(result.logs).toContainEqual(
 			expect.stringMatching(/Start executing node.*"node":"Node Under Test"/),
 		);
-		expect(/** @type {any} */ (globalThis).__probe.workflowLib).toBe(workflowLib);
+		expect(probeState().workflowLib).toBe(workflowLib);
 		// n8n-core's errors extend that copy's classes; 1.x's its @n8n/errors' ApplicationError too.
 		expect(new core.UnrecognizedNodeTypeError('pkg', 'pkg.type')).toBeInstanceOf(
 			workflowLib.UserError,
@@ -138,12 +163,38 @@ describe(`engine ${engine.displayName}`, () => {
 		});
 	});
 
-	test("NodeApiError's `failure` option is dropped by n8n-workflow 1.x; assigned, it survives on both", async () => {
-		// 1.x n8n-workflow-v1/dist/cjs/errors/node-api.error.js:89 does not read `failure`.
-		const viaOption = await runProbe({ action: 'throw', json: 'option' }, 'stopWorkflow');
+	test('Retry On Fail: a first success item with `error: null` counts as a failure on 1.x only', async () => {
+		// 1.x workflow-execute.js:907-915 `json?.error !== undefined` on the first item of output 0;
+		// 2.x workflow-execute.js:1205-1206 `isErrorValue` (not undefined, null or false).
+		probeState().calls = 0;
+		const json = JSON.stringify({ sent: true, error: null });
+		const result = await runProbe(
+			{ action: 'item', json },
+			{ onError: 'continueRegularOutput', retryOnFail: true, maxTries: 3, waitBetweenTries: 0 },
+		);
+		expect(probeState().calls).toBe(V1 ? 3 : 1);
+		expect(result.success).toHaveLength(1);
+	});
+
+	test("NodeApiError's `failure` option and its Error `cause` are dropped by n8n-workflow 1.x", async () => {
+		// 1.x n8n-workflow-v1/dist/cjs/errors/node-api.error.js:89 does not read `failure`;
+		// abstract/execution-base.error.js:16 declares a `cause` class field, which resets the
+		// native cause after super(), and :30-31 keep only a non-Error cause.
+		const viaOption = await runProbe({ action: 'throw', json: 'option' }, STOP);
 		expect(viaOption.error.failure).toEqual(V1 ? undefined : { cause: 'quota-exhausted' });
-		const assigned = await runProbe({ action: 'throw' }, 'stopWorkflow');
+		expect(probeState().thrown.cause?.code).toBe(V1 ? undefined : 'ECONNRESET');
+		// Assigning after construction works on both (the engine keeps own enumerable fields).
+		const assigned = await runProbe({ action: 'throw' }, STOP);
 		expect(assigned.error.failure).toEqual({ cause: 'quota-exhausted' });
 		expect(assigned.error.httpCode).toBe('429');
+	});
+
+	test('ignoreHttpStatusErrors { ignore: true, except: [401] }: 2.x throws for 401, 1.x ignores every status', async () => {
+		// 1.x n8n-core-v1/.../utils/request-helper-functions.js:449-451 (any truthy value:
+		// validateStatus = () => true); 2.x @n8n/backend-network http/axios/request.js:79-83.
+		const result = await runProbe({ action: 'statusConfig', url: `${sandbox.baseUrl}/email/send` });
+		expect(result.success[0].json).toEqual(
+			V1 ? { threw: false, statusCode: 401 } : { threw: true, status: 401 },
+		);
 	});
 });

@@ -27,7 +27,7 @@ const { Workflow, NodeHelpers, NodeConnectionTypes, UserError } = workflowLib;
 
 /**
  * @import { INodeExecutionData, INodeType, IVersionedNodeType, ICredentialType, INode, INodeTypes,
- *   IRun, IRunData, INodeParameters, IConnections, WorkflowExecuteMode, INodeCredentialTestResult,
+ *   IRun, INodeParameters, IConnections, WorkflowExecuteMode, INodeCredentialTestResult,
  *   ICredentialDataDecryptedObject } from 'n8n-workflow'
  * @typedef {ICredentialDataDecryptedObject | (() => ICredentialDataDecryptedObject)} StoredData
  * @typedef {Record<string, { id: string, name: string, type: string, data: StoredData }>} CredentialStore
@@ -347,6 +347,7 @@ function createNodeTypes(extra) {
 		getByName,
 		getByNameAndVersion: (name, version) =>
 			NodeHelpers.getVersionedNodeType(getByName(name), version),
+		getKnownTypes: () => ({}),
 	};
 }
 
@@ -377,7 +378,7 @@ function createAdditionalData(data) {
  *   startNode: INode | null, pinData?: any, stopWhen?: () => boolean, diesWhen?: () => boolean }} run
  */
 async function executeWorkflow({ workflow, store, startNode, pinData, stopWhen, diesWhen }) {
-	const mode = 'manual';
+	const mode = /** @type {const} */ ('manual');
 	const executionId = `${Math.floor(Math.random() * 1e9)}`;
 	/** @type {string[]} */
 	const executedNodes = [];
@@ -561,27 +562,10 @@ function hasValidSignature(url) {
  */
 
 /**
- * @typedef {object} RunWorkflowResult
- * @property {INodeExecutionData[]} success  main output 0 of the tested node
- * @property {INodeExecutionData[]} errors   main output 1 (continueErrorOutput)
- * @property {any} error                     resultData.error when the execution failed
- * @property {any} nodeError                 the tested node's task error
- * @property {string[]} logs                 log lines n8n emitted during this run
- * @property {string[]} executedNodes        in the order nodeExecuteAfter fired
- * @property {IRun} run
- * @property {INode} node                    the tested node as placed in the workflow
- * @property {Array<Record<string, any>>} toolAnswers  with `toolCalls`: `{ answer }` or `{ thrown }` per call
- * @property {Date | undefined} waitTill     set when the execution waits
- * @property {(request: WaitingWebhookRequest) => Promise<WaitingWebhookAnswer & { result?: any }>} callWebhook
- *   `result` (this shape) when it resumed the execution
- * @property {() => Promise<any>} passWaitLimit
- * @property {() => Promise<any>} retryExecution  Retry as in the Executions list (this shape)
- */
-
-/**
  * Builds `Source -> Node Under Test -> Success Sink (+ Error Sink)`, or `Source -> Agent` with the
- * node as its tool, and runs it as a full manual run.
- * @param {RunWorkflowOptions} options @returns {Promise<RunWorkflowResult>}
+ * node as its tool, and runs it as a full manual run: `success` and `errors` are the node's main
+ * outputs, `toolAnswers` the agent's, `executedNodes` in the order n8n finished them.
+ * @param {RunWorkflowOptions} options
  */
 async function runWorkflow(options) {
 	ensureServices();
@@ -690,12 +674,11 @@ async function runWorkflow(options) {
  * get the `credentials` of each type they declare, whatever the export names. The run starts at the
  * only node no connection leads to. `outputs`: per node that ran, its last run's main outputs.
  * @param {ExportedWorkflow} exported
- * @param {{ packageDir?: string, credentials?: Record<string, ICredentialDataDecryptedObject>,
+ * @param {{ packageDir: string, credentials?: Record<string, ICredentialDataDecryptedObject>,
  *   pinData?: Record<string, unknown[]> }} options
  */
 async function runWorkflowFile(exported, { packageDir, credentials = {}, pinData: pinned }) {
-	ensureServices();
-	if (packageDir) await loadPackage(packageDir);
+	await loadPackage(packageDir);
 	/** @type {INode[]} */
 	const nodes = structuredClone(exported.nodes);
 	const { connections } = exported;
@@ -759,12 +742,11 @@ async function runWorkflowFile(exported, { packageDir, credentials = {}, pinData
  * A failure is matched against `responseCode` rules, else reads `statusText || "Received HTTP
  * status code: N"`, the network error code or the message; a success against
  * `responseSuccessBody` rules, else "Connection successful!".
- * @param {{ credentialType: string, data: ICredentialDataDecryptedObject, packageDir?: string }} options
+ * @param {{ credentialType: string, data: ICredentialDataDecryptedObject, packageDir: string }} options
  * @returns {Promise<INodeCredentialTestResult>}
  */
 async function testCredential({ credentialType: type, data, packageDir }) {
-	ensureServices();
-	if (packageDir) await loadPackage(packageDir);
+	await loadPackage(packageDir);
 	const testRequest = /** @type {import('n8n-workflow').ICredentialTestRequest} */ (
 		credentialType(type).test
 	);
