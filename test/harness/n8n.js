@@ -246,7 +246,7 @@ const createCredentialsHelper = (store) => ({
 });
 
 /**
- * A node type of the harness, and a node of it.
+ * A node type of the harness.
  * @param {string} name @param {INodeType['execute']} execute
  * @param {import('n8n-workflow').INodeTypeDescription['inputs']} [inputs]
  * @returns {INodeType}
