@@ -1,22 +1,15 @@
 // @ts-check
 'use strict';
 
-/**
- * Each operation's parameters for a test: plain data, so the end-to-end tests and the bench (ES
- * modules that must not load the engine harness test/support.js loads) build theirs the same way.
- * test/support.js re-exports them.
- *
- * @typedef {import('n8n-workflow').INodeParameters} INodeParameters
- */
+// Plain data, apart from test/support.js, so the end-to-end tests can build theirs without the engine.
 
 /**
- * A parameter builder: an operation's parameters as `defaults`, a test overriding what it is
- * about (`sendParameters({ subject: 'Hi' })`).
- * @param {INodeParameters} defaults
+ * An operation's parameters as `defaults`; a test overrides what it is about.
+ * @param {import('n8n-workflow').INodeParameters} defaults
  */
 const parameterBuilder =
 	(defaults) =>
-	/** @param {Record<string, any>} [overrides] @returns {INodeParameters} */
+	/** @param {Record<string, any>} [overrides] @returns {import('n8n-workflow').INodeParameters} */
 	(overrides = {}) => ({ ...defaults, ...overrides });
 
 /** Send Email parameters with plain-text content. */

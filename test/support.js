@@ -1,17 +1,8 @@
 // @ts-check
 'use strict';
 
-/**
- * Wires the built package, n8n's engine (test/harness) and the sandbox (test/sandbox) together,
- * plus the invariants every node test checks.
- *
- * A new operation's tests: test/node/<operation>.test.js (`const sandbox = useSandbox({ seeded
- * lists, campaigns })`, then `runNode(sandbox, { parameters, items })`); its route and body schema
- * in test/sandbox/routes.js, tested in test/sandbox/; its parameter builder in test/parameters.js
- * (re-exported here); a line in test/package.test.js's public contract. Rules that hold for every
- * operation take a row in test/node/operations.test.js (and where they apply in test/node/ai-tool,
- * test/reliability/hostile-input and retry-on-fail); pure functions a row in test/unit/.
- */
+// The built package, n8n's engine (test/harness) and the sandbox (test/sandbox) wired together,
+// plus the invariants every node test checks.
 
 const { randomUUID } = require('node:crypto');
 const fs = require('node:fs');
@@ -36,35 +27,26 @@ const API_KEY = 'be_sandbox_demo_key';
  */
 
 /**
- * The sandbox of a test file (or of a describe block): registers the jest hooks that start it
- * before the first test, reset it after each test and close it after the last. Call it at the
- * top of the file or block; the handle it returns forwards to the started sandbox, so use it
- * inside tests and hooks.
- * @param {import('./sandbox/server').SandboxOptions} [options] what startSandbox takes
- * @returns {TestSandbox} the sandbox's handle, plus `requestsTo(path)`: the requests it
- *   received at that path (below basePath), oldest first
+ * The sandbox of a test file or describe block: started before its first test, reset after each,
+ * closed after the last. Use the handle inside tests and hooks.
+ * @param {import('./sandbox/server').SandboxOptions} [options]
+ * @returns {TestSandbox} plus `requestsTo(path)`: the requests at that path, oldest first
  */
 function useSandbox(options) {
-	/** @type {SandboxHandle | undefined} */
+	/** @type {SandboxHandle} */
 	let started;
-	const current = () => {
-		if (!started) throw new Error('useSandbox: the sandbox starts in beforeAll; use it in tests');
-		return started;
-	};
 	beforeAll(async () => {
 		started = await startSandbox(options);
 	});
-	afterEach(() => current().reset());
-	afterAll(() => current().close());
+	afterEach(() => started.reset());
+	afterAll(() => started.close());
 	const own = {
 		/** @param {string} path */
-		requestsTo: (path) => current().requests.filter((request) => request.path === path),
+		requestsTo: (path) => started.requests.filter((request) => request.path === path),
 	};
-	// Every other member is the started sandbox's; its methods are closures, so no `this` to bind.
+	// Every other member is the started sandbox's (closures: no `this` to bind).
 	return /** @type {TestSandbox} */ (
-		new Proxy(own, {
-			get: (target, name) => Reflect.get(name in target ? target : current(), name),
-		})
+		new Proxy(own, { get: (target, name) => Reflect.get(name in target ? target : started, name) })
 	);
 }
 
@@ -88,7 +70,6 @@ async function runNode(
 		items,
 		onError,
 		credentials: {
-			// A function: read again at each try of the node.
 			[CREDENTIAL_TYPE]:
 				typeof baseUrl === 'function'
 					? () => ({ apiKey, baseUrl: baseUrl() })
@@ -104,10 +85,7 @@ async function runNode(
 const runCredentialTest = (data) =>
 	testCredential({ credentialType: CREDENTIAL_TYPE, data, packageDir: PACKAGE_DIR });
 
-/**
- * The links of an HTML email, as a mail program reads them: `{ label, url }` per `<a>`.
- * @param {string} html
- */
+/** The links of an HTML email, as a mail program reads them: `{ label, url }` per `<a>`. @param {string} html */
 function emailLinks(html) {
 	return [...html.matchAll(/<a href="([^"]+)"[^>]*>([^<]*)<\/a>/g)].map(([, href, label]) => ({
 		url: href.replaceAll('&amp;', '&'),
@@ -134,21 +112,15 @@ function pairedIndexes(item) {
 }
 
 /**
- * No input item lost or duplicated: every input index is paired by exactly one output item,
- * success or error, across both outputs.
- * @param {{ success: any[], errors: any[] }} result
- * @param {number} inputCount
+ * No input item lost or duplicated: each input index paired by exactly one item of both outputs.
+ * @param {{ success: any[], errors: any[] }} result @param {number} inputCount
  */
 function expectEachInputExactlyOnce(result, inputCount) {
 	const seen = [...result.success, ...result.errors].flatMap(pairedIndexes).sort((a, b) => a - b);
 	expect(seen).toEqual(Array.from({ length: inputCount }, (_, index) => index));
 }
 
-/**
- * The API key appears nowhere a user or a log reader could see it.
- * @param {any} result a runWorkflow result
- * @param {string} apiKey
- */
+/** The API key appears nowhere a user or a log reader could see it. @param {any} result @param {string} apiKey */
 function expectNoSecret(result, apiKey) {
 	const error = result.error ?? result.nodeError;
 	const visible = JSON.stringify({
@@ -168,10 +140,7 @@ function expectNoSecret(result, apiKey) {
 /** The package copies restarted n8ns load, removed when the test process exits. */
 const restartedCopies = new Set();
 
-/**
- * What a restarted n8n runs after one died (runWorkflow's `diesWhen`): the built package loaded
- * again, from a copy, so its modules start without the state the dead process held.
- */
+// After n8n died (`diesWhen`): the package loaded again from a copy, without the dead one's state.
 async function restartN8n() {
 	const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'basicsengage-restarted-'));
 	fs.cpSync(path.join(PACKAGE_DIR, 'dist'), path.join(copy, 'dist'), { recursive: true });
@@ -196,11 +165,7 @@ const savedWorkflow = () => ({
 /** @param {number} ms */
 const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/**
- * Starts `server` listening on a free loopback port.
- * @param {net.Server} server an http, https or plain net server
- * @returns {Promise<number>} the port
- */
+/** Starts `server` on a free loopback port. @param {net.Server} server @returns {Promise<number>} */
 async function listen(server) {
 	await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
 	return /** @type {net.AddressInfo} */ (server.address()).port;
@@ -221,15 +186,14 @@ const loopbackBaseUrl = (port) => `http://127.0.0.1:${port}/api/v0/dev`;
 const closedBaseUrl = async () => loopbackBaseUrl(await freePort());
 
 /**
- * A plain HTTP forward proxy on loopback, recording `METHOD url` of each request it forwards.
- * It forwards to the host the request names, or to `toPort` on 127.0.0.1 when given (a stand-in
- * for the network path to a remote gateway).
+ * An HTTP forward proxy on loopback, recording `METHOD url` and the Proxy-Authorization of each
+ * request; it forwards to the host named, or to `toPort` on 127.0.0.1 (a remote gateway's path).
  * @param {{ toPort?: string | number }} [options]
  */
 async function startProxy({ toPort } = {}) {
 	/** @type {string[]} */
 	const proxied = [];
-	/** @type {Array<string | undefined>} the `user:password` of each request's Proxy-Authorization */
+	/** @type {Array<string | undefined>} `user:password` */
 	const credentials = [];
 	const server = http.createServer((request, response) => {
 		proxied.push(`${request.method} ${request.url}`);
@@ -260,10 +224,9 @@ const jsonType = (value) =>
 	value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
 
 /**
- * Checks a real output against the schema shipped for its operation (`email/send`), which n8n
- * finds beside the node (n8n-core's output-schema-resolver) and the editor shows before a first
- * run: the same fields, of the same JSON types. Where the schema names the fields of `data`
- * (Send and Wait's answer, whose fields depend on the response type), each is one it names.
+ * A real output has the fields, of the same JSON types, of the schema shipped for its operation
+ * (`email/send`), which the editor shows before a first run; the fields of `data` (Send and Wait's
+ * answer) are ones the schema names, where it names them.
  * @param {string} operation @param {Record<string, unknown>} json
  */
 function expectShippedSchema(operation, json) {
@@ -283,7 +246,9 @@ function expectShippedSchema(operation, json) {
 const VIP_CAMPAIGN_ID = 'cccccccccccccccccccccccc';
 const VIP_SANDBOX = {
 	lists: [{ listId: 'lst_vip', name: 'VIP', profiles: [{ email: 'vip@customer.test' }] }],
-	campaigns: [{ _id: VIP_CAMPAIGN_ID, name: 'VIP news', subject: 'Hi', recepientList: ['lst_vip'] }],
+	campaigns: [
+		{ _id: VIP_CAMPAIGN_ID, name: 'VIP news', subject: 'Hi', recepientList: ['lst_vip'] },
+	],
 };
 
 module.exports = {
@@ -314,6 +279,5 @@ module.exports = {
 	savedWorkflow,
 	startProxy,
 	startSandbox,
-	testCredential,
 	useSandbox,
 };

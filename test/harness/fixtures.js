@@ -1,17 +1,17 @@
 // @ts-check
 'use strict';
 
-/**
- * Fixture runner: a test that is a workflow exported from the n8n editor (workflow.json) plus
- * what must happen when it runs (expect.json). The workflow runs through ./n8n.js
- * runWorkflowFile against a fresh sandbox; the format is in test/fixtures/README.md.
- */
+// A test that is a workflow exported from the n8n editor (workflow.json) plus what must happen
+// when it runs against a fresh sandbox (expect.json, format in test/fixtures/README.md).
 
 const fs = require('node:fs');
 const path = require('node:path');
 
 const { runWorkflowFile } = require('./n8n');
+const { coreRequire } = require('./resolve');
 const { startSandbox } = require('../sandbox/server');
+
+const { pick } = coreRequire('lodash');
 
 const FIXTURES_DIR = path.resolve(__dirname, '..', 'fixtures');
 const PACKAGE_DIR = path.resolve(__dirname, '..', '..');
@@ -35,8 +35,10 @@ const listFixtures = () =>
 		.sort();
 
 /** @param {string} dir */
-function readExpectation(dir) {
-	const expected = JSON.parse(fs.readFileSync(path.join(dir, 'expect.json'), 'utf8'));
+const readExpectation = (dir) => JSON.parse(fs.readFileSync(path.join(dir, 'expect.json'), 'utf8'));
+
+/** @param {Record<string, any>} expected */
+function refuseUnknownKeys(expected) {
 	const parts = [
 		['', expected],
 		['sandbox', expected.sandbox],
@@ -49,12 +51,7 @@ function readExpectation(dir) {
 		const unknown = Object.keys(object ?? {}).filter((key) => !allowed.includes(key));
 		if (unknown.length) throw new Error(`expect.json ${part}: unknown key ${unknown}`);
 	}
-	return expected;
 }
-
-// ---------------------------------------------------------------------------
-// Placeholders: strings of expect.json that stand for a kind of value
-// ---------------------------------------------------------------------------
 
 /** @type {Record<string, (value: unknown) => boolean>} */
 const KINDS = {
@@ -109,31 +106,6 @@ function withPlaceholders(value, captures) {
 	);
 }
 
-// ---------------------------------------------------------------------------
-// What a run did, in the shape of expect.json
-// ---------------------------------------------------------------------------
-
-/**
- * @param {Record<string, unknown>} object @param {string[]} keys
- * @returns {Record<string, any>} the keys named, those present
- */
-const pick = (object, keys) =>
-	Object.fromEntries(
-		keys.filter((key) => object[key] !== undefined).map((key) => [key, object[key]]),
-	);
-
-/** @param {any} error */
-const errorView = (error) =>
-	error &&
-	pick(
-		{
-			...Object.fromEntries(KNOWN_KEYS.error.map((key) => [key, error[key]])),
-			node: error.node?.name,
-			itemIndex: error.context?.itemIndex,
-		},
-		KNOWN_KEYS.error,
-	);
-
 /**
  * Runs one fixture against a fresh sandbox.
  * @param {string} dir a fixture folder
@@ -143,6 +115,7 @@ const errorView = (error) =>
  *   reader sees (outputs, error, logs)
  */
 async function runFixture(dir, expected = readExpectation(dir)) {
+	refuseUnknownKeys(expected);
 	const workflow = JSON.parse(fs.readFileSync(path.join(dir, 'workflow.json'), 'utf8'));
 	const sandbox = await startSandbox(expected.sandbox?.options);
 	try {
@@ -167,13 +140,12 @@ async function runFixture(dir, expected = readExpectation(dir)) {
 			executedNodes: () => result.executedNodes,
 			outputs: () =>
 				Object.fromEntries(
-					Object.keys(expected.outputs).map((node) => {
-						if ((result.runData[node]?.length ?? 0) > 1) throw new Error(`"${node}" ran twice`);
-						const outputs = result.outputs[node];
-						const item = (/** @type {any} */ { json, pairedItem, binary }) =>
-							pick({ json, pairedItem, binary }, ['json', 'pairedItem', 'binary']);
-						return [node, outputs ? outputs.map((items) => items.map(item)) : null];
-					}),
+					Object.keys(expected.outputs).map((node) => [
+						node,
+						result.outputs[node]?.map((/** @type {any[]} */ items) =>
+							items.map((item) => pick(item, ['json', 'pairedItem', 'binary'])),
+						) ?? null,
+					]),
 				),
 			state: () =>
 				pick(
@@ -193,17 +165,17 @@ async function runFixture(dir, expected = readExpectation(dir)) {
 		/** @type {Record<string, unknown>} */
 		const actual = {};
 		for (const [key, view] of Object.entries(views)) if (expected[key]) actual[key] = view();
+		const error = result.error && {
+			...pick(result.error, KNOWN_KEYS.error),
+			node: result.error.node?.name,
+			itemIndex: result.error.context?.itemIndex,
+		};
 		// Without `error` in expect.json the run must not fail.
-		const error = errorView(result.error);
 		actual.error = error && expected.error ? pick(error, Object.keys(expected.error)) : error;
 		const { description, sandbox: _, pinData, ...wanted } = expected;
 		const visible = JSON.stringify({
 			outputs: result.outputs,
-			error: result.error && {
-				...error,
-				context: result.error.context,
-				messages: result.error.messages,
-			},
+			error: error && { ...error, context: result.error.context, messages: result.error.messages },
 			logs: result.logs,
 		});
 		return {

@@ -1,16 +1,9 @@
 // @ts-check
 'use strict';
 
-/**
- * jest's node environment plus the n8n engine of the project: every test file
- * of a project sees `process.env.N8N_ENGINE` = the project's
- * `testEnvironmentOptions.n8nEngine` (see jest.config.js and ./engines.js).
- * jest gives each test file its own copy of process.env, so the two projects
- * do not see each other's value even when they share a worker.
- */
-
 const { TestEnvironment } = require('jest-environment-node');
 
+/** jest's node environment with N8N_ENGINE = the project's `testEnvironmentOptions.n8nEngine`. */
 class N8nEngineEnvironment extends TestEnvironment {
 	/**
 	 * @param {import('@jest/environment').JestEnvironmentConfig} config
@@ -18,8 +11,8 @@ class N8nEngineEnvironment extends TestEnvironment {
 	 */
 	constructor(config, context) {
 		super(config, context);
-		const engine = config.projectConfig.testEnvironmentOptions.n8nEngine;
-		if (typeof engine === 'string') this.global.process.env.N8N_ENGINE = engine;
+		// Each test file has its own process.env: the two projects can share a worker.
+		this.global.process.env.N8N_ENGINE = config.projectConfig.testEnvironmentOptions.n8nEngine;
 	}
 }
 
