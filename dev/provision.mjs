@@ -8,11 +8,10 @@
 //   include/node) and unpacked into the cache: nothing comes from anywhere but the npm registry.
 // - n8n: the runtime's {package.json,package-lock.json} are copied into <cache>/n8n-<version>/ and
 //   installed there with `npm ci --ignore-scripts`, then the native addons n8n needs are built
-//   (sqlite3, and isolated-vm on 2.x). sqlite3 is a Node-API addon: a binary of the same sqlite3
-//   version already built for the other runtime is copied instead of compiled again when it loads
-//   (one built on Node 20 loads on Node 24; one built on Node 24 uses Node-API 10, which Node 20
-//   lacks, so provision 1.x first: .ci/run does). A marker
-//   file records a hash of the inputs, so a second run is instant; a changed lockfile reinstalls.
+//   (sqlite3, and isolated-vm on 2.x). sqlite3 is a Node-API addon, built by the Node running this
+//   script (one built on Node 24 uses Node-API 10, which Node 20 lacks): its binary loads on both
+//   lines, so the other line copies it instead of compiling it again. A marker file records a
+//   hash of the inputs, so a second run is instant; a changed lockfile reinstalls.
 //
 //   CLI:    [N8N_DEV_RUNTIME=v1] node dev/provision.mjs [--force]
 //   Module: const { node, n8nBin } = await provisionN8n({ onProgress: console.log });
@@ -163,13 +162,16 @@ export function envWithNode(nodeBinDir, extra = {}) {
 	return env;
 }
 
+/** The Node running this script, with its headers' folder when it has them. */
+function thisNode() {
+	const prefix = path.resolve(path.dirname(process.execPath), '..');
+	const headers = fs.existsSync(path.join(prefix, 'include', 'node', 'node_version.h'));
+	return { node: process.execPath, version: process.version, binDir: path.dirname(process.execPath), nodedir: headers ? prefix : undefined };
+}
+
 /** A Node the runtime's n8n supports: this one when it fits, else Node 24 from the npm registry. */
 async function ensureNode(root, runtime, onProgress) {
-	if (nodeFits(process.version, runtime)) {
-		const prefix = path.resolve(path.dirname(process.execPath), '..');
-		const headers = fs.existsSync(path.join(prefix, 'include', 'node', 'node_version.h'));
-		return { node: process.execPath, version: process.version, binDir: path.dirname(process.execPath), nodedir: headers ? prefix : undefined };
-	}
+	if (nodeFits(process.version, runtime)) return thisNode();
 	const dir = path.join(root, `node-v${NODE24_VERSION}-${process.platform}-${process.arch}`);
 	const nodeBin = path.join(dir, 'bin', 'node');
 	const ready = () => {
@@ -288,10 +290,20 @@ export async function provisionN8n({ onProgress = (m) => console.error(`[provisi
 			onProgress(`sqlite3: the other n8n line's binary (same version) ${loads ? 'loads here: not compiled again' : 'does not load here: compiling it'}`);
 		}
 		try {
+			// sqlite3 is built by the Node running this script when n8n runs on a newer one: its
+			// binary then loads on both n8n lines, so the second line copies it instead of compiling
+			const host = thisNode();
+			if (rebuild.includes('sqlite3') && host.node !== node.node) {
+				onProgress(`building sqlite3 for Node ${host.version} (it loads on Node ${node.version} too)...`);
+				const hostNpm = npmCommand(host.node);
+				const hostEnv = envWithNode(host.binDir, { JOBS: 'max', ...(host.nodedir && { npm_config_nodedir: host.nodedir }) });
+				await run(hostNpm.cmd, [...hostNpm.prefixArgs, 'rebuild', 'sqlite3', '--foreground-scripts'], { ...step, env: hostEnv, label: 'building sqlite3' });
+				rebuild = rebuild.filter((addon) => addon !== 'sqlite3');
+			}
 			if (rebuild.length) {
 				// sqlite3: a prebuilt binary from GitHub when it can be downloaded, else compiled
 				onProgress(`building n8n's native addons (${rebuild.join(', ')}) for Node ${node.version}...`);
-				await run(npm.cmd, [...npm.prefixArgs, 'rebuild', ...rebuild, '--foreground-scripts'], { ...step, label: 'building native addons' });
+				await run(npm.cmd, [...npm.prefixArgs, 'rebuild', ...rebuild, '--foreground-scripts'], { ...step, env: { ...env, JOBS: 'max' }, label: 'building native addons' });
 			}
 			const check = runtime.nativeRebuild.map((m) => `require(${JSON.stringify(m)});`).join('');
 			await run(node.node, ['-e', check], { ...step, label: 'loading native addons' });
