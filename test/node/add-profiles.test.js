@@ -117,58 +117,8 @@ describe('Add Profiles to List', () => {
 	});
 });
 
+// Up to Concurrency in flight, in input order: test/node/operations.test.js.
 describe('Add Profiles: Concurrency', () => {
-	/**
-	 * The most requests in flight at once: just before each answer is written, those that
-	 * arrived minus those answered (in flight only falls at an answer, so this is its maximum).
-	 */
-	const trackInFlight = () => {
-		const seen = { max: 0 };
-		let answered = 0;
-		sandbox.setOptions({
-			onResponse: () => {
-				seen.max = Math.max(seen.max, listRequests().length - answered);
-				answered += 1;
-			},
-		});
-		return seen;
-	};
-
-	test('batches to a known list go up to Concurrency at a time; output in input order, each paired to its batch', async () => {
-		sandbox.setOptions({ latencyMs: 50 });
-		const inFlight = trackInFlight();
-		const result = await runNode(sandbox, {
-			parameters: addProfilesParameters({
-				listMode: 'existing',
-				listId: 'lst_existing',
-				options: { batchSize: 2, concurrency: 3 },
-			}),
-			items: contacts(16),
-		});
-		expect(inFlight.max).toBeGreaterThan(1);
-		expect(inFlight.max).toBeLessThanOrEqual(3);
-		expect(result.success.map(pairedIndexes)).toEqual(
-			Array.from({ length: 8 }, (_, batch) => [2 * batch, 2 * batch + 1]),
-		);
-		expect(result.success.map((item) => item.json.submittedCount)).toEqual(Array(8).fill(2));
-		expectEachInputExactlyOnce(result, 16);
-	});
-
-	test('the default is 5 in flight', async () => {
-		sandbox.setOptions({ latencyMs: 50 });
-		const inFlight = trackInFlight();
-		await runNode(sandbox, {
-			parameters: addProfilesParameters({
-				listMode: 'existing',
-				listId: 'lst_existing',
-				options: { batchSize: 2 },
-			}),
-			items: contacts(40),
-		});
-		expect(inFlight.max).toBeGreaterThan(3);
-		expect(inFlight.max).toBeLessThanOrEqual(5);
-	});
-
 	test('a new list: the request creating it goes first and alone, every other batch after its answer, to its listId', async () => {
 		sandbox.setOptions({ latencyMs: 10 });
 		const result = await runNode(sandbox, {

@@ -146,6 +146,45 @@ test.each(NAMES)(
 	},
 );
 
+test.each([
+	['Send Email', 3],
+	['Send Email', undefined],
+	['Add Profiles', 3],
+	['Add Profiles', undefined],
+])(
+	'%s at Concurrency %s (default 5): more than one request in flight, never more; outputs in input order, each paired',
+	async (name, concurrency) => {
+		const limit = concurrency ?? 5;
+		const { path } = OPERATIONS[/** @type {keyof typeof OPERATIONS} */ (name)];
+		// In flight falls only at an answer: arrived minus answered, just before each answer.
+		let [inFlight, answered] = [0, 0];
+		sandbox.setOptions({
+			latencyMs: 30,
+			onResponse: () => {
+				inFlight = Math.max(inFlight, sandbox.requestsTo(path).length - answered++);
+			},
+		});
+		const options = {
+			...(name === 'Add Profiles' && { batchSize: 1 }),
+			...(concurrency && { concurrency }),
+		};
+		const result = await run(/** @type {keyof typeof OPERATIONS} */ (name), {
+			parameters: { options },
+			items: contacts(4 * limit),
+		});
+		expect(inFlight).toBeGreaterThan(limit - 2);
+		expect(inFlight).toBeLessThanOrEqual(limit);
+		expect(result.success.map(pairedIndexes)).toEqual(
+			contacts(4 * limit).map((_, index) => [index]),
+		);
+		if (name === 'Send Email') {
+			const to = (/** @type {any} */ item) =>
+				sandbox.state.emails.find((email) => email.messageId === item.json.messageId)?.to;
+			expect(result.success.map(to)).toEqual(contacts(4 * limit).map((contact) => contact.email));
+		}
+	},
+);
+
 test('every operation of the node has a shipped output schema, and no schema names an operation it lacks', async () => {
 	const { nodes } = await loadPackage(PACKAGE_DIR);
 	const operations = nodes[NODE_TYPE].description.properties

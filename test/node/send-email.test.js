@@ -1,55 +1,14 @@
 // @ts-check
 'use strict';
 
-const {
-	contacts,
-	expectEachInputExactlyOnce,
-	runNode,
-	sendParameters,
-	useSandbox,
-} = require('../support');
+const { contacts, runNode, sendParameters, useSandbox } = require('../support');
 
 const sandbox = useSandbox({ dailyLimit: 1000 });
 
 const sentBodies = () => sandbox.requestsTo('/email/send').map((request) => request.body);
 
 describe('Send Email', () => {
-	test('output order follows input order with concurrency 5 and a slow server', async () => {
-		sandbox.setOptions({ latencyMs: 20 });
-		const items = contacts(12);
-		const result = await runNode(sandbox, {
-			parameters: sendParameters({ options: { concurrency: 5 } }),
-			items,
-		});
-
-		const recipients = result.success.map((item) => {
-			const email = sandbox.state.emails.find((queued) => queued.messageId === item.json.messageId);
-			return email?.to;
-		});
-		expect(recipients).toEqual(items.map((contact) => contact.email));
-		expectEachInputExactlyOnce(result, items.length);
-	});
-
-	test('concurrency: never more than the configured number of requests in flight', async () => {
-		let maxInFlight = 0;
-		sandbox.setOptions({ latencyMs: 15 });
-		const track = setInterval(() => {
-			// Requests are recorded on arrival, emails once answered: the difference is in flight.
-			const inFlight = sandbox.requests.length - sandbox.state.emails.length;
-			maxInFlight = Math.max(maxInFlight, inFlight);
-		}, 1);
-		try {
-			await runNode(sandbox, {
-				parameters: sendParameters({ options: { concurrency: 3 } }),
-				items: contacts(15),
-			});
-		} finally {
-			clearInterval(track);
-		}
-		expect(maxInFlight).toBeGreaterThan(1);
-		expect(maxInFlight).toBeLessThanOrEqual(3);
-	});
-
+	// Concurrency and output order: test/node/operations.test.js.
 	test('spec: only one of html, text, templateId is sent (content selector)', async () => {
 		for (const content of ['html', 'text', 'template']) {
 			sandbox.reset();
