@@ -172,7 +172,10 @@ test.each([
 		sandbox.injectFaults([/** @type {any} */ (fault)]);
 		// only the hang waits for the timeout; short enough to wait, long enough for the other
 		// item's answer on a loaded machine (300 ms once timed it out too)
-		await run(workflow, { ...more, requestOptions: fault.action === 'hang' ? { timeout: 2000 } : {} });
+		await run(workflow, {
+			...more,
+			requestOptions: fault.action === 'hang' ? { timeout: 2000 } : {},
+		});
 		const later = await run(workflow, more);
 		expect(later.errors).toHaveLength(1);
 		expect(later.errors[0]).toMatchObject({
@@ -366,20 +369,6 @@ describe('never twice, never lost, across stores that fail, crashes and executio
 		sandbox.setOptions({ latencyMs: 0 });
 		const next = await run(workflow, { items: contacts(4), onError: 'continueRegularOutput' });
 		expect(outcomes(next)).toEqual([true, true, 'outcome_unknown', 'outcome_unknown']);
-	});
-
-	test('executions side by side in one n8n lose none of each other’s records: the same 20 sign-ups again are all skipped', async () => {
-		const workflow = savedWorkflow();
-		const burst = () =>
-			Promise.all(
-				contacts(20).map((contact) =>
-					run(workflow, { settings: { key: '={{ $json.email }}' }, items: [contact] }),
-				),
-			);
-		await burst();
-		const again = await burst();
-		expect(again.map((result) => result.success[0].json.skipped)).toEqual(Array(20).fill(true));
-		expect(sentTo()).toHaveLength(20);
 	});
 
 	test('a store outage is its own kind, store_unavailable, temporary: not invalid input; a claim that failed once is tried once more', async () => {
