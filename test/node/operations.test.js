@@ -185,6 +185,34 @@ test.each([
 	},
 );
 
+test.each(NAMES)(
+	'%s, Validate Only: nothing sent, nothing waits; the output holds each request the real run sends, paired',
+	async (name) => {
+		const { parameters } = OPERATIONS[name];
+		const dry = await run(name, {
+			parameters: { options: { ...parameters.options, validateOnly: true } },
+		});
+		expect(sandbox.requests).toEqual([]);
+		expect(dry.waitTill).toBeUndefined();
+		await run(name);
+		// Send and Wait's links name the execution, which differs between the two runs.
+		const unlinked = (/** @type {unknown} */ value) =>
+			JSON.parse(JSON.stringify(value).replace(/webhook-waiting\/[^"\\]+/g, 'link'));
+		expect(unlinked(dry.success.map((item) => item.json))).toEqual(
+			unlinked(
+				sandbox.requests.map(({ method, path, body }) => ({
+					validateOnly: true,
+					request: { method, path, body },
+				})),
+			),
+		);
+		// Send and Wait sends one email for the whole input.
+		const pairing = 'waits' in OPERATIONS[name] ? [[0, 1]] : [[0], [1]];
+		expect(dry.success.map(pairedIndexes)).toEqual(pairing);
+		expectNoSecret(dry, API_KEY);
+	},
+);
+
 test('every operation of the node has a shipped output schema, and no schema names an operation it lacks', async () => {
 	const { nodes } = await loadPackage(PACKAGE_DIR);
 	const operations = nodes[NODE_TYPE].description.properties

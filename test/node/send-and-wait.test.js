@@ -171,20 +171,6 @@ describe('sending as Send Email does', () => {
 		expect(result.waitTill).toBeUndefined();
 	});
 
-	test('Validate Only outputs the request it would send, sends nothing and does not wait', async () => {
-		const result = await runNode(sandbox, {
-			parameters: sendAndWaitParameters({ options: { validateOnly: true } }),
-			items: [JANE],
-		});
-		expect(result.success[0].json.request).toMatchObject({
-			method: 'POST',
-			path: '/email/send',
-			body: { to: 'jane@customer.test' },
-		});
-		expect(sandbox.requests).toHaveLength(0);
-		expect(result.waitTill).toBeUndefined();
-	});
-
 	test('as the plain BasicsEngage Tool of an agent it refuses, sending nothing: an agent cannot wait for an email', async () => {
 		const result = await runNode(sandbox, {
 			parameters: sendAndWaitParameters({ to: 'jane@customer.test' }),

@@ -26,55 +26,7 @@ const sandbox = useSandbox({ dailyLimit: 1000 });
 
 const validateOnly = { validateOnly: true };
 
-// prettier-ignore
-test.each([
-	[
-		'Send Email',
-		sendParameters({ options: validateOnly }),
-		'/email/send',
-		{ to: 'contact0@customer.test', from: 'hello@example.com', subject: 'Welcome', text: 'Hello!' },
-	],
-	[
-		'Create List',
-		createListParameters({ profileIds: 'prof_1, prof_2', options: validateOnly }),
-		'/list/create',
-		{
-			listName: 'Spring segment',
-			listDescription: 'Bought twice',
-			profiles: ['prof_1', 'prof_2'],
-		},
-	],
-	[
-		'Create Campaign',
-		createCampaignParameters({ recipientListIds: 'lst_1', options: validateOnly }),
-		'/campaign/create',
-		{
-			name: 'Spring sale',
-			subject: '20% off',
-			content: '<p>Sale!</p>',
-			recepientList: ['lst_1'],
-			recipientList: ['lst_1'],
-		},
-	],
-	['Send Campaign', sendCampaignParameters({ options: validateOnly }), '/campaign/send', { campaignId: '66f1c0ffee0123456789abcd' }],
-])(
-	'%s: no request, and one item per input with the request as it would be sent, paired',
-	async (_name, parameters, path, body) => {
-		const item = { ...contacts(1)[0], campaignId: '66f1c0ffee0123456789abcd' };
-		const result = await runNode(sandbox, { parameters, items: [item, item] });
-
-		expect(sandbox.requests).toEqual([]);
-		expect(result.error).toBeUndefined();
-		expect(result.success).toEqual(
-			[0, 1].map((index) => ({
-				json: { validateOnly: true, request: { method: 'POST', path, body } },
-				pairedItem: { item: index },
-			})),
-		);
-		expectNoSecret(result, API_KEY);
-	},
-);
-
+// One dry run of each operation, its output the request the real run sends: test/node/operations.test.js.
 test('Add Profiles: one item per batch, paired to its items; later batches name the list the first creates', async () => {
 	const result = await runNode(sandbox, {
 		parameters: addProfilesParameters({ options: { batchSize: 2, ...validateOnly } }),
