@@ -153,28 +153,6 @@ describe('Add Profiles: Concurrency', () => {
 		expectEachInputExactlyOnce(result, 10);
 		expect(result.errors.at(-1)?.json.error).toMatch(/the list may exist already/);
 	});
-
-	test('Stop Workflow at the default Concurrency: only batches already in flight go, and the error says what they did', async () => {
-		sandbox.setOptions({ latencyMs: 10 });
-		sandbox.injectFaults([{ path: '/list/addProfiles', status: 500 }]);
-		const result = await runNode(sandbox, {
-			parameters: addProfilesParameters({
-				listMode: 'existing',
-				listId: 'lst_existing',
-				options: { batchSize: 2, retries: 0 },
-			}),
-			items: contacts(40),
-		});
-		expect(result.error.httpCode).toBe('500');
-		expect(result.error.context.itemIndex).toBe(0);
-		// The failure stopped new launches: at most the 4 batches in flight beside it went.
-		expect(sandbox.requests.length).toBeGreaterThan(1);
-		expect(sandbox.requests.length).toBeLessThanOrEqual(5);
-		const added = sandbox.requests.slice(1).flatMap((request) => request.body.profiles);
-		expect(result.error.description).toContain(
-			`Added in this run (item indexes): ${added.map((_, index) => index + 2).join(', ')}.`,
-		);
-	});
 });
 
 // How a number option is read: test/unit/readers.test.js; Batch Size is Add Profiles' own.
