@@ -155,6 +155,25 @@ describe('Add Profiles: Concurrency', () => {
 	});
 });
 
+test('one list per run under Retry On Fail: the batch creating the list was refused, the next one created it, and n8n’s retry of the refused batch adds to that list', async () => {
+	sandbox.injectFaults([
+		{ path: '/list/addProfiles', status: 400, body: { status: 'error', error: 'Bad' } },
+	]);
+	const listsBefore = sandbox.state.lists.size;
+	const result = await runNode(sandbox, {
+		parameters: addProfilesParameters({ options: { batchSize: 2, concurrency: 1 } }),
+		items: contacts(4),
+		onError: 'continueRegularOutput',
+		retryOnFail: true,
+		maxTries: 2,
+		waitBetweenTries: 0,
+	});
+	expect(sandbox.state.lists.size - listsBefore).toBe(1);
+	expect(result.success.map((item) => item.json.listCreated)).toEqual([false, true]);
+	expect(new Set(result.success.map((item) => item.json.listId)).size).toBe(1);
+	expectEachInputExactlyOnce(result, 4);
+});
+
 // How a number option is read: test/unit/readers.test.js; Batch Size is Add Profiles' own.
 test.each(['={{ 1001 }}', '={{ NaN }}'])(
 	'Batch Size %s is refused for every item, nothing sent',

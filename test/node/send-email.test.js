@@ -375,7 +375,7 @@ test('a dry run shows an email the real run would skip as skipped, and records n
 	expect(outcomes(await run(workflow))).toEqual(['sent']);
 });
 
-describe('never twice, never lost, across stores that fail and crashes', () => {
+describe('never twice, never lost, across stores that fail, crashes and executions at once', () => {
 	test('a store that keeps failing while the run takes back its claims: the items say so, later runs call them "outcome unknown", and one run with Retry Send On Server Error sends them', async () => {
 		const workflow = savedWorkflow();
 		const more = { items: contacts(2), onError: 'continueRegularOutput' };
@@ -411,6 +411,20 @@ describe('never twice, never lost, across stores that fail and crashes', () => {
 		sandbox.setOptions({ latencyMs: 0 });
 		const next = await run(workflow, { items: contacts(4), onError: 'continueRegularOutput' });
 		expect(outcomes(next)).toEqual([true, true, 'outcome_unknown', 'outcome_unknown']);
+	});
+
+	test('executions side by side in one n8n lose none of each other’s records: the same 20 sign-ups again are all skipped', async () => {
+		const workflow = savedWorkflow();
+		const burst = () =>
+			Promise.all(
+				contacts(20).map((contact) =>
+					run(workflow, { settings: { key: '={{ $json.email }}' }, items: [contact] }),
+				),
+			);
+		await burst();
+		const again = await burst();
+		expect(again.map((result) => result.success[0].json.skipped)).toEqual(Array(20).fill(true));
+		expect(sentTo()).toHaveLength(20);
 	});
 
 	test('a store outage is its own kind, store_unavailable, temporary: not invalid input; a claim that failed once is tried once more', async () => {
