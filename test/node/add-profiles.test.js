@@ -190,19 +190,6 @@ test.each(['={{ 1001 }}', '={{ NaN }}'])(
 	},
 );
 
-test('a List ID that does not exist (404) names the list, for every item of the batch', async () => {
-	const result = await runNode(sandbox, {
-		parameters: addProfilesParameters({ listMode: 'existing', listId: 'lst_missing' }),
-		items: contacts(2),
-		onError: 'continueErrorOutput',
-	});
-	expect(result.errors.map((item) => [item.json.details.httpCode, pairedIndexes(item)])).toEqual([
-		[404, [0]],
-		[404, [1]],
-	]);
-	expect(result.errors[0].json.error).toMatch(/List not found/);
-});
-
 // Mapping Mode "Map Automatically": each item's own fields, matched by whole name after
 // lower-casing and dropping spaces and punctuation (the rule: test/unit/auto-map.test.js), no
 // expression evaluated per item. "Map Each Field Manually" is the default.

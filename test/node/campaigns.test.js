@@ -160,19 +160,6 @@ describe('Create Campaign', () => {
 		expectEachInputExactlyOnce(result, 5);
 	});
 
-	test('errors: an unknown list ID (404) is unexpected_response; nothing is stored', async () => {
-		const result = await runNode(sandbox, {
-			parameters: createCampaignParameters({ recipientListIds: 'list_missing' }),
-			onError: 'continueErrorOutput',
-		});
-		expect(result.errors[0].json.error).toMatch(/List "list_missing" not found/);
-		expect(result.errors[0].json.details).toMatchObject({
-			kind: 'unexpected_response',
-			httpCode: 404,
-		});
-		expect(createdCampaigns()).toEqual([]);
-	});
-
 	test('errors: a 200 without campaign._id is unexpected_response, may have created it, is not retried', async () => {
 		for (const data of [
 			{},
@@ -239,14 +226,10 @@ describe('Send Campaign', () => {
 		expect(sends().map((send) => send.campaignId)).toEqual([SPRING, AUTUMN, SPRING, AUTUMN]);
 	});
 
-	test('errors: an unknown campaign (404) is unexpected_response; a campaign without recipients (400) invalid_request', async () => {
+	test('errors: a campaign without recipients (400) is invalid_request; an empty ID invalid_input', async () => {
 		const result = await runNode(sandbox, {
 			parameters: sendCampaignParameters(),
-			items: [
-				{ campaignId: '000000000000000000000000' },
-				{ campaignId: EMPTY },
-				{ campaignId: '' },
-			],
+			items: [{ campaignId: EMPTY }, { campaignId: '' }],
 			onError: 'continueErrorOutput',
 		});
 		expect(
@@ -257,14 +240,13 @@ describe('Send Campaign', () => {
 				item.json.error,
 			]),
 		).toEqual([
-			[0, 'unexpected_response', 404, expect.stringMatching(/Campaign not found/)],
-			[1, 'invalid_request', 400, expect.stringMatching(/Campaign has no recipients/)],
-			[2, 'invalid_input', null, 'Campaign ID is required'],
+			[0, 'invalid_request', 400, expect.stringMatching(/Campaign has no recipients/)],
+			[1, 'invalid_input', null, 'Campaign ID is required'],
 		]);
 		// A refusal did not start anything, so it does not warn that it may have.
 		for (const item of result.errors) expect(item.json.error).not.toMatch(/may have started/);
 		expect(sends()).toEqual([]);
-		expectEachInputExactlyOnce(result, 3);
+		expectEachInputExactlyOnce(result, 2);
 	});
 
 	// Never sent again after a request that may have reached BasicsEngage, under every fault:

@@ -378,6 +378,32 @@ test.each(NAMES)(
 	},
 );
 
+/** Each operation that names an ID: one BasicsEngage does not know, and what its error says. */
+const UNKNOWN_IDS = {
+	'Add Profiles': [{ listId: 'lst_missing' }, /List not found/],
+	'Create List': [{ profileIds: 'prof_missing' }, /Profile "prof_missing" not found/],
+	'Create Campaign': [{ recipientListIds: 'list_missing' }, /List "list_missing" not found/],
+	'Send Campaign': [{ campaignId: '000000000000000000000000' }, /Campaign not found/],
+};
+
+test.each(Object.keys(UNKNOWN_IDS))(
+	'%s: an ID BasicsEngage does not know (404) fails each item as unexpected_response, naming it; nothing is created',
+	async (name) => {
+		const [parameters, message] = UNKNOWN_IDS[/** @type {keyof typeof UNKNOWN_IDS} */ (name)];
+		const { lists, campaigns } = sandbox.state;
+		const before = [lists.size, campaigns.size];
+		const result = await run(/** @type {keyof typeof OPERATIONS} */ (name), {
+			parameters: /** @type {any} */ (parameters),
+			onError: 'continueErrorOutput',
+		});
+		const { details } = result.errors[0].json;
+		expect(result.errors.map(pairedIndexes)).toEqual([[0], [1]]);
+		expect([details.kind, details.httpCode]).toEqual(['unexpected_response', 404]);
+		expect(result.errors[0].json.error).toMatch(message);
+		expect([lists.size, campaigns.size, sandbox.state.campaignSends]).toEqual([...before, []]);
+	},
+);
+
 describe('the API key never leaves for another host', () => {
 	/** @type {{ origin: string, requests: string[], close: () => void }} */
 	let foreign;

@@ -71,13 +71,10 @@ describe('the email and the wait', () => {
 			'Refund &lt;b&gt;120 €&lt;/b&gt; &amp; &quot;close&quot; the case?',
 		);
 		expect(email.html).not.toContain('<b>');
-		const [approve, ...others] = links();
-		expect(others).toEqual([]);
-		expect(approve.label).toBe('Approve');
-		const url = new URL(approve.url);
+		// Its links' labels and signatures: the answer table below.
+		const url = new URL(links()[0].url);
 		expect(url.pathname).toMatch(new RegExp(`^/webhook-waiting/\\d+/${result.node.id}$`));
 		expect(url.searchParams.get('approved')).toBe('true');
-		expect(url.searchParams.get('signature')).toMatch(/^[0-9a-f]{64}$/);
 
 		expect(result.waitTill).toEqual(FOREVER);
 		expect(result.executedNodes).not.toContain('Success Sink');
@@ -264,27 +261,15 @@ describe('custom form: the link opens a form with the fields the workflow sets; 
 		['Using Fields Below', fieldsForm()],
 		['Using JSON', jsonForm()],
 	])(
-		'defined %s: the form page has an input per field, posting to the same signed link',
+		// An input per field, filled in Chromium by test/e2e/send-and-wait.mjs; here what it does not see.
+		'defined %s: one multipart form posting to the same signed link, placeholders and required fields set, the hidden field absent',
 		async (_how, parameters) => {
 			const { result, url } = await waitingForm(parameters);
 			const form = await result.callWebhook({ url });
 			expect(form.body.match(/<form[^>]*>/g)).toEqual([
 				'<form method="post" enctype="multipart/form-data">',
 			]);
-			for (const input of [
-				'<input id="field-0" name="field-0" type="date"',
-				'<input id="field-1" name="field-1" type="text"',
-				'<textarea id="field-2" name="field-2"',
-				'<input id="field-3" name="field-3" type="email"',
-				'<input id="field-4" name="field-4" type="number"',
-				'<select id="field-5" name="field-5"',
-				'<select id="field-6" name="field-6" multiple',
-				'<input type="checkbox" name="field-7" value="Call first"',
-				'<input type="radio" name="field-8" value="UPS"',
-				'<input id="field-9" name="field-9" type="password"',
-			]) {
-				expect(form.body).toContain(input);
-			}
+			expect(form.body).toContain('<select id="field-6" name="field-6" multiple');
 			expect(form.body).toContain('placeholder="Jane Doe"');
 			expect(form.body.match(/ required/g)).toHaveLength(3); // date, text, number
 			// The hidden field is the workflow's: not in the page at all.
