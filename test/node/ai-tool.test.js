@@ -2,11 +2,9 @@
 'use strict';
 
 /**
- * The node as an AI tool (AI Agent, MCP Server Trigger, a queue-mode worker's tool call): n8n
- * calls `nodeType.execute` with the model's arguments as the one input item (n8n-core's
- * makeHandleToolInvocation). A harness agent node asks n8n-core for its tools exactly as an AI
- * Agent does, and invokes them. Each operation must behave as in a normal run: same requests,
- * same output, same errors.
+ * The node as an AI tool: a harness agent asks n8n-core for its tools as an AI Agent does and
+ * calls them (n8n-core's makeHandleToolInvocation runs `execute` with the model's arguments as
+ * the one item). Each operation behaves as in a normal run: same requests, output and errors.
  */
 
 const {

@@ -2,11 +2,9 @@
 'use strict';
 
 /**
- * The rules every operation keeps, as one table over the operations, on both engines (the only
- * node test of n8n 1.x beside test/harness/engine-differences.test.js): its one run and the
- * output schema the editor shows before it, the API key nowhere and never sent to another host, item pairing, On Error in its three modes, Stop
- * Workflow's report, the answer contract, and settings that cannot work. What decides a kind
- * or a wording is a pure function: test/unit/.
+ * The rules every operation keeps, one table over the operations, on both engines: its run and
+ * output schema, the key nowhere, pairing, On Error, Stop Workflow's report, the answer contract,
+ * Validate Only, settings that cannot work. What decides a kind or wording: test/unit/.
  */
 
 const fs = require('node:fs');

@@ -2,10 +2,9 @@
 'use strict';
 
 /**
- * Validate Only (Send Nothing), the dry run of every sending operation: every check the node
- * makes, no request at all, one `{ validateOnly: true, request: { method, path, body } }` per
- * request that would go out (per batch for Add Profiles), or the item's usual error item; and
- * nothing remembered: not in Skip Emails Already Sent's store, not in the Retry On Fail memory.
+ * Validate Only (Send Nothing): every check, no request, and nothing remembered (neither Skip
+ * Emails Already Sent's store nor the Retry On Fail memory). One dry run of each operation, its
+ * output the request the real run sends: operations.test.js.
  */
 
 const {
@@ -23,7 +22,6 @@ const sandbox = useSandbox({ dailyLimit: 1000 });
 
 const validateOnly = { validateOnly: true };
 
-// One dry run of each operation, its output the request the real run sends: test/node/operations.test.js.
 test('Add Profiles: one item per batch, paired to its items; later batches name the list the first creates', async () => {
 	const result = await runNode(sandbox, {
 		parameters: addProfilesParameters({ options: { batchSize: 2, ...validateOnly } }),
