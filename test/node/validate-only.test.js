@@ -56,14 +56,10 @@ test('Add Profiles: one item per batch, paired to its items; later batches name 
 	]);
 });
 
-test('every check still runs: a bad item gets its usual error item, the others their request', async () => {
-	const result = await runNode(sandbox, {
-		parameters: sendParameters({ options: validateOnly }),
-		items: [...contacts(1), { email: 'not-an-address' }, ...contacts(1, 2)],
-		onError: 'continueErrorOutput',
-	});
-
-	expect(sandbox.requests).toEqual([]);
+test('every check still runs: a bad item gets its usual error item, the others their request; under Stop Workflow it ends the run', async () => {
+	const parameters = sendParameters({ options: validateOnly });
+	const items = [...contacts(1), { email: 'not-an-address' }, ...contacts(1, 2)];
+	const result = await runNode(sandbox, { parameters, items, onError: 'continueErrorOutput' });
 	expect(result.success.map((item) => item.json.request.body.to)).toEqual([
 		'contact0@customer.test',
 		'contact2@customer.test',
@@ -72,6 +68,9 @@ test('every check still runs: a bad item gets its usual error item, the others t
 		['invalid_input', { item: 1 }],
 	]);
 	expectEachInputExactlyOnce(result, 3);
+	const stopped = await runNode(sandbox, { parameters, items });
+	expect(stopped.error?.message).toMatch(/not a valid email address/);
+	expect(sandbox.requests).toEqual([]);
 });
 
 test('every check still runs: a credential that cannot work fails every item, and nothing is sent', async () => {
@@ -87,16 +86,6 @@ test('every check still runs: a credential that cannot work fails every item, an
 		'invalid_input',
 		'invalid_input',
 	]);
-});
-
-test('under Stop Workflow a bad item ends the run and nothing is sent', async () => {
-	const result = await runNode(sandbox, {
-		parameters: sendParameters({ options: validateOnly }),
-		items: [{ email: 'not-an-address' }],
-	});
-
-	expect(sandbox.requests).toEqual([]);
-	expect(result.error?.message).toMatch(/not a valid email address/);
 });
 
 test('the Retry On Fail memory ignores a dry run: nothing is kept in the node context', async () => {
