@@ -117,58 +117,8 @@ describe('Add Profiles to List', () => {
 	});
 });
 
+// Up to Concurrency in flight, in input order: test/node/operations.test.js.
 describe('Add Profiles: Concurrency', () => {
-	/**
-	 * The most requests in flight at once: just before each answer is written, those that
-	 * arrived minus those answered (in flight only falls at an answer, so this is its maximum).
-	 */
-	const trackInFlight = () => {
-		const seen = { max: 0 };
-		let answered = 0;
-		sandbox.setOptions({
-			onResponse: () => {
-				seen.max = Math.max(seen.max, listRequests().length - answered);
-				answered += 1;
-			},
-		});
-		return seen;
-	};
-
-	test('batches to a known list go up to Concurrency at a time; output in input order, each paired to its batch', async () => {
-		sandbox.setOptions({ latencyMs: 50 });
-		const inFlight = trackInFlight();
-		const result = await runNode(sandbox, {
-			parameters: addProfilesParameters({
-				listMode: 'existing',
-				listId: 'lst_existing',
-				options: { batchSize: 2, concurrency: 3 },
-			}),
-			items: contacts(16),
-		});
-		expect(inFlight.max).toBeGreaterThan(1);
-		expect(inFlight.max).toBeLessThanOrEqual(3);
-		expect(result.success.map(pairedIndexes)).toEqual(
-			Array.from({ length: 8 }, (_, batch) => [2 * batch, 2 * batch + 1]),
-		);
-		expect(result.success.map((item) => item.json.submittedCount)).toEqual(Array(8).fill(2));
-		expectEachInputExactlyOnce(result, 16);
-	});
-
-	test('the default is 5 in flight', async () => {
-		sandbox.setOptions({ latencyMs: 50 });
-		const inFlight = trackInFlight();
-		await runNode(sandbox, {
-			parameters: addProfilesParameters({
-				listMode: 'existing',
-				listId: 'lst_existing',
-				options: { batchSize: 2 },
-			}),
-			items: contacts(40),
-		});
-		expect(inFlight.max).toBeGreaterThan(3);
-		expect(inFlight.max).toBeLessThanOrEqual(5);
-	});
-
 	test('a new list: the request creating it goes first and alone, every other batch after its answer, to its listId', async () => {
 		sandbox.setOptions({ latencyMs: 10 });
 		const result = await runNode(sandbox, {
@@ -202,28 +152,6 @@ describe('Add Profiles: Concurrency', () => {
 		expect(listRequests()).toHaveLength(1);
 		expectEachInputExactlyOnce(result, 10);
 		expect(result.errors.at(-1)?.json.error).toMatch(/the list may exist already/);
-	});
-
-	test('Stop Workflow at the default Concurrency: only batches already in flight go, and the error says what they did', async () => {
-		sandbox.setOptions({ latencyMs: 10 });
-		sandbox.injectFaults([{ path: '/list/addProfiles', status: 500 }]);
-		const result = await runNode(sandbox, {
-			parameters: addProfilesParameters({
-				listMode: 'existing',
-				listId: 'lst_existing',
-				options: { batchSize: 2, retries: 0 },
-			}),
-			items: contacts(40),
-		});
-		expect(result.error.httpCode).toBe('500');
-		expect(result.error.context.itemIndex).toBe(0);
-		// The failure stopped new launches: at most the 4 batches in flight beside it went.
-		expect(sandbox.requests.length).toBeGreaterThan(1);
-		expect(sandbox.requests.length).toBeLessThanOrEqual(5);
-		const added = sandbox.requests.slice(1).flatMap((request) => request.body.profiles);
-		expect(result.error.description).toContain(
-			`Added in this run (item indexes): ${added.map((_, index) => index + 2).join(', ')}.`,
-		);
 	});
 });
 
@@ -262,15 +190,119 @@ test.each(['={{ 1001 }}', '={{ NaN }}'])(
 	},
 );
 
-test('a List ID that does not exist (404) names the list, for every item of the batch', async () => {
-	const result = await runNode(sandbox, {
-		parameters: addProfilesParameters({ listMode: 'existing', listId: 'lst_missing' }),
-		items: contacts(2),
-		onError: 'continueErrorOutput',
+// Mapping Mode "Map Automatically": each item's own fields, matched by whole name after
+// lower-casing and dropping spaces and punctuation (the rule: test/unit/auto-map.test.js), no
+// expression evaluated per item. "Map Each Field Manually" is the default.
+describe('Add Profiles, Map Automatically', () => {
+	/** @param {Record<string, unknown>} [overrides] */
+	const automatic = (overrides = {}) =>
+		addProfilesParameters({
+			listMode: 'existing',
+			listId: 'lst_existing',
+			mappingMode: 'autoMapInputData',
+			...overrides,
+		});
+
+	const sentProfiles = () => listRequests().flatMap((request) => request.body.profiles);
+
+	test('values are checked like the manual ones: a bad address or an object fails its item', async () => {
+		const result = await runNode(sandbox, {
+			parameters: automatic(),
+			items: [{ email: 'not-an-address' }, { email: 'a@customer.test', firstName: { a: 1 } }],
+			onError: 'continueErrorOutput',
+		});
+
+		expect(sentProfiles()).toEqual([]);
+		expect(result.errors.map((item) => item.json.error)).toEqual([
+			'Email is not a valid email address: "not-an-address"',
+			'First Name must be text, not an object',
+		]);
 	});
-	expect(result.errors.map((item) => [item.json.details.httpCode, pairedIndexes(item)])).toEqual([
-		[404, [0]],
-		[404, [1]],
-	]);
-	expect(result.errors[0].json.error).toMatch(/List not found/);
+
+	test('no expression is evaluated per item: the manual fields are not read', async () => {
+		const result = await runNode(sandbox, {
+			parameters: automatic({
+				email: '={{ $json.missing.deeper }}',
+				additionalFields: { firstName: '={{ $json.missing.deeper }}' },
+			}),
+			items: contacts(2),
+		});
+
+		expect(result.error).toBeUndefined();
+		expect(sentProfiles().map((profile) => profile.email)).toEqual([
+			'contact0@customer.test',
+			'contact1@customer.test',
+		]);
+	});
+
+	test('everything else is unchanged: batches, one new list per run, every output paired to its batch', async () => {
+		const result = await runNode(sandbox, {
+			parameters: addProfilesParameters({
+				mappingMode: 'autoMapInputData',
+				options: { batchSize: 2 },
+			}),
+			items: contacts(3),
+		});
+
+		const lists = sandbox.requests.map(
+			(request) => request.body.listId ?? `new:${request.body.name}`,
+		);
+		expect(lists).toEqual(['new:Newsletter', expect.stringMatching(/./)]);
+		expect(sandbox.state.lists.size).toBe(3);
+		expect(result.success.map((item) => item.pairedItem)).toEqual([
+			[{ item: 0 }, { item: 1 }],
+			[{ item: 2 }],
+		]);
+	});
+
+	test('a workflow saved before Mapping Mode (no parameter) maps each field manually, as before', async () => {
+		const parameters = addProfilesParameters({
+			listMode: 'existing',
+			listId: 'lst_existing',
+			email: '={{ $json.address }}',
+		});
+		expect(parameters).not.toHaveProperty('mappingMode');
+		await runNode(sandbox, {
+			parameters,
+			items: [{ address: 'a@customer.test', email: 'b@customer.test' }],
+		});
+		expect(sentProfiles()).toEqual([{ email: 'a@customer.test' }]);
+	});
+
+	test('real shapes in one run: each item maps or fails alone, named, and the others are sent', async () => {
+		// From n8n-nodes-base 2.41.1 (more, and each refusal's advice: test/unit/auto-map.test.js):
+		// Facebook Lead Ads, Calendly, Pipedrive 2, Google Calendar, HubSpot without email.
+		const items = [
+			{ id: '1', data: { email: 'lead@customer.test', first_name: 'Lea', last_name: 'Dee' } },
+			{ event: 'invitee.created', payload: { email: 'inv@customer.test', first_name: 'Ivy' } },
+			{ emails: [{ value: 'a@customer.test' }, { value: 'b@customer.test' }] },
+			{ creator: { email: 'c@customer.test' }, organizer: { email: 'o@customer.test' } },
+			{ vid: 51, properties: { firstname: { value: 'Codey' }, lastmodifieddate: { value: '1' } } },
+		];
+		const result = await runNode(sandbox, {
+			parameters: automatic(),
+			items,
+			onError: 'continueErrorOutput',
+		});
+
+		expect(sentProfiles()).toEqual([
+			{ email: 'lead@customer.test', firstName: 'Lea', lastName: 'Dee' },
+			{ email: 'inv@customer.test', firstName: 'Ivy' },
+		]);
+		expect(
+			result.errors.map((item) => [item.pairedItem, item.json.details.kind, item.json.error]),
+		).toEqual([
+			[
+				{ item: 2 },
+				'invalid_input',
+				'The field "emails" holds 2 different addresses and none is marked primary',
+			],
+			[{ item: 3 }, 'invalid_input', 'This item has no email field for Map Automatically'],
+			[{ item: 4 }, 'invalid_input', 'This item has no email field for Map Automatically'],
+		]);
+		expect(result.errors[2].json.details.description).toContain(
+			'in the HubSpot node, add email to Options > Contact Properties to Include',
+		);
+		expectEachInputExactlyOnce(result, items.length);
+	});
 });

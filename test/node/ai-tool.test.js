@@ -2,11 +2,9 @@
 'use strict';
 
 /**
- * The node as an AI tool (AI Agent, MCP Server Trigger, a queue-mode worker's tool call): n8n
- * calls `nodeType.execute` with the model's arguments as the one input item (n8n-core's
- * makeHandleToolInvocation). A harness agent node asks n8n-core for its tools exactly as an AI
- * Agent does, and invokes them. Each operation must behave as in a normal run: same requests,
- * same output, same errors.
+ * The node as an AI tool: a harness agent asks n8n-core for its tools as an AI Agent does and
+ * calls them (n8n-core's makeHandleToolInvocation runs `execute` with the model's arguments as
+ * the one item). Each operation behaves as in a normal run: same requests, output and errors.
  */
 
 const {
@@ -108,6 +106,9 @@ test.each(Object.keys(TOOLS))(
 const sendByModel = TOOLS['Send Email'].parameters(fromModel);
 const modelArgs = TOOLS['Send Email'].args;
 
+/** Send Campaign with the campaign ID a model fills through $fromAI. */
+const sendCampaignByModel = TOOLS['Send Campaign'].parameters(fromModel);
+
 /** What n8n 2.x's AI Agent hands the model of a failed tool: the error's message alone. */
 const messageAlone = (/** @type {string} */ thrown) => thrown.split('\n\nDetails: ')[0];
 
@@ -116,12 +117,13 @@ test.each([
 	['an invalid recipient', 'invalid_input', { args: { to: 'not-an-address' } }, /Fix it before trying again\.$/, 0],
 	['a 429', 'quota_exceeded', { arrange: () => sandbox.setOptions({ dailyLimit: 0 }) }, /Do not try again today\.$/, 1],
 	['a 401', 'invalid_api_key', { apiKey: 'be_wrong_key' }, /Do not try again until the API key is fixed\.$/, 1],
+	['Send Campaign of an unknown campaign', 'unexpected_response', { parameters: sendCampaignByModel, args: { campaignId: '000000000000000000000000' } }, /Campaign not found$/, 1],
 ])(
 	'AI tool, On Error = Stop: after %s the call is a tool error with its kind (%s) and no key, and the message alone (all n8n 2.x hands the model) says what to do',
-	async (_, kind, { arrange, apiKey, args }, step, requests) => {
+	async (_, kind, { arrange, apiKey, args, parameters = sendByModel }, step, requests) => {
 		arrange?.();
 		const result = await runNode(sandbox, {
-			parameters: sendByModel,
+			parameters,
 			toolCalls: [{ ...modelArgs, ...args }],
 			apiKey,
 		});
@@ -165,9 +167,6 @@ test('AI tool: two calls are two emails, each sent once', async () => {
 	]);
 });
 
-/** Send Campaign with the campaign ID a model fills through $fromAI. */
-const sendCampaignByModel = TOOLS['Send Campaign'].parameters(fromModel);
-
 test("AI tool: Send Campaign's description tells the model it mails every profile of the campaign's lists", async () => {
 	const result = await runNode(sandbox, {
 		parameters: sendCampaignByModel,
@@ -177,16 +176,6 @@ test("AI tool: Send Campaign's description tells the model it mails every profil
 		/^Send a campaign to every profile of its lists/,
 	);
 	expect(sandbox.state.campaignSends).toHaveLength(1);
-});
-
-test('AI tool, On Error = Stop: an unknown campaign is a tool error with its kind; nothing sent', async () => {
-	const result = await runNode(sandbox, {
-		parameters: sendCampaignByModel,
-		toolCalls: [{ campaignId: '000000000000000000000000' }],
-	});
-	expect(result.toolAnswers[0].thrown).toMatch(/Campaign not found/);
-	expect(result.toolAnswers[0].thrown).toMatch(/kind: unexpected_response/);
-	expect(sandbox.state.campaignSends).toEqual([]);
 });
 
 test('AI tool: a Send Campaign whose answer was lost warns the model not to send it again', async () => {

@@ -84,18 +84,4 @@ describe('Create List', () => {
 		]);
 		expectEachInputExactlyOnce(result, 5);
 	});
-
-	test('errors: an unknown profile ID (404) is unexpected_response and creates nothing', async () => {
-		const result = await runNode(sandbox, {
-			parameters: createListParameters({ profileIds: 'prof_missing' }),
-			onError: 'continueErrorOutput',
-		});
-		expect(result.errors[0].json.error).toMatch(/Profile "prof_missing" not found/);
-		expect(result.errors[0].json.details).toEqual({
-			kind: 'unexpected_response',
-			httpCode: 404,
-			description: expect.any(String),
-		});
-		expect(sandbox.state.lists.size).toBe(0);
-	});
 });

@@ -2,11 +2,9 @@
 'use strict';
 
 /**
- * The rules every operation keeps, as one table over the operations, on both engines (the only
- * node test of n8n 1.x beside test/harness/engine-differences.test.js): its one run and the
- * output schema the editor shows before it, the API key nowhere and never sent to another host, item pairing, On Error in its three modes, Stop
- * Workflow's report, the answer contract, and settings that cannot work. What decides a kind
- * or a wording is a pure function: test/unit/.
+ * The rules every operation keeps, one table over the operations, on both engines: its run and
+ * output schema, the key nowhere, pairing, On Error, Stop Workflow's report, the answer contract,
+ * Validate Only, settings that cannot work. What decides a kind or wording: test/unit/.
  */
 
 const fs = require('node:fs');
@@ -143,6 +141,73 @@ test.each(NAMES)(
 			expectShippedSchema(operation.schema, result.success[0].json);
 		}
 		expectNoSecret(result, API_KEY);
+	},
+);
+
+test.each([
+	['Send Email', 3],
+	['Send Email', undefined],
+	['Add Profiles', 3],
+	['Add Profiles', undefined],
+])(
+	'%s at Concurrency %s (default 5): more than one request in flight, never more; outputs in input order, each paired',
+	async (name, concurrency) => {
+		const limit = concurrency ?? 5;
+		const { path } = OPERATIONS[/** @type {keyof typeof OPERATIONS} */ (name)];
+		// In flight falls only at an answer: arrived minus answered, just before each answer.
+		let [inFlight, answered] = [0, 0];
+		sandbox.setOptions({
+			latencyMs: 30,
+			onResponse: () => {
+				inFlight = Math.max(inFlight, sandbox.requestsTo(path).length - answered++);
+			},
+		});
+		const options = {
+			...(name === 'Add Profiles' && { batchSize: 1 }),
+			...(concurrency && { concurrency }),
+		};
+		const result = await run(/** @type {keyof typeof OPERATIONS} */ (name), {
+			parameters: { options },
+			items: contacts(4 * limit),
+		});
+		expect(inFlight).toBeGreaterThan(limit - 2);
+		expect(inFlight).toBeLessThanOrEqual(limit);
+		expect(result.success.map(pairedIndexes)).toEqual(
+			contacts(4 * limit).map((_, index) => [index]),
+		);
+		if (name === 'Send Email') {
+			const to = (/** @type {any} */ item) =>
+				sandbox.state.emails.find((email) => email.messageId === item.json.messageId)?.to;
+			expect(result.success.map(to)).toEqual(contacts(4 * limit).map((contact) => contact.email));
+		}
+	},
+);
+
+test.each(NAMES)(
+	'%s, Validate Only: nothing sent, nothing waits; the output holds each request the real run sends, paired',
+	async (name) => {
+		const { parameters } = OPERATIONS[name];
+		const dry = await run(name, {
+			parameters: { options: { ...parameters.options, validateOnly: true } },
+		});
+		expect(sandbox.requests).toEqual([]);
+		expect(dry.waitTill).toBeUndefined();
+		await run(name);
+		// Send and Wait's links name the execution, which differs between the two runs.
+		const unlinked = (/** @type {unknown} */ value) =>
+			JSON.parse(JSON.stringify(value).replace(/webhook-waiting\/[^"\\]+/g, 'link'));
+		expect(unlinked(dry.success.map((item) => item.json))).toEqual(
+			unlinked(
+				sandbox.requests.map(({ method, path, body }) => ({
+					validateOnly: true,
+					request: { method, path, body },
+				})),
+			),
+		);
+		// Send and Wait sends one email for the whole input.
+		const pairing = 'waits' in OPERATIONS[name] ? [[0, 1]] : [[0], [1]];
+		expect(dry.success.map(pairedIndexes)).toEqual(pairing);
+		expectNoSecret(dry, API_KEY);
 	},
 );
 
@@ -308,6 +373,32 @@ test.each(NAMES)(
 			httpCode: 200,
 		});
 		expect(result.errors[0].json.details.description).toContain(OPERATIONS[name].effect);
+	},
+);
+
+/** Each operation that names an ID: one BasicsEngage does not know, and what its error says. */
+const UNKNOWN_IDS = {
+	'Add Profiles': [{ listId: 'lst_missing' }, /List not found/],
+	'Create List': [{ profileIds: 'prof_missing' }, /Profile "prof_missing" not found/],
+	'Create Campaign': [{ recipientListIds: 'list_missing' }, /List "list_missing" not found/],
+	'Send Campaign': [{ campaignId: '000000000000000000000000' }, /Campaign not found/],
+};
+
+test.each(Object.keys(UNKNOWN_IDS))(
+	'%s: an ID BasicsEngage does not know (404) fails each item as unexpected_response, naming it; nothing is created',
+	async (name) => {
+		const [parameters, message] = UNKNOWN_IDS[/** @type {keyof typeof UNKNOWN_IDS} */ (name)];
+		const { lists, campaigns } = sandbox.state;
+		const before = [lists.size, campaigns.size];
+		const result = await run(/** @type {keyof typeof OPERATIONS} */ (name), {
+			parameters: /** @type {any} */ (parameters),
+			onError: 'continueErrorOutput',
+		});
+		const { details } = result.errors[0].json;
+		expect(result.errors.map(pairedIndexes)).toEqual([[0], [1]]);
+		expect([details.kind, details.httpCode]).toEqual(['unexpected_response', 404]);
+		expect(result.errors[0].json.error).toMatch(message);
+		expect([lists.size, campaigns.size, sandbox.state.campaignSends]).toEqual([...before, []]);
 	},
 );
 

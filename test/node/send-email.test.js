@@ -1,10 +1,21 @@
 // @ts-check
 'use strict';
 
+/**
+ * Send Email, and its option "Skip Emails Already Sent": a key per email in n8n's deduplication
+ * store (the Remove Duplicates node's), shared by runs of the same saved workflow and node.
+ * Concurrency and output order: operations.test.js; never twice and never stranded under any
+ * mix of faults, store failures, retries and deaths: test/reliability/model.test.js.
+ */
+
+const { randomUUID } = require('node:crypto');
 const {
 	contacts,
+	deduplicationStore,
 	expectEachInputExactlyOnce,
+	restartN8n,
 	runNode,
+	savedWorkflow,
 	sendParameters,
 	useSandbox,
 } = require('../support');
@@ -14,42 +25,6 @@ const sandbox = useSandbox({ dailyLimit: 1000 });
 const sentBodies = () => sandbox.requestsTo('/email/send').map((request) => request.body);
 
 describe('Send Email', () => {
-	test('output order follows input order with concurrency 5 and a slow server', async () => {
-		sandbox.setOptions({ latencyMs: 20 });
-		const items = contacts(12);
-		const result = await runNode(sandbox, {
-			parameters: sendParameters({ options: { concurrency: 5 } }),
-			items,
-		});
-
-		const recipients = result.success.map((item) => {
-			const email = sandbox.state.emails.find((queued) => queued.messageId === item.json.messageId);
-			return email?.to;
-		});
-		expect(recipients).toEqual(items.map((contact) => contact.email));
-		expectEachInputExactlyOnce(result, items.length);
-	});
-
-	test('concurrency: never more than the configured number of requests in flight', async () => {
-		let maxInFlight = 0;
-		sandbox.setOptions({ latencyMs: 15 });
-		const track = setInterval(() => {
-			// Requests are recorded on arrival, emails once answered: the difference is in flight.
-			const inFlight = sandbox.requests.length - sandbox.state.emails.length;
-			maxInFlight = Math.max(maxInFlight, inFlight);
-		}, 1);
-		try {
-			await runNode(sandbox, {
-				parameters: sendParameters({ options: { concurrency: 3 } }),
-				items: contacts(15),
-			});
-		} finally {
-			clearInterval(track);
-		}
-		expect(maxInFlight).toBeGreaterThan(1);
-		expect(maxInFlight).toBeLessThanOrEqual(3);
-	});
-
 	test('spec: only one of html, text, templateId is sent (content selector)', async () => {
 		for (const content of ['html', 'text', 'template']) {
 			sandbox.reset();
@@ -101,5 +76,369 @@ describe('Send Email', () => {
 			['a@customer.test', 'Hi Ann', 'Your plan: pro'],
 			['b@customer.test', 'Hi Bob', 'Your plan: free'],
 		]);
+	});
+});
+
+// Skip Emails Already Sent
+
+/** @param {Record<string, unknown>} settings @param {Record<string, unknown>} [options] */
+const skipping = (settings = {}, options = {}) =>
+	sendParameters({ options: { ...options, skipAlreadySent: { settings } } });
+
+/**
+ * Runs Send Email with Skip on as this saved workflow: `settings`, `options` and `requestOptions`
+ * are its parameters, the rest goes to runNode. @param {any} workflow @param {Record<string, any>} [run]
+ */
+const run = (
+	workflow,
+	{ settings = {}, options = {}, requestOptions, items = contacts(1), ...more } = {},
+) =>
+	runNode(sandbox, {
+		...workflow,
+		parameters: { ...skipping(settings, options), ...(requestOptions && { requestOptions }) },
+		items,
+		...more,
+	});
+
+const recipients = () => sandbox.requests.map((request) => request.body.to);
+const sentTo = () => sandbox.state.emails.map((email) => email.to);
+/** What each output item is: true when skipped, else its error kind or 'sent'. */
+const outcomes = (/** @type {any} */ result) =>
+	result.success.map((item) => item.json.skipped ?? item.json.details?.kind ?? 'sent');
+
+/** A saved workflow whose first run sent contact 0 and lost the answer: its outcome is unknown. */
+async function withUnknownOutcome() {
+	const workflow = savedWorkflow();
+	sandbox.injectFaults([{ action: 'drop' }]);
+	await run(workflow, { options: { retries: 0 }, onError: 'continueErrorOutput' });
+	return workflow;
+}
+
+test('off by default: the same email in two runs is sent twice', async () => {
+	const workflow = savedWorkflow();
+	await runNode(sandbox, { ...workflow, parameters: sendParameters(), items: contacts(1) });
+	await runNode(sandbox, { ...workflow, parameters: sendParameters(), items: contacts(1) });
+	expect(sandbox.state.emails).toHaveLength(2);
+});
+
+test('on: an email sent by an earlier execution is skipped, marked skipped, paired, costing no quota', async () => {
+	const workflow = savedWorkflow();
+	const first = await run(workflow, { items: contacts(2) });
+	expect(outcomes(first)).toEqual(['sent', 'sent']);
+	const second = await run(workflow, { items: contacts(3) });
+	expect(recipients()).toEqual(contacts(3).map((contact) => contact.email));
+	expect(outcomes(second)).toEqual([true, true, 'sent']);
+	expect(second.success[0].json.reason).toMatch(/sent before/);
+	expectEachInputExactlyOnce(second, 3);
+	expect(sandbox.state.quota.get('be_sandbox_demo_key')?.count).toBe(3);
+});
+
+test('on: the same key twice in one run sends the first and skips the second, naming it', async () => {
+	const result = await run(savedWorkflow(), { items: [...contacts(1), ...contacts(1)] });
+	expect(recipients()).toEqual(['contact0@customer.test']);
+	expect(result.success[1].json).toEqual({
+		skipped: true,
+		reason: expect.stringMatching(/item 0 of this run/),
+	});
+});
+
+const RESET = (/** @type {number} */ link) => ({ text: `Reset: https://x.test/r/${link}` });
+const ORDER = (/** @type {number} */ number) => ({
+	content: 'template',
+	templateId: 'tmpl_welcome',
+	templateVariablesMode: 'json',
+	templateVariablesJson: `{ "company": "Order ${number}" }`,
+});
+
+// prettier-ignore
+test.each([
+	['the same email, the recipient in another case, is skipped', RESET(1), RESET(1), 'JANE'],
+	['another subject is another email, sent', RESET(1), { ...RESET(1), subject: 'Your receipt' }],
+	['another body (a new reset link, same subject) is another email, sent', RESET(1), RESET(2)],
+	['another sender is another email, sent', RESET(1), { ...RESET(1), from: 'noreply@example.com' }],
+	['the same template with other variables (a second order confirmation) is another, sent', ORDER(1001), ORDER(1002)],
+])('the default key is the whole email: %s', async (_, first, second, name = 'jane') => {
+	const workflow = savedWorkflow();
+	const send = (/** @type {object} */ email, /** @type {string} */ to) =>
+		runNode(sandbox, {
+			...workflow,
+			parameters: { ...skipping(), ...email },
+			items: [{ email: to }],
+		});
+	await send(first, 'jane@customer.test');
+	const again = await send(second, `${name}@customer.test`);
+	const skipped = name === 'JANE';
+	expect(again.success[0].json.skipped ?? false).toBe(skipped);
+	expect(sandbox.state.emails).toHaveLength(skipped ? 1 : 2);
+});
+
+test('a Key expression (an order id) decides instead of recipient and subject', async () => {
+	const workflow = savedWorkflow();
+	const settings = { key: '={{ $json.orderId }}' };
+	await run(workflow, { settings, items: [{ email: 'a@customer.test', orderId: 'o-1' }] });
+	const result = await run(workflow, {
+		settings,
+		items: [
+			{ email: 'b@customer.test', orderId: 'o-1' },
+			{ email: 'a@customer.test', orderId: 'o-2' },
+		],
+	});
+	expect(outcomes(result)).toEqual([true, 'sent']);
+	expect(recipients()).toEqual(['a@customer.test', 'a@customer.test']);
+});
+
+test('scope: "This Node" is per node, "This Workflow" is shared by the nodes of the workflow', async () => {
+	for (const [scope, skippedByOtherNode] of [
+		['node', false],
+		['workflow', true],
+	]) {
+		const workflowId = `wf-${randomUUID()}`;
+		const node = () => ({ workflowId, nodeOverrides: { id: randomUUID() } });
+		await run(node(), { settings: { scope } });
+		const other = await run(node(), { settings: { scope } });
+		expect(other.success[0].json.skipped === true).toBe(skippedByOtherNode);
+	}
+});
+
+// After a refusal or a 5xx nothing was queued, so a later run sends it: never stranded, in
+// test/reliability/model.test.js.
+test.each([
+	['a dropped answer (queued, answer lost)', { action: 'drop' }],
+	['a timeout after the request left', { action: 'hang' }],
+	['a 504 from a gateway', { status: 504 }],
+])(
+	'after %s the outcome is unknown: a later run fails the item saying so, never "sent before"',
+	async (_, fault) => {
+		const workflow = savedWorkflow();
+		const more = { options: { retries: 0 }, items: contacts(2), onError: 'continueErrorOutput' };
+		sandbox.injectFaults([/** @type {any} */ (fault)]);
+		// only the hang waits for the timeout; short enough to wait, long enough for the other
+		// item's answer on a loaded machine (300 ms once timed it out too)
+		await run(workflow, {
+			...more,
+			requestOptions: fault.action === 'hang' ? { timeout: 2000 } : {},
+		});
+		const later = await run(workflow, more);
+		expect(later.errors).toHaveLength(1);
+		expect(later.errors[0]).toMatchObject({
+			json: {
+				error: expect.stringMatching(/no clear answer/),
+				details: {
+					kind: 'outcome_unknown',
+					description: expect.stringMatching(/Retry Send On Server Error/),
+				},
+			},
+			pairedItem: { item: 0 },
+		});
+		expect(later.success[0].json.skipped).toBe(true);
+		expect(JSON.stringify(later.success)).not.toMatch(/no clear answer/);
+		expect(sandbox.requests).toHaveLength(2);
+	},
+);
+
+test('an unknown outcome is sent again only when Retry Send On Server Error allows it, then remembered', async () => {
+	const workflow = await withUnknownOutcome();
+	const allowed = await run(workflow, { options: { retrySendOnServerError: true } });
+	expect(outcomes(allowed)).toEqual(['sent']);
+	const after = await run(workflow);
+	expect(after.success[0].json.reason).toMatch(/sent before/);
+	expect(sandbox.requests).toHaveLength(2);
+});
+
+test('On Error = Stop: emails not sent because the run stopped are released too', async () => {
+	const workflow = savedWorkflow();
+	sandbox.injectFaults([{ status: 401 }]);
+	const failed = await run(workflow, { options: { concurrency: 1 }, items: contacts(3) });
+	expect(failed.error).toBeDefined();
+	const later = await run(workflow, { items: contacts(3) });
+	expect(outcomes(later)).toEqual(['sent', 'sent', 'sent']);
+});
+
+test('under Retry On Fail, what try 1 sent is answered again, not reported as skipped', async () => {
+	sandbox.injectFaults([{ status: 500 }]);
+	const result = await run(savedWorkflow(), {
+		items: contacts(3),
+		onError: 'continueRegularOutput',
+		retryOnFail: true,
+		maxTries: 2,
+		waitBetweenTries: 1,
+	});
+	expect(sandbox.requests).toHaveLength(3);
+	const sent = [
+		'dailyEmailCount',
+		'dailyEmailLimit',
+		'dailyEmailsRemaining',
+		'message',
+		'messageId',
+		'status',
+	];
+	expect(result.success.map((item) => Object.keys(item.json).sort())).toEqual([
+		['details', 'error'],
+		sent,
+		sent,
+	]);
+});
+
+test('as an AI tool, a repeated call of another execution is skipped', async () => {
+	const workflow = savedWorkflow();
+	const parameters = sendParameters({
+		to: "={{ $fromAI('to', 'recipient', 'string') }}",
+		options: { skipAlreadySent: { settings: {} } },
+	});
+	const call = () =>
+		runNode(sandbox, { ...workflow, parameters, toolCalls: [{ to: 'jane@customer.test' }] });
+	await call();
+	const again = await call();
+	expect(JSON.parse(again.toolAnswers[0].answer)).toEqual([
+		{ skipped: true, reason: expect.stringMatching(/sent before/) },
+	]);
+	expect(sandbox.requests).toHaveLength(1);
+});
+
+test('History Size N remembers at least the last N emails sent, however many runs look them up, and forgets older ones', async () => {
+	const workflow = savedWorkflow();
+	const sendNew = async (/** @type {any[]} */ items) => {
+		const before = sandbox.requests.length;
+		await run(workflow, { settings: { historySize: 2 }, items });
+		return sandbox.requests.slice(before).map((request) => request.body.to);
+	};
+	expect(await sendNew(contacts(2))).toHaveLength(2);
+	// Each run asks the store about the same two emails; none may push another out.
+	for (let day = 2; day <= 4; day++) expect(await sendNew(contacts(2))).toEqual([]);
+	// Four newer emails, in two runs: the first two are forgotten.
+	expect(await sendNew(contacts(2, 2))).toHaveLength(2);
+	expect(await sendNew(contacts(2, 4))).toHaveLength(2);
+	expect(await sendNew(contacts(1))).toEqual(['contact0@customer.test']);
+	expect(await sendNew(contacts(2, 4))).toEqual([]);
+});
+
+test('History Size counts emails sent, not emails claimed: a run stopped after one email leaves the three before it remembered', async () => {
+	const workflow = savedWorkflow();
+	const more = {
+		settings: { key: '={{ $json.email }}', historySize: 3 },
+		options: { concurrency: 1 },
+	};
+	await run(workflow, more);
+	await run(workflow, {
+		...more,
+		items: contacts(3, 1),
+		stopWhen: () => sandbox.requests.length >= 2,
+	});
+	const again = await run(workflow, more);
+	expect(again.success[0].json.skipped).toBe(true);
+});
+
+test('the Key is read per item: an expression that fails for item 0 (an empty date) fails item 0 only', async () => {
+	const result = await run(savedWorkflow(), {
+		settings: { key: '={{ $json.orderDate.toDateTime().toISO() }}' },
+		items: [
+			{ email: 'a@customer.test', orderDate: '' },
+			{ email: 'b@customer.test', orderDate: '2026-11-20' },
+		],
+		onError: 'continueErrorOutput',
+	});
+	expect(result.errors.map((item) => item.pairedItem)).toEqual([{ item: 0 }]);
+	expect(result.errors[0].json).toMatchObject({
+		error: 'cannot convert to Luxon DateTime',
+		details: { kind: 'invalid_input' },
+	});
+	expect(result.success.map((item) => item.pairedItem)).toEqual([{ item: 1 }]);
+	expect(recipients()).toEqual(['b@customer.test']);
+});
+
+test('under Stop Workflow an "outcome unknown" email stops the run, and the error says what was queued', async () => {
+	const workflow = await withUnknownOutcome();
+	const before = sandbox.requests.length;
+	const result = await run(workflow, {
+		options: { concurrency: 1 },
+		items: [...contacts(1, 1), ...contacts(1), ...contacts(1, 2)],
+	});
+	expect(result.error?.message).toMatch(/no clear answer/);
+	expect(result.error?.description).toContain('Queued in this run (item indexes): 0.');
+	expect(recipients().slice(before)).toEqual(['contact1@customer.test']);
+});
+
+test('a dry run shows an email the real run would skip as skipped, and records nothing: the real run afterwards sends it', async () => {
+	const workflow = savedWorkflow();
+	const dryRun = await run(workflow, {
+		options: { validateOnly: true },
+		items: [...contacts(1), ...contacts(1)],
+	});
+	expect(dryRun.success[0].json).toMatchObject({ validateOnly: true, request: expect.any(Object) });
+	expect(dryRun.success[1].json).toEqual({
+		validateOnly: true,
+		skipped: true,
+		reason: expect.stringMatching(/item 0 of this run has the same key/),
+	});
+	expect(dryRun.success.map((item) => item.pairedItem)).toEqual([{ item: 0 }, { item: 1 }]);
+	expect(sandbox.requests).toEqual([]);
+	expect(outcomes(await run(workflow))).toEqual(['sent']);
+});
+
+describe('never twice, never lost, across stores that fail, crashes and executions at once', () => {
+	test('a store that keeps failing while the run takes back its claims: the items say so, later runs call them "outcome unknown", and one run with Retry Send On Server Error sends them', async () => {
+		const workflow = savedWorkflow();
+		const more = { items: contacts(2), onError: 'continueRegularOutput' };
+		sandbox.setOptions({ dailyLimit: 0 });
+		deduplicationStore.failCalls(2, 3, 4, 5, 6, 7, 8);
+		const first = await run(workflow, { ...more, options: { concurrency: 1 } });
+		for (const item of first.success) {
+			expect(item.json.details.description).toMatch(
+				/could not record that it was not sent.*run once with Retry Send On Server Error on/,
+			);
+		}
+		deduplicationStore.failCalls();
+		sandbox.setOptions({ dailyLimit: 1000 });
+		const later = await run(workflow, more);
+		expect(outcomes(later)).toEqual(['outcome_unknown', 'outcome_unknown']);
+		expect(later.success[0].json.details.description).toMatch(/Retry Send On Server Error on/);
+		const released = await run(workflow, { ...more, options: { retrySendOnServerError: true } });
+		expect(outcomes(released)).toEqual(['sent', 'sent']);
+		expect(sentTo()).toEqual(['contact0@customer.test', 'contact1@customer.test']);
+	});
+
+	test('after n8n dies mid-run, the emails answered a second before read as sent, not "outcome unknown"', async () => {
+		const workflow = savedWorkflow();
+		// Answers 0.7 s apart: emails 0 and 1 are answered more than a second before n8n dies,
+		// as the fourth request arrives; email 2 was answered just then, email 3 is in flight.
+		sandbox.setOptions({ latencyMs: 700 });
+		await run(workflow, {
+			options: { concurrency: 1 },
+			items: contacts(4),
+			diesWhen: () => sandbox.requests.length >= 4,
+		});
+		await restartN8n();
+		sandbox.setOptions({ latencyMs: 0 });
+		const next = await run(workflow, { items: contacts(4), onError: 'continueRegularOutput' });
+		expect(outcomes(next)).toEqual([true, true, 'outcome_unknown', 'outcome_unknown']);
+	});
+
+	test('executions side by side in one n8n lose none of each other’s records: the same 20 sign-ups again are all skipped', async () => {
+		const workflow = savedWorkflow();
+		const burst = () =>
+			Promise.all(
+				contacts(20).map((contact) =>
+					run(workflow, { settings: { key: '={{ $json.email }}' }, items: [contact] }),
+				),
+			);
+		await burst();
+		const again = await burst();
+		expect(again.map((result) => result.success[0].json.skipped)).toEqual(Array(20).fill(true));
+		expect(sentTo()).toHaveLength(20);
+	});
+
+	test('a store outage is its own kind, store_unavailable, temporary: not invalid input; a claim that failed once is tried once more', async () => {
+		const workflow = savedWorkflow();
+		deduplicationStore.failCalls(1);
+		expect(outcomes(await run(workflow, { items: contacts(1, 1) }))).toEqual(['sent']);
+		sandbox.reset();
+		deduplicationStore.failCalls(1, 2);
+		const result = await run(workflow);
+		expect(result.error.message).toMatch(/could not reach n8n’s deduplication store/);
+		expect(result.error.description).toMatch(/kind: store_unavailable/);
+		expect(result.error.failure?.cause ?? result.nodeError?.failure?.cause).toBe(
+			'temporarily-unavailable',
+		);
+		expect(sandbox.requests).toEqual([]);
 	});
 });

@@ -2,20 +2,16 @@
 'use strict';
 
 /**
- * Validate Only (Send Nothing), the dry run of every sending operation: every check the node
- * makes, no request at all, one `{ validateOnly: true, request: { method, path, body } }` per
- * request that would go out (per batch for Add Profiles), or the item's usual error item; and
- * nothing remembered: not in Skip Emails Already Sent's store, not in the Retry On Fail memory.
+ * Validate Only (Send Nothing): every check, no request, and nothing remembered (neither Skip
+ * Emails Already Sent's store nor the Retry On Fail memory). One dry run of each operation, its
+ * output the request the real run sends: operations.test.js.
  */
 
 const {
 	API_KEY,
 	addProfilesParameters,
 	contacts,
-	createCampaignParameters,
-	createListParameters,
 	expectEachInputExactlyOnce,
-	expectNoSecret,
 	runNode,
 	sendCampaignParameters,
 	sendParameters,
@@ -25,55 +21,6 @@ const {
 const sandbox = useSandbox({ dailyLimit: 1000 });
 
 const validateOnly = { validateOnly: true };
-
-// prettier-ignore
-test.each([
-	[
-		'Send Email',
-		sendParameters({ options: validateOnly }),
-		'/email/send',
-		{ to: 'contact0@customer.test', from: 'hello@example.com', subject: 'Welcome', text: 'Hello!' },
-	],
-	[
-		'Create List',
-		createListParameters({ profileIds: 'prof_1, prof_2', options: validateOnly }),
-		'/list/create',
-		{
-			listName: 'Spring segment',
-			listDescription: 'Bought twice',
-			profiles: ['prof_1', 'prof_2'],
-		},
-	],
-	[
-		'Create Campaign',
-		createCampaignParameters({ recipientListIds: 'lst_1', options: validateOnly }),
-		'/campaign/create',
-		{
-			name: 'Spring sale',
-			subject: '20% off',
-			content: '<p>Sale!</p>',
-			recepientList: ['lst_1'],
-			recipientList: ['lst_1'],
-		},
-	],
-	['Send Campaign', sendCampaignParameters({ options: validateOnly }), '/campaign/send', { campaignId: '66f1c0ffee0123456789abcd' }],
-])(
-	'%s: no request, and one item per input with the request as it would be sent, paired',
-	async (_name, parameters, path, body) => {
-		const item = { ...contacts(1)[0], campaignId: '66f1c0ffee0123456789abcd' };
-		const result = await runNode(sandbox, { parameters, items: [item, item] });
-
-		expect(sandbox.requests).toEqual([]);
-		expect(result.error).toBeUndefined();
-		expect(result.success).toEqual(
-			[0, 1].map((index) => ({
-				json: { validateOnly: true, request: { method: 'POST', path, body } },
-				pairedItem: { item: index },
-			})),
-		);
-		expectNoSecret(result, API_KEY);
-	},
-);
 
 test('Add Profiles: one item per batch, paired to its items; later batches name the list the first creates', async () => {
 	const result = await runNode(sandbox, {
@@ -109,14 +56,10 @@ test('Add Profiles: one item per batch, paired to its items; later batches name 
 	]);
 });
 
-test('every check still runs: a bad item gets its usual error item, the others their request', async () => {
-	const result = await runNode(sandbox, {
-		parameters: sendParameters({ options: validateOnly }),
-		items: [...contacts(1), { email: 'not-an-address' }, ...contacts(1, 2)],
-		onError: 'continueErrorOutput',
-	});
-
-	expect(sandbox.requests).toEqual([]);
+test('every check still runs: a bad item gets its usual error item, the others their request; under Stop Workflow it ends the run', async () => {
+	const parameters = sendParameters({ options: validateOnly });
+	const items = [...contacts(1), { email: 'not-an-address' }, ...contacts(1, 2)];
+	const result = await runNode(sandbox, { parameters, items, onError: 'continueErrorOutput' });
 	expect(result.success.map((item) => item.json.request.body.to)).toEqual([
 		'contact0@customer.test',
 		'contact2@customer.test',
@@ -125,6 +68,9 @@ test('every check still runs: a bad item gets its usual error item, the others t
 		['invalid_input', { item: 1 }],
 	]);
 	expectEachInputExactlyOnce(result, 3);
+	const stopped = await runNode(sandbox, { parameters, items });
+	expect(stopped.error?.message).toMatch(/not a valid email address/);
+	expect(sandbox.requests).toEqual([]);
 });
 
 test('every check still runs: a credential that cannot work fails every item, and nothing is sent', async () => {
@@ -140,16 +86,6 @@ test('every check still runs: a credential that cannot work fails every item, an
 		'invalid_input',
 		'invalid_input',
 	]);
-});
-
-test('under Stop Workflow a bad item ends the run and nothing is sent', async () => {
-	const result = await runNode(sandbox, {
-		parameters: sendParameters({ options: validateOnly }),
-		items: [{ email: 'not-an-address' }],
-	});
-
-	expect(sandbox.requests).toEqual([]);
-	expect(result.error?.message).toMatch(/not a valid email address/);
 });
 
 test('the Retry On Fail memory ignores a dry run: nothing is kept in the node context', async () => {
