@@ -17,7 +17,7 @@ const {
 	useSandbox,
 } = require('../support');
 
-const sandbox = useSandbox({ dailyLimit: 1000, lists: [{ listId: 'lst_crm', name: 'CRM' }] });
+const sandbox = useSandbox({ dailyLimit: 1000 });
 
 /** Lets a request through untouched, so the next scripted fault hits a later request. */
 const pass = { action: /** @type {const} */ ('delay'), delayMs: 0 };
@@ -80,52 +80,31 @@ describe('Send Email, Stop Workflow: Retry after email 6 of 10 failed', () => {
 	});
 });
 
-describe('Add Profiles, Stop Workflow: Retry after batch 6 of 10 failed', () => {
+test('Add Profiles to a new list, Stop Workflow: after batch 6 of 10 got no answer, the list is created once; the batch is sent once more (adding is repeatable), never a third time; 7-10 go out', async () => {
 	const requested = () => sandbox.requests.map((request) => request.body.profiles[0].email);
-
-	test('a batch that may have been added is sent once more (adding is repeatable), never a third time; 7-10 go out', async () => {
-		sandbox.injectFaults([...FIVE_PASS, { status: 500 }]);
-		const failed = await runNode(sandbox, {
-			parameters: addProfilesParameters({
-				listMode: 'existing',
-				listId: 'lst_crm',
-				options: { batchSize: 1, concurrency: 1, retries: 0 },
-			}),
-			items: contacts(10),
-		});
-		expect(failed.error).toBeDefined();
-		expect(requested()).toEqual(emailsOf(range(0, 6)));
-
-		// The first Retry tries batch 6 once more, and it fails again.
-		sandbox.injectFaults([{ status: 500 }]);
-		const first = await failed.retryExecution();
-		expect(first.error).toBeDefined();
-		expect(requested()).toEqual(emailsOf([...range(0, 6), 5]));
-
-		// The second does not send it a third time, and adds 7-10.
-		const second = await failed.retryExecution();
-		expect(requested()).toEqual(emailsOf([...range(0, 6), 5, ...range(6, 10)]));
-		expect(second.error.description).toMatch(/not sent again/i);
-		expect(second.error.description).toMatch(
-			/Added in this run \(item indexes\): 0, 1, 2, 3, 4, 6, 7, 8, 9\./,
-		);
+	sandbox.injectFaults([...FIVE_PASS, { action: 'drop' }]);
+	const failed = await runNode(sandbox, {
+		parameters: addProfilesParameters({ options: { batchSize: 1, concurrency: 1, retries: 0 } }),
+		items: contacts(10),
 	});
+	expect(failed.error).toBeDefined();
+	expect(requested()).toEqual(emailsOf(range(0, 6)));
 
-	test('Create New List: the list is created once; Retry adds the batches never attempted', async () => {
-		sandbox.injectFaults([...FIVE_PASS, { action: 'drop' }]);
-		const parameters = addProfilesParameters({
-			options: { batchSize: 1, concurrency: 1, retries: 0 },
-		});
-		const failed = await runNode(sandbox, { parameters, items: contacts(10) });
-		expect(failed.error).toBeDefined();
-		sandbox.injectFaults([{ action: 'drop' }]);
-		await failed.retryExecution();
-		const retried = await failed.retryExecution();
-		expect(retried.error.description).toMatch(/not sent again/i);
-		const creating = sandbox.requests.filter((request) => request.body.listId === undefined);
-		expect(creating).toHaveLength(1);
-		expect(requested()).toEqual(emailsOf([...range(0, 6), 5, ...range(6, 10)]));
-		const [list] = [...sandbox.state.lists.values()].filter((entry) => entry.name === 'Newsletter');
-		expect([...list.profiles.keys()].sort()).toEqual(emailsOf(range(0, 10)).sort());
-	});
+	// The first Retry tries batch 6 once more, and it fails again.
+	sandbox.injectFaults([{ action: 'drop' }]);
+	const first = await failed.retryExecution();
+	expect(first.error).toBeDefined();
+	expect(requested()).toEqual(emailsOf([...range(0, 6), 5]));
+
+	// The second does not send it a third time, and adds 7-10.
+	const second = await failed.retryExecution();
+	expect(requested()).toEqual(emailsOf([...range(0, 6), 5, ...range(6, 10)]));
+	expect(second.error.description).toMatch(/not sent again/i);
+	expect(second.error.description).toMatch(
+		/Added in this run \(item indexes\): 0, 1, 2, 3, 4, 6, 7, 8, 9\./,
+	);
+	const creating = sandbox.requests.filter((request) => request.body.listId === undefined);
+	expect(creating).toHaveLength(1);
+	const [list] = [...sandbox.state.lists.values()].filter((entry) => entry.name === 'Newsletter');
+	expect([...list.profiles.keys()].sort()).toEqual(emailsOf(range(0, 10)).sort());
 });

@@ -176,7 +176,8 @@ describe('networkFailure: no full answer', () => {
 
 describe('shouldRetry and waitBeforeRetry: what is sent again, and when', () => {
 	const failure = (/** @type {any} */ answer) => classify(answer, listCreated);
-	const refused = networkFailure(Object.assign(new Error(), { code: 'ECONNREFUSED' }), queuedEmail);
+	const cut = (/** @type {string} */ code) =>
+		networkFailure(Object.assign(new Error(), { code }), queuedEmail);
 	// prettier-ignore
 	test.each([
 		['a refusal (400)', true, false, failure(error(400, {}))],
@@ -185,7 +186,10 @@ describe('shouldRetry and waitBeforeRetry: what is sent again, and when', () => 
 		['a broken 200', true, false, failure(error(200, 'x'))],
 		['a 5xx, repeatable (an addition to a list)', true, true, failure(error(500, ''))],
 		['a 5xx, not repeatable (a send)', false, false, failure(error(500, ''))],
-		['a connection that was refused, even not repeatable', false, true, refused],
+		['a connection that was refused, even not repeatable', false, true, cut('ECONNREFUSED')],
+		['a reset or a dropped answer, repeatable', true, true, cut('ECONNRESET')],
+		['a reset or a dropped answer, not repeatable', false, false, cut('ECONNRESET')],
+		['a timeout, repeatable', true, true, cut('ETIMEDOUT')],
 		['a rate limit, even not repeatable', false, true, failure(error(429, {}, { 'retry-after': '1' }))],
 		['a rate limit asking for more than a minute', true, false, failure(error(429, {}, { 'retry-after': '61' }))],
 		['the daily email quota (429)', true, false, classify(error(429, {}))],
