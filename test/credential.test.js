@@ -86,7 +86,11 @@ describe('credential test (as n8n runs it from the credential dialog)', () => {
 describe('credential in node runs', () => {
 	// [case, credential data, the run's error message (none: it runs)]
 	test.each([
-		['a trailing slash in the base URL is tolerated', { baseUrl: '<sandbox>/' }, undefined],
+		[
+			'spaces around the key and the base URL, and trailing slashes, are tolerated',
+			{ apiKey: ` \t${API_KEY}\r\n `, baseUrl: ' \t<sandbox>// ' },
+			undefined,
+		],
 		[
 			'a key with a line break is refused before any request, without echoing the key',
 			{ apiKey: 'be_sandbox\r\nX-Injected: 1' },
@@ -106,6 +110,8 @@ describe('credential in node runs', () => {
 		});
 		expect(result.error?.message).toEqual(message && expect.stringMatching(message));
 		expect(JSON.stringify(result.error ?? {})).not.toContain('X-Injected');
-		expect(sandbox.requests.map((request) => request.path)).toEqual(message ? [] : ['/email/send']);
+		expect(
+			sandbox.requests.map((request) => [request.path, request.headers.authorization]),
+		).toEqual(message ? [] : [['/email/send', `Bearer ${API_KEY}`]]);
 	});
 });
