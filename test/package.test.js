@@ -11,17 +11,28 @@ const packageJson = JSON.parse(fs.readFileSync(path.join(PACKAGE_DIR, 'package.j
 const property = (properties, name) => properties.filter((candidate) => candidate.name === name);
 
 describe('the package as n8n loads it', () => {
-	test('n8n section points at built files, strict, API version 1', () => {
+	test('package.json as n8n verifies it: n8n section on built files, strict, API version 1; names and links; no runtime dependencies, overrides or install scripts; engines stated', () => {
 		expect(packageJson.n8n).toEqual({
 			n8nNodesApiVersion: 1,
 			strict: true,
 			credentials: ['dist/credentials/BasicsEngageApi.credentials.js'],
 			nodes: ['dist/nodes/BasicsEngage/BasicsEngage.node.js'],
 		});
+		// License, description and author name: test/verification/next-lint-rules.test.js.
+		expect(packageJson).toMatchObject({
+			name: 'n8n-nodes-basicsengage',
+			author: { email: expect.stringMatching(/@/) },
+			homepage: expect.stringMatching(/^https:\/\//),
+			repository: { type: 'git', url: expect.stringMatching(/^git\+https:\/\//) },
+			peerDependencies: { 'n8n-workflow': '*' },
+			files: ['dist'],
+			engines: { node: expect.stringMatching(/^>=\d+/) },
+		});
 		expect(packageJson.keywords).toContain('n8n-community-node-package');
-		expect(packageJson.dependencies).toBeUndefined();
-		expect(packageJson.peerDependencies).toEqual({ 'n8n-workflow': '*' });
-		expect(packageJson.files).toEqual(['dist']);
+		expect([packageJson.dependencies, packageJson.overrides]).toEqual([undefined, undefined]);
+		for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) {
+			expect(packageJson.scripts).not.toHaveProperty(hook);
+		}
 	});
 
 	test('n8n loads the node type and the credential type', async () => {
@@ -31,7 +42,7 @@ describe('the package as n8n loads it', () => {
 		expect(loaded.credentials[CREDENTIAL_TYPE].supportedNodes).toEqual([NODE_TYPE]);
 	});
 
-	test('node description: name, tool use, subtitle, light and dark icons', async () => {
+	test('node description: name, tool use, subtitle; light and dark SVG icons, square 60x60 as n8n draws them', async () => {
 		const { description } = (await loadPackage(PACKAGE_DIR)).nodes[NODE_TYPE];
 		expect(description).toMatchObject({
 			name: 'basicsEngage',
@@ -44,12 +55,7 @@ describe('the package as n8n loads it', () => {
 			light: expect.stringMatching(/basicsEngage\.svg$/),
 			dark: expect.stringMatching(/basicsEngage\.dark\.svg$/),
 		});
-		for (const icon of ['basicsEngage.svg', 'basicsEngage.dark.svg']) {
-			expect(fs.existsSync(path.join(PACKAGE_DIR, 'dist/nodes/BasicsEngage', icon))).toBe(true);
-		}
-	});
-
-	test('icons: light and dark SVG, square 60x60 as n8n draws them', () => {
+		// That both are shipped: test/verification/pack.test.js.
 		for (const icon of ['basicsEngage.svg', 'basicsEngage.dark.svg']) {
 			const svg = fs.readFileSync(path.join(PACKAGE_DIR, 'nodes/BasicsEngage', icon), 'utf8');
 			expect(svg).toMatch(/^<svg [^>]*width="60" height="60" viewBox="0 0 60 60"/);
@@ -184,8 +190,8 @@ describe('the package as n8n loads it', () => {
 		const entry = require(path.join(PACKAGE_DIR, 'index.js'));
 		expect(new entry.BasicsEngage().description.name).toBe('basicsEngage');
 		expect(new entry.BasicsEngageApi().name).toBe(CREDENTIAL_TYPE);
-		const { n8n } = require(path.join(PACKAGE_DIR, 'package.json'));
-		expect(entry.n8n).toEqual({ nodes: n8n.nodes, credentials: n8n.credentials });
+		const { nodes, credentials } = packageJson.n8n;
+		expect(entry.n8n).toEqual({ nodes, credentials });
 		for (const file of entry.files) expect(fs.existsSync(file)).toBe(true);
 	});
 });

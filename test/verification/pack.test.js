@@ -6,7 +6,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const packageDir = path.resolve(__dirname, '../..');
-const packageJson = JSON.parse(fs.readFileSync(path.join(packageDir, 'package.json'), 'utf8'));
+const { n8n } = JSON.parse(fs.readFileSync(path.join(packageDir, 'package.json'), 'utf8'));
 
 /** What `npm publish` would ship, as npm itself lists it. */
 function packedFiles() {
@@ -35,8 +35,8 @@ describe('npm pack contents', () => {
 
 	test('every file n8n loads is shipped: node, credential, codex, both icons', () => {
 		const required = [
-			...packageJson.n8n.nodes,
-			...packageJson.n8n.credentials,
+			...n8n.nodes,
+			...n8n.credentials,
 			'dist/nodes/BasicsEngage/BasicsEngage.node.json',
 			'dist/nodes/BasicsEngage/basicsEngage.svg',
 			'dist/nodes/BasicsEngage/basicsEngage.dark.svg',
@@ -57,28 +57,5 @@ describe('npm pack contents', () => {
 				expect(candidates.some((candidate) => shippedJs.has(candidate))).toBe(true);
 			}
 		}
-	});
-});
-
-describe('package.json for the n8n verification', () => {
-	test('names, links, license and keyword', () => {
-		expect(packageJson).toMatchObject({
-			name: 'n8n-nodes-basicsengage',
-			license: 'MIT',
-			author: { name: expect.any(String), email: expect.stringMatching(/@/) },
-			homepage: expect.stringMatching(/^https:\/\//),
-			repository: { type: 'git', url: expect.stringMatching(/^git\+https:\/\//) },
-			description: expect.any(String),
-		});
-		expect(packageJson.keywords).toContain('n8n-community-node-package');
-	});
-
-	test('no runtime dependencies, no install scripts, no overrides, engines stated', () => {
-		expect(packageJson.dependencies).toBeUndefined();
-		expect(packageJson.overrides).toBeUndefined();
-		for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) {
-			expect(packageJson.scripts).not.toHaveProperty(hook);
-		}
-		expect(packageJson.engines).toEqual({ node: expect.stringMatching(/^>=\d+/) });
 	});
 });
