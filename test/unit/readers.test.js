@@ -62,8 +62,6 @@ describe('readEmailAddress', () => {
 		['no dot in the domain', 'jane@localhost', 'To is not a valid email address: "jane@localhost"'],
 		['a line break (header injection)', 'jane@customer.test\r\nBcc: x@y.z', /^To is not a valid email address/],
 		['two addresses', 'a@x.test, b@x.test', /^To is not a valid email address/],
-		['a zero-width space, shown as \\u200b', 'jane\u200b@customer.test', 'To is not a valid email address: "jane\\u200b@customer.test"'],
-		['a no-break space', 'jane\u00a0@customer.test', /\\u00a0/],
 		['an object', { nested: true }, 'To must be text, not an object'],
 		['null', null, 'To is required'],
 	])('%s', (_, value, expected) => {
@@ -76,22 +74,18 @@ describe('readEmailAddress', () => {
 	// Zero-width space, non-joiner and joiner, word joiner, BOM, soft hyphen, a right-to-left
 	// override, a no-break space and a line separator.
 	test.each(['200b', '200c', '200d', '2060', 'feff', '00ad', '202e', '00a0', '2028'])(
-		'an invisible U+%s is refused, shown as \\uXXXX',
+		'an invisible U+%s is refused, shown as \\uXXXX in the message and named in the description',
 		(code) => {
 			const address = `jane${String.fromCodePoint(parseInt(code, 16))}@customer.test`;
-			expect(read(() => readEmailAddress(address, 'To'))).toEqual(
-				refused(`To is not a valid email address: "jane\\u${code}@customer.test"`),
+			expect(() => readEmailAddress(address, 'To')).toThrow(
+				expect.objectContaining({
+					kind: 'invalid_input',
+					message: `To is not a valid email address: "jane\\u${code}@customer.test"`,
+					description: expect.stringContaining(`invisible character, shown as \\u${code}`),
+				}),
 			);
 		},
 	);
-
-	test('an invisible character is named in the description', () => {
-		expect(() => readEmailAddress('jane\u200b@customer.test', 'To')).toThrow(
-			expect.objectContaining({
-				description: expect.stringMatching(/invisible character, shown as \\u200b/),
-			}),
-		);
-	});
 });
 
 describe('readIdList (profile and list IDs)', () => {
