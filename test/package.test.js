@@ -154,17 +154,6 @@ describe('the package as n8n loads it', () => {
 		});
 	});
 
-	test("Request Options: n8n's setting, declared by the node (n8n adds it only to nodes without execute)", async () => {
-		const { properties } = (await loadPackage(PACKAGE_DIR)).nodes[NODE_TYPE].description;
-		const requestOptions = property(properties, 'requestOptions')[0];
-		expect(requestOptions.options.map((/** @type {any} */ option) => option.name).sort()).toEqual([
-			'allowUnauthorizedCerts',
-			'batching',
-			'proxy',
-			'timeout',
-		]);
-	});
-
 	test('credential: password-masked key, base URL with the public default', async () => {
 		const { type } = (await loadPackage(PACKAGE_DIR)).credentials[CREDENTIAL_TYPE];
 		expect(
