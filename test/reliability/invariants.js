@@ -17,9 +17,8 @@ const {
 	useSandbox,
 } = require('../support');
 
-// `npm run soak` raises the count. The rules hold per item, and the sandbox's seeded faults fall
-// on the same request numbers at any count, so 2,000 items meet each fault of a mix a dozen times
-// or more (at 3%: about 60 faults per run); Add Profiles keeps its 100 batches (of 20).
+// `npm run soak` raises the count. The seeded faults fall on the same request numbers at any
+// count: 2,000 items meet each fault of a mix a dozen times or more; Add Profiles keeps 100 batches.
 const ITEM_COUNT = Number(process.env.BASICSENGAGE_SOAK_ITEMS) || 2_000;
 const BATCH_SIZE = Math.min(100, ITEM_COUNT / 100);
 // A 10,000-email run takes about 15 s on this machine's 2 cores; leave room for a loaded CI.
@@ -54,8 +53,7 @@ const sandbox = useSandbox({
 
 /**
  * The Timeout of each mix: short where requests hang on purpose, so a run ends in seconds; long
- * where none does, so that a loaded machine adds no timeouts of its own to the mix (a timed-out
- * request can still be read by the sandbox after its test, and five failures in a row stop a run).
+ * where none does, so that a loaded machine adds no timeouts of its own to the mix.
  */
 const REQUEST_OPTIONS = {
 	'server errors and non-JSON answers': { timeout: 10_000 },
@@ -72,10 +70,8 @@ function useFaultMix(name, rate, seed) {
 }
 
 /**
- * Each test's own recipients. Under load a request whose Timeout passed can wait in the kernel's
- * queue until the in-process sandbox accepts it after its test ended (seen: 10 s later); it then
- * counts as a request of the next test, of a recipient that test shares. With recipients of its
- * own, a test counts only its own requests, and still sees every duplicate of its own run.
+ * Each test's own recipients: under load a timed-out request can reach the sandbox after its
+ * test ended (seen: 10 s later), and must not count as a request of the next test.
  */
 let testsSoFar = 0;
 const ownContacts = () => contacts(ITEM_COUNT, ITEM_COUNT * testsSoFar++);
