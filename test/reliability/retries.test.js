@@ -2,8 +2,10 @@
 'use strict';
 
 /**
- * The node's Retries option at work in the engine. Which answers are sent again and how long to
- * wait first are pure functions (test/unit/answers.test.js); here, that a run does as they say.
+ * The node's Retries option at work in the engine. Which answers are sent again, how long to wait
+ * first and what did nothing are pure functions (test/unit/answers.test.js); here, that a run
+ * does as they say. A creating request that did nothing lets the next batch create the list:
+ * test/node/add-profiles.test.js.
  */
 
 const {
@@ -52,18 +54,4 @@ test('Retry-After is honoured before the retry', async () => {
 	expect(result.success).toHaveLength(1);
 	const [first, second] = sandbox.requests.map((request) => Date.parse(request.receivedAt));
 	expect(second - first).toBeGreaterThanOrEqual(990);
-});
-
-test('Add Profiles to a new list: a creating request that provably never arrived lets the next batch create the list', async () => {
-	const result = await runNode(sandbox, {
-		parameters: addProfilesParameters({ options: { retryWait: 10, batchSize: 2, retries: 0 } }),
-		items: contacts(4),
-		baseUrl: 'http://127.0.0.1:9/api/v0/dev',
-		onError: 'continueErrorOutput',
-	});
-	// Nothing listens, so every batch tries (and fails) to create: no list can exist.
-	expect(result.errors.map((item) => item.json.details.kind)).toEqual(
-		Array(4).fill('network_error'),
-	);
-	expect(result.errors.every((item) => !/^Not sent/.test(item.json.error))).toBe(true);
 });

@@ -146,7 +146,8 @@ describe('networkFailure: no full answer', () => {
 		['a timeout may have reached it', withCode('ETIMEDOUT'), 'maybeSent', /the request timed out$/, /may have been queued.*Timeout in Request Options/],
 	])('%s', (_, cause, retry, message, description) => {
 		const result = networkFailure(cause, queuedEmail);
-		expect(result).toMatchObject({ kind: 'network_error', httpCode: null, retry });
+		const mayHaveTakenEffect = retry === 'maybeSent';
+		expect(result).toMatchObject({ kind: 'network_error', httpCode: null, retry, mayHaveTakenEffect });
 		expect(result.message).toMatch(/^BasicsEngage could not be reached: /);
 		expect(result.message).toMatch(message);
 		// n8n 2.x swaps a message holding a socket code for its own stock text.
