@@ -11,14 +11,15 @@ const packageJson = JSON.parse(fs.readFileSync(path.join(PACKAGE_DIR, 'package.j
 const property = (properties, name) => properties.filter((candidate) => candidate.name === name);
 
 describe('the package as n8n loads it', () => {
-	test('package.json as n8n verifies it: n8n section on built files, strict, API version 1; names and links; no runtime dependencies, overrides or install scripts; engines stated', () => {
+	test('package.json as n8n verifies it: n8n section on built files, strict, API version 1; names, links, keyword, the peer n8n-workflow', () => {
 		expect(packageJson.n8n).toEqual({
 			n8nNodesApiVersion: 1,
 			strict: true,
 			credentials: ['dist/credentials/BasicsEngageApi.credentials.js'],
 			nodes: ['dist/nodes/BasicsEngage/BasicsEngage.node.js'],
 		});
-		// License, description and author name: test/verification/next-lint-rules.test.js.
+		// License, description and author name: test/verification/next-lint-rules.test.js;
+		// dependencies, install scripts and engines: test/verification/pack.test.js.
 		expect(packageJson).toMatchObject({
 			name: 'n8n-nodes-basicsengage',
 			author: { email: expect.stringMatching(/@/) },
@@ -26,13 +27,8 @@ describe('the package as n8n loads it', () => {
 			repository: { type: 'git', url: expect.stringMatching(/^git\+https:\/\//) },
 			peerDependencies: { 'n8n-workflow': '*' },
 			files: ['dist'],
-			engines: { node: expect.stringMatching(/^>=\d+/) },
 		});
 		expect(packageJson.keywords).toContain('n8n-community-node-package');
-		expect([packageJson.dependencies, packageJson.overrides]).toEqual([undefined, undefined]);
-		for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) {
-			expect(packageJson.scripts).not.toHaveProperty(hook);
-		}
 	});
 
 	test('n8n loads the node type and the credential type', async () => {

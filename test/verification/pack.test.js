@@ -6,7 +6,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const packageDir = path.resolve(__dirname, '../..');
-const { n8n } = JSON.parse(fs.readFileSync(path.join(packageDir, 'package.json'), 'utf8'));
+const packageJson = JSON.parse(fs.readFileSync(path.join(packageDir, 'package.json'), 'utf8'));
 
 /** What `npm publish` would ship, as npm itself lists it. */
 function packedFiles() {
@@ -35,8 +35,8 @@ describe('npm pack contents', () => {
 
 	test('every file n8n loads is shipped: node, credential, codex, both icons', () => {
 		const required = [
-			...n8n.nodes,
-			...n8n.credentials,
+			...packageJson.n8n.nodes,
+			...packageJson.n8n.credentials,
 			'dist/nodes/BasicsEngage/BasicsEngage.node.json',
 			'dist/nodes/BasicsEngage/basicsEngage.svg',
 			'dist/nodes/BasicsEngage/basicsEngage.dark.svg',
@@ -58,4 +58,13 @@ describe('npm pack contents', () => {
 			}
 		}
 	});
+});
+
+test('package.json: no runtime dependencies, no install scripts, no overrides, engines stated', () => {
+	expect(packageJson.dependencies).toBeUndefined();
+	expect(packageJson.overrides).toBeUndefined();
+	for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) {
+		expect(packageJson.scripts).not.toHaveProperty(hook);
+	}
+	expect(packageJson.engines).toEqual({ node: expect.stringMatching(/^>=\d+/) });
 });
