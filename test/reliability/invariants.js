@@ -5,6 +5,8 @@
  * Nothing lost, nothing sent twice: 2,000-item runs under mixes of faults, in both
  * "On Error: Continue" modes. Every input item reaches exactly one output item (success or
  * error), no item is requested more often than the retry policy allows, and the counts add up.
+ * Stop Workflow names the failed item and starts nothing after it: test/node/operations.test.js
+ * (per operation) and test/node/add-profiles.test.js (beside requests in flight).
  */
 
 const {
@@ -233,36 +235,4 @@ function describeInvariants(mixName) {
 	});
 }
 
-/** Stop mode: the error names the item and nothing starts after it. */
-function describeStopMode() {
-	describe('On Error: Stop Workflow under faults', () => {
-		test('the error names the failed item and no request starts after it', async () => {
-			useFaultMix('server errors and non-JSON answers', 0.01, 3);
-			const result = await runNode(sandbox, {
-				parameters: sendParameters({ options: { concurrency: 1, retries: 0 } }),
-				items: contacts(2_000),
-			});
-			const failedItem = result.error.context.itemIndex;
-			expect(failedItem).toEqual(expect.any(Number));
-			expect(result.error.message).toEqual(expect.any(String));
-			const requested = sandbox.requests.map((request) => Number(request.body.to.match(/\d+/)[0]));
-			expect(requested).toEqual(Array.from({ length: failedItem + 1 }, (_, index) => index));
-			expect(result.error.description).toContain('Queued in this run');
-		});
-
-		test('with concurrency 5, only requests already in flight beside the failure complete', async () => {
-			useFaultMix('server errors and non-JSON answers', 0.01, 3);
-			const result = await runNode(sandbox, {
-				parameters: sendParameters({ options: { concurrency: 5, retries: 0 } }),
-				items: contacts(2_000),
-			});
-			const failedItem = result.error.context.itemIndex;
-			const highestRequested = Math.max(
-				...sandbox.requests.map((request) => Number(request.body.to.match(/\d+/)[0])),
-			);
-			expect(highestRequested).toBeLessThanOrEqual(failedItem + 4);
-		});
-	});
-}
-
-module.exports = { describeInvariants, describeStopMode };
+module.exports = { describeInvariants };
