@@ -84,17 +84,13 @@ describe('credential test (as n8n runs it from the credential dialog)', () => {
 });
 
 describe('credential in node runs', () => {
-	// [case, credential data, the run's error message (none: it runs)]
+	// [case, credential data, the run's error message (none: it runs)]. A key that cannot be a
+	// header, per operation: test/node/operations.test.js.
 	test.each([
 		[
 			'spaces around the key and the base URL, and trailing slashes, are tolerated',
 			{ apiKey: ` \t${API_KEY}\r\n `, baseUrl: ' \t<sandbox>// ' },
 			undefined,
-		],
-		[
-			'a key with a line break is refused before any request, without echoing the key',
-			{ apiKey: 'be_sandbox\r\nX-Injected: 1' },
-			/API key .* line breaks/,
 		],
 		[
 			'a base URL that is not http(s) is refused with a clear message',
@@ -109,7 +105,6 @@ describe('credential in node runs', () => {
 			baseUrl: baseUrl?.replace('<sandbox>', sandbox.baseUrl),
 		});
 		expect(result.error?.message).toEqual(message && expect.stringMatching(message));
-		expect(JSON.stringify(result.error ?? {})).not.toContain('X-Injected');
 		expect(
 			sandbox.requests.map((request) => [request.path, request.headers.authorization]),
 		).toEqual(message ? [] : [['/email/send', `Bearer ${API_KEY}`]]);
