@@ -31,15 +31,12 @@ describe('the package as n8n loads it', () => {
 		expect(packageJson.keywords).toContain('n8n-community-node-package');
 	});
 
-	test('n8n loads the node type and the credential type', async () => {
+	test('n8n loads the node type and its credential type; the node: name, tool use, subtitle; light and dark SVG icons, square 60x60 as n8n draws them', async () => {
 		const loaded = await loadPackage(PACKAGE_DIR);
 		expect(Object.keys(loaded.nodes)).toEqual([NODE_TYPE]);
 		expect(Object.keys(loaded.credentials)).toEqual([CREDENTIAL_TYPE]);
 		expect(loaded.credentials[CREDENTIAL_TYPE].supportedNodes).toEqual([NODE_TYPE]);
-	});
-
-	test('node description: name, tool use, subtitle; light and dark SVG icons, square 60x60 as n8n draws them', async () => {
-		const { description } = (await loadPackage(PACKAGE_DIR)).nodes[NODE_TYPE];
+		const { description } = loaded.nodes[NODE_TYPE];
 		expect(description).toMatchObject({
 			name: 'basicsEngage',
 			displayName: 'BasicsEngage',
