@@ -55,19 +55,6 @@ describe('the package as n8n loads it', () => {
 		}
 	});
 
-	test('hints: at most 120 characters, as n8n-node lint will warn (nested options too)', async () => {
-		const { properties } = (await loadPackage(PACKAGE_DIR)).nodes[NODE_TYPE].description;
-		/** @param {any[]} list @returns {string[]} */
-		const hints = (list) =>
-			list.flatMap((entry) => [
-				...(typeof entry.hint === 'string' ? [entry.hint] : []),
-				...(Array.isArray(entry.options) ? hints(entry.options) : []),
-				...(Array.isArray(entry.values) ? hints(entry.values) : []),
-			]);
-		expect(hints(properties).length).toBeGreaterThan(4);
-		expect(hints(properties).filter((hint) => hint.length > 120)).toEqual([]);
-	});
-
 	// The community node categories of n8n's next lint rule `valid-node-categories`, copied from
 	// packages/@n8n/eslint-plugin-community-nodes/src/rules/valid-node-categories.ts in n8n-io/n8n
 	// at 3320bdd2920a9e1af91c5e374d69973533771f7b (the docs' codex list; it answers "Marketing" with

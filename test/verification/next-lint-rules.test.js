@@ -5,7 +5,7 @@
  * n8n's next lint rules (packages/@n8n/eslint-plugin-community-nodes/src/rules in n8n-io/n8n, not
  * yet released in 0.32.0), checked on what the package ships: the built node and credential, their
  * icons and package.json (the lint reads sources whose options are built from lists it cannot
- * follow). test/package.test.js holds the codex (`valid-node-categories`), `hint-max-length`,
+ * follow). test/package.test.js holds the codex (`valid-node-categories`),
  * `require-community-node-keyword`, the node's name and its one credential
  * (`node-class-description-name-camelcase`, `-naming`, `single-credential-per-node`).
  */
@@ -94,6 +94,13 @@ const rules = [
 			parameters()
 				.filter((p) => !('default' in p) || p.required === false)
 				.map((p) => p.name),
+	],
+	[
+		'hint-max-length: hints at most 120 characters, nested options too (and the walk finds them)',
+		() => {
+			const hints = parameters().flatMap((p) => (typeof p.hint === 'string' ? [p.hint] : []));
+			return hints.length > 4 ? hints.filter((hint) => hint.length > 120) : ['no hints found'];
+		},
 	],
 	[
 		'no-asterisk-in-option-names',
