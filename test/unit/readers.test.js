@@ -36,20 +36,24 @@ function read(/** @type {() => unknown} */ reader) {
 }
 const refused = (/** @type {string} */ error) => ({ error, kind: 'invalid_input' });
 
-describe('text readers', () => {
-	// prettier-ignore
-	test.each([
-		['readText: text as given', () => readText(' Hi ', 'Subject'), ' Hi '],
-		['readText: a number becomes text', () => readText(42, 'Subject'), '42'],
-		['readText: empty is required', () => readText('', 'Subject'), refused('Subject is required')],
-		['readText: an object is refused', () => readText({ a: 1 }, 'Subject'), refused('Subject must be text, not an object')],
-		['readText: a list is refused', () => readText([1], 'Subject'), refused('Subject must be text, not a list')],
-		['readOptionalText: empty is undefined', () => readOptionalText(null, 'Description'), undefined],
-		['readTrimmed: trimmed', () => readTrimmed(' tmpl_welcome ', 'Template ID'), 'tmpl_welcome'],
-		['readTrimmed: only spaces is required', () => readTrimmed('   ', 'Template ID'), refused('Template ID is required')],
-	])('%s', (_, reader, expected) => {
-		expect(read(reader)).toEqual(expected);
-	});
+// prettier-ignore
+test.each([
+	['readText: text as given', () => readText(' Hi ', 'Subject'), ' Hi '],
+	['readText: a number becomes text', () => readText(42, 'Subject'), '42'],
+	['readText: empty is required', () => readText('', 'Subject'), refused('Subject is required')],
+	['readText: an object is refused', () => readText({ a: 1 }, 'Subject'), refused('Subject must be text, not an object')],
+	['readText: a list is refused', () => readText([1], 'Subject'), refused('Subject must be text, not a list')],
+	['readOptionalText: empty is undefined', () => readOptionalText(null, 'Description'), undefined],
+	['readTrimmed: trimmed', () => readTrimmed(' tmpl_welcome ', 'Template ID'), 'tmpl_welcome'],
+	['readTrimmed: only spaces is required', () => readTrimmed('   ', 'Template ID'), refused('Template ID is required')],
+	['readIdList: typed with commas: trimmed, empty ones dropped', () => readIdList(' p1 ,, p2, ', 'Profile IDs'), ['p1', 'p2']],
+	['readIdList: a list from an expression', () => readIdList(['p2', ' ', 'p1'], 'Profile IDs'), ['p2', 'p1']],
+	['readIdList: only commas and spaces: none', () => readIdList(' , ', 'Profile IDs'), []],
+	['readIdList: empty: none', () => readIdList('', 'Profile IDs'), []],
+	['readIdList: a number in the list', () => readIdList(['p1', 42], 'Profile IDs'), refused('Profile IDs must hold only texts, but entry 2 is a number')],
+	['readIdList: an object', () => readIdList({ id: 'p1' }, 'Profile IDs'), refused('Profile IDs must be text or a list of texts, not an object')],
+])('%s', (_, reader, expected) => {
+	expect(read(reader)).toEqual(expected);
 });
 
 describe('readEmailAddress', () => {
@@ -86,20 +90,6 @@ describe('readEmailAddress', () => {
 			);
 		},
 	);
-});
-
-describe('readIdList (profile and list IDs)', () => {
-	// prettier-ignore
-	test.each([
-		['typed with commas: trimmed, empty ones dropped', ' p1 ,, p2, ', ['p1', 'p2']],
-		['a list from an expression', ['p2', ' ', 'p1'], ['p2', 'p1']],
-		['only commas and spaces: none', ' , ', []],
-		['empty: none', '', []],
-		['a number in the list', ['p1', 42], refused('Profile IDs must hold only texts, but entry 2 is a number')],
-		['an object', { id: 'p1' }, refused('Profile IDs must be text or a list of texts, not an object')],
-	])('%s', (_, value, expected) => {
-		expect(read(() => readIdList(value, 'Profile IDs'))).toEqual(expected);
-	});
 });
 
 describe('readNumberOption: numbers typed as expressions, held to their field', () => {
