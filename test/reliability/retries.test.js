@@ -2,10 +2,8 @@
 'use strict';
 
 /**
- * The node's Retries option at work in the engine. Which answers are sent again, how long to wait
- * first and what did nothing are pure functions (test/unit/answers.test.js); here, that a run
- * does as they say. A creating request that did nothing lets the next batch create the list:
- * test/node/add-profiles.test.js.
+ * The node's Retries option at work: a run does as the unit tables' shouldRetry and
+ * waitBeforeRetry say (test/unit/answers.test.js).
  */
 
 const {
