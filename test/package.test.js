@@ -10,182 +10,155 @@ const packageJson = JSON.parse(fs.readFileSync(path.join(PACKAGE_DIR, 'package.j
 /** @param {any[]} properties @param {string} name */
 const property = (properties, name) => properties.filter((candidate) => candidate.name === name);
 
-describe('the package as n8n loads it', () => {
-	test('n8n section points at built files, strict, API version 1', () => {
-		expect(packageJson.n8n).toEqual({
-			n8nNodesApiVersion: 1,
-			strict: true,
-			credentials: ['dist/credentials/BasicsEngageApi.credentials.js'],
-			nodes: ['dist/nodes/BasicsEngage/BasicsEngage.node.js'],
-		});
-		expect(packageJson.keywords).toContain('n8n-community-node-package');
-		expect(packageJson.dependencies).toBeUndefined();
-		expect(packageJson.peerDependencies).toEqual({ 'n8n-workflow': '*' });
-		expect(packageJson.files).toEqual(['dist']);
+test('package.json as n8n verifies it: n8n section on built files, strict, API version 1; names, links, keyword, the peer n8n-workflow', () => {
+	expect(packageJson.n8n).toEqual({
+		n8nNodesApiVersion: 1,
+		strict: true,
+		credentials: ['dist/credentials/BasicsEngageApi.credentials.js'],
+		nodes: ['dist/nodes/BasicsEngage/BasicsEngage.node.js'],
 	});
-
-	test('n8n loads the node type and the credential type', async () => {
-		const loaded = await loadPackage(PACKAGE_DIR);
-		expect(Object.keys(loaded.nodes)).toEqual([NODE_TYPE]);
-		expect(Object.keys(loaded.credentials)).toEqual([CREDENTIAL_TYPE]);
-		expect(loaded.credentials[CREDENTIAL_TYPE].supportedNodes).toEqual([NODE_TYPE]);
+	// License, description and author name: test/verification/next-lint-rules.test.js;
+	// dependencies, install scripts and engines: test/verification/pack.test.js.
+	expect(packageJson).toMatchObject({
+		name: 'n8n-nodes-basicsengage',
+		author: { email: expect.stringMatching(/@/) },
+		homepage: expect.stringMatching(/^https:\/\//),
+		repository: { type: 'git', url: expect.stringMatching(/^git\+https:\/\//) },
+		peerDependencies: { 'n8n-workflow': '*' },
+		files: ['dist'],
 	});
+	expect(packageJson.keywords).toContain('n8n-community-node-package');
+});
 
-	test('node description: name, tool use, subtitle, light and dark icons', async () => {
-		const { description } = (await loadPackage(PACKAGE_DIR)).nodes[NODE_TYPE];
-		expect(description).toMatchObject({
-			name: 'basicsEngage',
-			displayName: 'BasicsEngage',
-			usableAsTool: true,
-			credentials: [{ name: CREDENTIAL_TYPE, required: true }],
-		});
-		expect(description.subtitle).toContain('$parameter["operation"]');
-		expect(description.iconUrl).toEqual({
-			light: expect.stringMatching(/basicsEngage\.svg$/),
-			dark: expect.stringMatching(/basicsEngage\.dark\.svg$/),
-		});
-		for (const icon of ['basicsEngage.svg', 'basicsEngage.dark.svg']) {
-			expect(fs.existsSync(path.join(PACKAGE_DIR, 'dist/nodes/BasicsEngage', icon))).toBe(true);
-		}
+test('n8n loads the node type and its credential type; the node: name, tool use, subtitle; light and dark SVG icons, square 60x60 as n8n draws them', async () => {
+	const loaded = await loadPackage(PACKAGE_DIR);
+	expect(Object.keys(loaded.nodes)).toEqual([NODE_TYPE]);
+	expect(Object.keys(loaded.credentials)).toEqual([CREDENTIAL_TYPE]);
+	expect(loaded.credentials[CREDENTIAL_TYPE].supportedNodes).toEqual([NODE_TYPE]);
+	const { description } = loaded.nodes[NODE_TYPE];
+	expect(description).toMatchObject({
+		name: 'basicsEngage',
+		displayName: 'BasicsEngage',
+		usableAsTool: true,
+		credentials: [{ name: CREDENTIAL_TYPE, required: true }],
 	});
-
-	test('icons: light and dark SVG, square 60x60 as n8n draws them', () => {
-		for (const icon of ['basicsEngage.svg', 'basicsEngage.dark.svg']) {
-			const svg = fs.readFileSync(path.join(PACKAGE_DIR, 'nodes/BasicsEngage', icon), 'utf8');
-			expect(svg).toMatch(/^<svg [^>]*width="60" height="60" viewBox="0 0 60 60"/);
-		}
+	expect(description.subtitle).toContain('$parameter["operation"]');
+	expect(description.iconUrl).toEqual({
+		light: expect.stringMatching(/basicsEngage\.svg$/),
+		dark: expect.stringMatching(/basicsEngage\.dark\.svg$/),
 	});
+	// That both are shipped: test/verification/pack.test.js.
+	for (const icon of ['basicsEngage.svg', 'basicsEngage.dark.svg']) {
+		const svg = fs.readFileSync(path.join(PACKAGE_DIR, 'nodes/BasicsEngage', icon), 'utf8');
+		expect(svg).toMatch(/^<svg [^>]*width="60" height="60" viewBox="0 0 60 60"/);
+	}
+});
 
-	test('hints: at most 120 characters, as n8n-node lint will warn (nested options too)', async () => {
-		const { properties } = (await loadPackage(PACKAGE_DIR)).nodes[NODE_TYPE].description;
-		/** @param {any[]} list @returns {string[]} */
-		const hints = (list) =>
-			list.flatMap((entry) => [
-				...(typeof entry.hint === 'string' ? [entry.hint] : []),
-				...(Array.isArray(entry.options) ? hints(entry.options) : []),
-				...(Array.isArray(entry.values) ? hints(entry.values) : []),
-			]);
-		expect(hints(properties).length).toBeGreaterThan(4);
-		expect(hints(properties).filter((hint) => hint.length > 120)).toEqual([]);
+// The community node categories of n8n's next lint rule `valid-node-categories`, copied from
+// packages/@n8n/eslint-plugin-community-nodes/src/rules/valid-node-categories.ts in n8n-io/n8n
+// at 3320bdd2920a9e1af91c5e374d69973533771f7b (the docs' codex list; it answers "Marketing" with
+// 'Use "Marketing & Content"').
+const COMMUNITY_NODE_CATEGORIES = [
+	'Data & Storage',
+	'Finance & Accounting',
+	'Marketing & Content',
+	'Productivity',
+	'Miscellaneous',
+	'Sales',
+	'Development',
+	'Analytics',
+	'Communication',
+	'Utility',
+	'AI',
+];
+
+test("codex: categories from n8n's community node list, and aliases", async () => {
+	const { codex } = (await loadPackage(PACKAGE_DIR)).nodes[NODE_TYPE].description;
+	expect(codex.categories).toEqual(['Communication', 'Marketing & Content']);
+	expect(
+		codex.categories.filter(
+			(/** @type {string} */ category) => !COMMUNITY_NODE_CATEGORIES.includes(category),
+		),
+	).toEqual([]);
+	expect(codex.subcategories).toBeUndefined();
+	expect(codex.alias).toEqual(
+		'email mail newsletter transactional contact list campaign'.split(' '),
+	);
+});
+
+test('public contract: resources, operations and parameter names', async () => {
+	const { properties } = (await loadPackage(PACKAGE_DIR)).nodes[NODE_TYPE].description;
+	const resource = property(properties, 'resource')[0];
+	expect(resource.options.map((/** @type {any} */ option) => option.value)).toEqual([
+		'campaign',
+		'email',
+		'list',
+	]);
+	expect(resource.default).toBe('email');
+	// n8n saves no parameter at its default: a saved Send Email node has no "operation".
+	expect(
+		property(properties, 'operation').map((/** @type {any} */ operation) => operation.default),
+	).toEqual(['send', 'addProfiles', 'create']);
+	const operations = property(properties, 'operation').flatMap((operation) =>
+		operation.options.map(
+			(/** @type {any} */ option) =>
+				`${operation.displayOptions.show.resource[0]}.${option.value} (${option.name})`,
+		),
+	);
+	expect(operations).toEqual([
+		'email.send (Send)',
+		'email.sendAndWait (Send and Wait for Response)',
+		'list.addProfiles (Add Profiles to List)',
+		'list.create (Create)',
+		'campaign.create (Create)',
+		'campaign.send (Send)',
+	]);
+	const names = new Set(properties.map((/** @type {any} */ candidate) => candidate.name));
+	const published = `to from subject content html text templateId templateVariablesMode
+		templateVariables templateVariablesJson listMode listId listName listDescription email
+		additionalFields profileIds campaignName campaignSubject contentFormat campaignHtml
+		campaignText recipientListIds campaignId message responseType approvalOptions options`;
+	expect([...names]).toEqual(expect.arrayContaining(published.split(/\s+/)));
+	expect(property(properties, 'content')[0].options.map((/** @type {any} */ o) => o.value)).toEqual(
+		['html', 'text', 'template'],
+	);
+	expect(property(properties, 'email')[0].default).toBe('={{ $json.email }}');
+	const addProfilesOptions = property(properties, 'options').find(
+		(candidate) => candidate.displayOptions.show.operation[0] === 'addProfiles',
+	);
+	expect(addProfilesOptions.options[0]).toMatchObject({
+		name: 'batchSize',
+		default: 100,
+		typeOptions: { minValue: 1, maxValue: 1000 },
 	});
+});
 
-	// The community node categories of n8n's next lint rule `valid-node-categories`, copied from
-	// packages/@n8n/eslint-plugin-community-nodes/src/rules/valid-node-categories.ts in n8n-io/n8n
-	// at 3320bdd2920a9e1af91c5e374d69973533771f7b (the docs' codex list; it answers "Marketing" with
-	// 'Use "Marketing & Content"').
-	const COMMUNITY_NODE_CATEGORIES = [
-		'Data & Storage',
-		'Finance & Accounting',
-		'Marketing & Content',
-		'Productivity',
-		'Miscellaneous',
-		'Sales',
-		'Development',
-		'Analytics',
-		'Communication',
-		'Utility',
-		'AI',
-	];
+test('credential: password-masked key, base URL with the public default', async () => {
+	const { type } = (await loadPackage(PACKAGE_DIR)).credentials[CREDENTIAL_TYPE];
+	expect(
+		type.properties.map((/** @type {any} */ p) => [
+			p.name,
+			p.typeOptions?.password === true,
+			p.default,
+		]),
+	).toEqual([
+		['apiKey', true, ''],
+		['baseUrl', false, 'https://api.basicsengage.com/api/v0/dev'],
+		['plainHttpNotice', false, ''],
+	]);
+	// A node run's request (not the probe): the credential test's checks are skipped.
+	const signed = await type.authenticate(
+		{ apiKey: ' key_1 ', baseUrl: '' },
+		{ url: '/x', headers: { A: '1' } },
+	);
+	expect(signed.headers).toEqual({ A: '1', Authorization: 'Bearer key_1' });
+});
 
-	test("codex: categories from n8n's community node list, and aliases", async () => {
-		const { codex } = (await loadPackage(PACKAGE_DIR)).nodes[NODE_TYPE].description;
-		expect(codex.categories).toEqual(['Communication', 'Marketing & Content']);
-		expect(
-			codex.categories.filter(
-				(/** @type {string} */ category) => !COMMUNITY_NODE_CATEGORIES.includes(category),
-			),
-		).toEqual([]);
-		expect(codex.subcategories).toBeUndefined();
-		expect(codex.alias).toEqual(
-			'email mail newsletter transactional contact list campaign'.split(' '),
-		);
-	});
-
-	test('public contract: resources, operations and parameter names', async () => {
-		const { properties } = (await loadPackage(PACKAGE_DIR)).nodes[NODE_TYPE].description;
-		const resource = property(properties, 'resource')[0];
-		expect(resource.options.map((/** @type {any} */ option) => option.value)).toEqual([
-			'campaign',
-			'email',
-			'list',
-		]);
-		expect(resource.default).toBe('email');
-		// n8n saves no parameter at its default: a saved Send Email node has no "operation".
-		expect(
-			property(properties, 'operation').map((/** @type {any} */ operation) => operation.default),
-		).toEqual(['send', 'addProfiles', 'create']);
-		const operations = property(properties, 'operation').flatMap((operation) =>
-			operation.options.map(
-				(/** @type {any} */ option) =>
-					`${operation.displayOptions.show.resource[0]}.${option.value} (${option.name})`,
-			),
-		);
-		expect(operations).toEqual([
-			'email.send (Send)',
-			'email.sendAndWait (Send and Wait for Response)',
-			'list.addProfiles (Add Profiles to List)',
-			'list.create (Create)',
-			'campaign.create (Create)',
-			'campaign.send (Send)',
-		]);
-		const names = new Set(properties.map((/** @type {any} */ candidate) => candidate.name));
-		const published = `to from subject content html text templateId templateVariablesMode
-			templateVariables templateVariablesJson listMode listId listName listDescription email
-			additionalFields profileIds campaignName campaignSubject contentFormat campaignHtml
-			campaignText recipientListIds campaignId message responseType approvalOptions options`;
-		expect([...names]).toEqual(expect.arrayContaining(published.split(/\s+/)));
-		expect(
-			property(properties, 'content')[0].options.map((/** @type {any} */ o) => o.value),
-		).toEqual(['html', 'text', 'template']);
-		expect(property(properties, 'email')[0].default).toBe('={{ $json.email }}');
-		const addProfilesOptions = property(properties, 'options').find(
-			(candidate) => candidate.displayOptions.show.operation[0] === 'addProfiles',
-		);
-		expect(addProfilesOptions.options[0]).toMatchObject({
-			name: 'batchSize',
-			default: 100,
-			typeOptions: { minValue: 1, maxValue: 1000 },
-		});
-	});
-
-	test("Request Options: n8n's setting, declared by the node (n8n adds it only to nodes without execute)", async () => {
-		const { properties } = (await loadPackage(PACKAGE_DIR)).nodes[NODE_TYPE].description;
-		const requestOptions = property(properties, 'requestOptions')[0];
-		expect(requestOptions.options.map((/** @type {any} */ option) => option.name).sort()).toEqual([
-			'allowUnauthorizedCerts',
-			'batching',
-			'proxy',
-			'timeout',
-		]);
-	});
-
-	test('credential: password-masked key, base URL with the public default', async () => {
-		const { type } = (await loadPackage(PACKAGE_DIR)).credentials[CREDENTIAL_TYPE];
-		expect(
-			type.properties.map((/** @type {any} */ p) => [
-				p.name,
-				p.typeOptions?.password === true,
-				p.default,
-			]),
-		).toEqual([
-			['apiKey', true, ''],
-			['baseUrl', false, 'https://api.basicsengage.com/api/v0/dev'],
-			['plainHttpNotice', false, ''],
-		]);
-		// A node run's request (not the probe): the credential test's checks are skipped.
-		const signed = await type.authenticate(
-			{ apiKey: ' key_1 ', baseUrl: '' },
-			{ url: '/x', headers: { A: '1' } },
-		);
-		expect(signed.headers).toEqual({ A: '1', Authorization: 'Bearer key_1' });
-	});
-
-	test("index.js exports the node and credential classes from dist/, and names the same files as package.json's n8n section, which exist", () => {
-		const entry = require(path.join(PACKAGE_DIR, 'index.js'));
-		expect(new entry.BasicsEngage().description.name).toBe('basicsEngage');
-		expect(new entry.BasicsEngageApi().name).toBe(CREDENTIAL_TYPE);
-		const { n8n } = require(path.join(PACKAGE_DIR, 'package.json'));
-		expect(entry.n8n).toEqual({ nodes: n8n.nodes, credentials: n8n.credentials });
-		for (const file of entry.files) expect(fs.existsSync(file)).toBe(true);
-	});
+test("index.js exports the node and credential classes from dist/, and names the same files as package.json's n8n section, which exist", () => {
+	const entry = require(path.join(PACKAGE_DIR, 'index.js'));
+	expect(new entry.BasicsEngage().description.name).toBe('basicsEngage');
+	expect(new entry.BasicsEngageApi().name).toBe(CREDENTIAL_TYPE);
+	const { nodes, credentials } = packageJson.n8n;
+	expect(entry.n8n).toEqual({ nodes, credentials });
+	for (const file of entry.files) expect(fs.existsSync(file)).toBe(true);
 });

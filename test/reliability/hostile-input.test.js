@@ -2,9 +2,11 @@
 'use strict';
 
 /**
- * Property-based tests over parameters and item data, one table over the operations: every
- * input gives either a correct request or a clear per-item error; nothing throws out of the
- * node, no header can be injected, and the API key appears nowhere in output, errors or logs.
+ * Any value an expression hands any parameter, one table over the operations: the item goes out
+ * or fails alone as invalid input (or as the server's refusal); nothing throws out of the node,
+ * no header can be injected, and the API key appears nowhere in output, errors or logs. What a
+ * value is read as: test/unit/readers.test.js; that it goes out so, per operation: test/node/
+ * (send-email, create-list, campaigns) and test/fixtures/send-email-template-key-value.
  */
 
 const fc = require('fast-check');
@@ -15,7 +17,6 @@ const {
 	createListParameters,
 	expectEachInputExactlyOnce,
 	expectNoSecret,
-	pairedIndexes,
 	runNode,
 	sendCampaignParameters,
 	sendParameters,
@@ -81,22 +82,17 @@ const idsLike = (/** @type {string} */ realId) =>
 			maxLength: 4,
 		}),
 	);
-const record = (/** @type {Record<string, fc.Arbitrary<unknown>>} */ fields) => fc.record(fields);
-/** The source item of an output item. @param {any[]} items @param {any} item */
-const sourceOf = (items, item) => items[pairedIndexes(item)[0]];
-const sent = () => sandbox.requests.map((request) => request.body);
 
 /**
  * Each operation: its items' fields, one parameter variant, its parameters reading the fields by
- * expression, whether an unknown ID may answer 404 (unexpected_response; then enough items must
- * reach the API for the checks to mean something), and what each success must have sent.
+ * expression, and whether an unknown ID may answer 404 (unexpected_response; then enough items
+ * must reach the API for the checks to mean something).
  * @type {Record<string, { item: fc.Arbitrary<any>, variant?: fc.Arbitrary<string>,
- *   parameters: (variant: any) => any, unknownId?: boolean,
- *   check: (result: any, items: any[], variant: any) => void }>}
+ *   parameters: (variant: any) => any, unknownId?: boolean }>}
  */
 const OPERATIONS = {
 	'Send Email: any recipient, subject, body and template variables': {
-		item: record({
+		item: fc.record({
 			to: anyValue,
 			subject: anyValue,
 			text: anyValue,
@@ -115,21 +111,9 @@ const OPERATIONS = {
 					variable: [{ name: '={{ $json.name }}', value: '={{ $json.value }}' }],
 				},
 			}),
-		check(result, items, content) {
-			// Each email that went out carries its item's values, unchanged.
-			for (const item of result.success) {
-				const source = sourceOf(items, item);
-				const body = sent().find((candidate) => candidate.to === String(source.to).trim());
-				if (content === 'text') expect(body?.text).toBe(String(source.text));
-				else
-					expect(Object.values(body?.templateVariables ?? {})).toEqual([
-						[undefined, null, ''].includes(source.value) ? '' : String(source.value),
-					]);
-			}
-		},
 	},
 	'Add Profiles: any email, first and last name': {
-		item: record({ email: anyValue, firstName: anyValue, lastName: anyValue }),
+		item: fc.record({ email: anyValue, firstName: anyValue, lastName: anyValue }),
 		parameters: () =>
 			addProfilesParameters({
 				additionalFields: {
@@ -138,16 +122,9 @@ const OPERATIONS = {
 				},
 				options: { batchSize: 3 },
 			}),
-		check() {
-			for (const profile of sent().flatMap((body) => body.profiles)) {
-				for (const field of ['email', 'firstName', 'lastName']) {
-					if (field in profile) expect(typeof profile[field]).toBe('string');
-				}
-			}
-		},
 	},
 	'Create List: any name, description and profile IDs': {
-		item: record({ name: anyValue, description: anyValue, ids: idsLike(PROFILE_ID) }),
+		item: fc.record({ name: anyValue, description: anyValue, ids: idsLike(PROFILE_ID) }),
 		parameters: () =>
 			createListParameters({
 				listName: '={{ $json.name }}',
@@ -155,23 +132,14 @@ const OPERATIONS = {
 				profileIds: '={{ $json.ids }}',
 			}),
 		unknownId: true,
-		check(result, items) {
-			// Each created list is one item's, with that item's values as sent.
-			for (const item of result.success) {
-				const source = sourceOf(items, item);
-				const list = sandbox.state.lists.get(String(item.json.listId));
-				expect([list?.name, list?.description]).toEqual([
-					String(source.name).trim(),
-					String(source.description),
-				]);
-			}
-			for (const id of sent().flatMap((body) => body.profiles ?? [])) {
-				expect(typeof id === 'string' && id === id.trim() && id !== '').toBe(true);
-			}
-		},
 	},
 	'Create Campaign: any name, subject, content and list IDs': {
-		item: record({ name: anyValue, subject: anyValue, content: anyValue, lists: idsLike(LIST_ID) }),
+		item: fc.record({
+			name: anyValue,
+			subject: anyValue,
+			content: anyValue,
+			lists: idsLike(LIST_ID),
+		}),
 		variant: fc.constantFrom('html', 'text'),
 		parameters: (contentFormat) =>
 			createCampaignParameters({
@@ -183,29 +151,11 @@ const OPERATIONS = {
 				recipientListIds: '={{ $json.lists }}',
 			}),
 		unknownId: true,
-		check(result, items) {
-			for (const item of result.success) {
-				const source = sourceOf(items, item);
-				const campaign = sandbox.state.campaigns.get(String(item.json.campaignId));
-				expect(campaign?.name).toBe(String(source.name).trim());
-				expect([item.json.name, item.json.subject]).toEqual([
-					campaign?.name,
-					String(source.subject),
-				]);
-			}
-			for (const body of sent()) expect(body.recipientList).toEqual(body.recepientList);
-		},
 	},
-	'Send Campaign: any campaign ID; each accepted item is exactly one send': {
-		item: record({ campaignId: idsLike(CAMPAIGN_ID) }),
+	'Send Campaign: any campaign ID': {
+		item: fc.record({ campaignId: idsLike(CAMPAIGN_ID) }),
 		parameters: () => sendCampaignParameters(),
 		unknownId: true,
-		check(result) {
-			expect(sandbox.state.campaignSends).toHaveLength(result.success.length);
-			for (const item of result.success) {
-				expect(item.json).toMatchObject({ campaignId: CAMPAIGN_ID, sendingStarted: true });
-			}
-		},
 	},
 };
 
@@ -243,7 +193,6 @@ test.each(Object.keys(OPERATIONS))('%s', async (name) => {
 				}
 				expectNoSecret(result, API_KEY);
 				accepted += result.success.length;
-				operation.check(result, items, variant);
 			},
 		),
 		{ numRuns: 40 },
@@ -260,26 +209,4 @@ test('1 MB subject and body go out unchanged', async () => {
 	});
 	expect(result.error).toBeUndefined();
 	expect(sandbox.requests[0].body).toMatchObject({ subject: megabyte, text: megabyte });
-});
-
-test('credential values: an API key with surrounding whitespace or a base URL with trailing slashes works', async () => {
-	await fc.assert(
-		fc.asyncProperty(
-			fc.constantFrom('', ' ', '\t', '\n', '  \r\n'),
-			fc.constantFrom('', '/', '//', '/ ', ' '),
-			async (space, tail) => {
-				sandbox.reset();
-				const result = await runNode(sandbox, {
-					parameters: sendParameters(),
-					items: [{ email: 'jane@customer.test' }],
-					apiKey: `${space}${API_KEY}${space}`,
-					baseUrl: `${space}${sandbox.baseUrl}${tail}`,
-				});
-				expect(result.error).toBeUndefined();
-				expect(sandbox.requests[0].path).toBe('/email/send');
-				expect(sandbox.requests[0].headers.authorization).toBe(`Bearer ${API_KEY}`);
-			},
-		),
-		{ numRuns: 15 },
-	);
 });

@@ -1,7 +1,6 @@
 // @ts-check
 'use strict';
 
-const { describeInvariants, describeStopMode } = require('./invariants');
+const { describeInvariants } = require('./invariants');
 
 describeInvariants('server errors and non-JSON answers');
-describeStopMode();

@@ -2,12 +2,10 @@
 'use strict';
 
 /**
- * The node's promises, stated as properties and checked against histories fast-check makes up:
- * a workflow and its settings; each request's fate, each store call's fate and how each run
- * ends; then what follows (a new run, n8n's Retry of the failed execution, a run beside it).
- * The oracle is the sandbox: what BasicsEngage accepted. A failing history is shrunk to the
- * smallest one and printed with its seed; each one found became an example test beside the
- * rule it broke.
+ * The node's promises, checked against histories fast-check makes up: a workflow and its
+ * settings; each request's, store call's and run's fate; then what follows (a new run, n8n's
+ * Retry of the failed execution, a run beside it). The oracle is the sandbox: what BasicsEngage
+ * accepted. A failing history is shrunk and printed with its seed.
  *
  * `npm test` plays RUNS histories with a fixed seed on n8n 2.x; `npm run soak` plays many
  * more (BASICSENGAGE_MODEL_RUNS, BASICSENGAGE_MODEL_SEED to replay one).
@@ -95,29 +93,19 @@ const executionArb = fc.record({
 		{ arbitrary: fc.constant(/** @type {const} */ ({ by: 'finish', after: 0 })), weight: 4 },
 		{
 			arbitrary: fc.record({
-				by: fc.constantFrom(/** @type {const} */ ('stop'), /** @type {const} */ ('die')),
+				by: fc.constantFrom(.../** @type {const} */ (['stop', 'die'])),
 				after: fc.integer({ min: 1, max: 4 }),
 			}),
 			weight: 1,
 		},
 	),
-	follows: fc.constantFrom(
-		/** @type {const} */ ('new'),
-		/** @type {const} */ ('retry'),
-		/** @type {const} */ ('beside'),
-	),
+	follows: fc.constantFrom(.../** @type {const} */ (['new', 'retry', 'beside'])),
 });
 
 const historyArb = fc.record({
-	operation: fc.constantFrom(
-		/** @type {const} */ ('send'),
-		/** @type {const} */ ('addProfiles'),
-		/** @type {const} */ ('sendCampaign'),
-	),
+	operation: fc.constantFrom(.../** @type {const} */ (['send', 'addProfiles', 'sendCampaign'])),
 	onError: fc.constantFrom(
-		/** @type {const} */ ('stopWorkflow'),
-		/** @type {const} */ ('continueRegularOutput'),
-		/** @type {const} */ ('continueErrorOutput'),
+		.../** @type {const} */ (['stopWorkflow', 'continueRegularOutput', 'continueErrorOutput']),
 	),
 	retryOnFail: fc.boolean(),
 	retries: fc.integer({ min: 0, max: 1 }),
@@ -125,11 +113,7 @@ const historyArb = fc.record({
 	retrySendOnServerError: fc.boolean({ trueWeight: 1, falseWeight: 2 }),
 	skip: fc.option(fc.constantFrom(3, 10_000), { freq: 2 }),
 	validateOnly: fc.boolean({ trueWeight: 1, falseWeight: 9 }),
-	listMode: fc.constantFrom(
-		/** @type {const} */ ('existing'),
-		/** @type {const} */ ('new'),
-		/** @type {const} */ ('perItem'),
-	),
+	listMode: fc.constantFrom(.../** @type {const} */ (['existing', 'new', 'perItem'])),
 	batchSize: fc.integer({ min: 1, max: 3 }),
 	executions: fc.array(executionArb, { minLength: 1, maxLength: 3 }),
 });

@@ -2,13 +2,14 @@
 'use strict';
 
 /**
- * n8n's node setting "Retry On Fail" runs the whole node again, with the same input, after it
- * throws, and also when its first output item carries `json.error`, in every On Error mode
- * (n8n-core's workflow-execute). The node remembers in its per-execution context what each
- * request did, so such a retry never sends an email twice and never creates a second list:
- * what was done is answered again as it was, and only what was not tried is sent. Any fault
- * (a 429, a lost answer, ...) under Retry On Fail in any On Error mode sends nothing twice and
- * loses no item: the properties of test/reliability/model.test.js, on every history.
+ * n8n runs the node again. Its node setting "Retry On Fail" runs the whole node again, with the
+ * same input, after it throws, and also when its first output item carries `json.error`, in every
+ * On Error mode (n8n-core's workflow-execute). Retry in n8n's Executions list runs a failed
+ * execution on from the node that failed, with that execution's node context (test/harness:
+ * `retryExecution`, as n8n's ExecutionService.retry does it). The node remembers in that context
+ * what each request did: what was done is answered as it was, what did nothing is sent, and what
+ * may have taken effect is never sent unasked. Send Email, Add Profiles and Send Campaign under
+ * any fault, both ways: test/reliability/model.test.js.
  */
 
 const {
@@ -26,7 +27,14 @@ const {
 const SPRING = 'aaaaaaaaaaaaaaaaaaaaaaaa';
 const AUTUMN = 'bbbbbbbbbbbbbbbbbbbbbbbb';
 
-const sandbox = useSandbox({ dailyLimit: 1000 });
+const sandbox = useSandbox({
+	dailyLimit: 1000,
+	lists: [{ listId: 'list_spring', profiles: [{ email: 'ann@customer.test' }] }],
+	campaigns: [
+		{ _id: SPRING, name: 'Spring', subject: 'Hi', recepientList: ['list_spring'] },
+		{ _id: AUTUMN, name: 'Autumn', subject: 'Hi', recepientList: ['list_spring'] },
+	],
+});
 
 // n8n reads a wait of 0 as its default of 1000 ms; 1 ms keeps the tries back to back.
 const retryOnFail = { retryOnFail: true, maxTries: 3, waitBetweenTries: 1 };
@@ -37,90 +45,129 @@ const MODES = /** @type {const} */ ([
 	'continueRegularOutput',
 	'continueErrorOutput',
 ]);
+const BUSY = { status: 400, body: { status: 'error', error: 'Busy' } };
+const named = { listName: '=Segment {{ $itemIndex }}' };
+const segments = (/** @type {number[]} */ indexes) => indexes.map((index) => `Segment ${index}`);
 
+/** What a request is of: a list or campaign by its name, a campaign send by its ID. */
+const keyOf = (/** @type {any} */ body) => body.listName ?? body.name ?? body.campaignId;
 /** @param {any[]} requests */
 const recipients = (requests) => requests.map((request) => request.body.to);
+const FIVE_PASS = [pass, pass, pass, pass, pass];
+const emailsOf = (/** @type {number[]} */ indexes) =>
+	indexes.map((index) => `contact${index}@customer.test`);
+const range = (/** @type {number} */ from, /** @type {number} */ to) =>
+	Array.from({ length: to - from }, (_, offset) => from + offset);
 
-/** Every email queued at most once, whatever n8n re-ran. */
-function expectNoEmailTwice() {
-	const queued = sandbox.state.emails.map((email) => email.to);
-	expect(new Set(queued).size).toBe(queued.length);
-}
+/**
+ * [what the retry does, parameters, items, faults, the requests in every On Error mode, sorted].
+ * A refusal did nothing, so it is sent again; what may have taken effect never is. Add Profiles'
+ * new list under Retry On Fail: test/node/add-profiles.test.js.
+ * @type {Array<[string, any, any[], any[], string[]]>}
+ */
+const RERUNS = [
+	[
+		'Create List: a refusal (400) on the first item is sent again; the other lists are created once',
+		createListParameters(named),
+		[{}, {}, {}],
+		[{ path: '/list/create', ...BUSY }],
+		segments([0, 0, 1, 2]),
+	],
+	[
+		'Create List: a list whose request got no answer (dropped) is never created again',
+		createListParameters(named),
+		[{}, {}],
+		[{ path: '/list/create', action: 'drop' }],
+		segments([0, 1]),
+	],
+	[
+		'Create Campaign: a 500 on the first item; no campaign is created twice',
+		createCampaignParameters({
+			campaignName: '=Campaign {{ $itemIndex }}',
+			recipientListIds: 'list_spring',
+		}),
+		[{}, {}, {}],
+		[{ path: '/campaign/create', status: 500 }],
+		['Campaign 0', 'Campaign 1', 'Campaign 2'],
+	],
+	[
+		'Send Campaign: a refusal (400) is sent again; a send already done is not repeated',
+		sendCampaignParameters(),
+		[{ campaignId: SPRING }, { campaignId: AUTUMN }],
+		[{ path: '/campaign/send', ...BUSY }],
+		[SPRING, SPRING, AUTUMN].sort(),
+	],
+];
 
-describe('Send Email under Retry On Fail (max tries 3)', () => {
-	test('Stop: a 500 on the 6th of 10 emails sends each of the first five once, never retries the 6th; the next try sends 7-10', async () => {
-		sandbox.injectFaults([pass, pass, pass, pass, pass, { status: 500 }]);
+test.each(RERUNS.flatMap((row) => MODES.map((mode) => [row[0], mode, ...row.slice(1)])))(
+	'%s (%s)',
+	async (_, onError, parameters, items, faults, expected) => {
+		sandbox.injectFaults(faults);
+		const result = await runNode(sandbox, { parameters, items, onError, ...retryOnFail });
+		expect(sandbox.requests.map((request) => keyOf(request.body)).sort()).toEqual(expected);
+		if (onError !== 'stopWorkflow') expectEachInputExactlyOnce(result, items.length);
+	},
+);
+
+test('Send Email: Retry Send On Server Error allows the unknown email exactly one more attempt across n8n tries', async () => {
+	sandbox.injectFaults([pass, { status: 500 }, { status: 500 }]);
+	const result = await runNode(sandbox, {
+		parameters: sendParameters({
+			options: { concurrency: 1, retries: 0, retrySendOnServerError: true },
+		}),
+		items: contacts(3),
+		...retryOnFail,
+	});
+	expect(result.error).toBeDefined();
+	// Item 1 is tried in try 1 and once more in try 2, then answered from memory while try 3
+	// sends item 2.
+	expect(recipients(sandbox.requests)).toEqual([
+		'contact0@customer.test',
+		'contact1@customer.test',
+		'contact1@customer.test',
+		'contact2@customer.test',
+	]);
+});
+
+test('Send Email: a run that succeeds forgets what it did: a later, separate run sends again', async () => {
+	for (let run = 0; run < 2; run++) {
 		const result = await runNode(sandbox, {
-			// One at a time, so no email is in flight beside the failure.
-			parameters: sendParameters({ options: { concurrency: 1 } }),
-			items: contacts(10),
+			parameters: sendParameters(),
+			items: contacts(2),
 			...retryOnFail,
 		});
-		// Every try fails on the unknown 6th; the second sends what the first never attempted.
-		expect(result.error).toBeDefined();
-		expect(recipients(sandbox.requests)).toEqual(contacts(10).map((contact) => contact.email));
-		expect(sandbox.state.emails).toHaveLength(9);
-		expect(result.error.description).toMatch(/may have been queued/);
-		expectNoEmailTwice();
-	});
+		expect(result.success).toHaveLength(2);
+	}
+	expect(sandbox.state.emails).toHaveLength(4);
+});
 
-	test.each(['continueRegularOutput', 'continueErrorOutput'])(
-		'%s: a 500 on the first email makes n8n retry; the nine sent emails are answered again, not resent',
-		async (onError) => {
-			sandbox.injectFaults([{ status: 500 }]);
-			const result = await runNode(sandbox, {
-				parameters: sendParameters(),
-				items: contacts(10),
-				onError: /** @type {any} */ (onError),
-				...retryOnFail,
-			});
-			// Try 1 sends all ten; tries 2 and 3 send nothing.
-			expect(sandbox.requests).toHaveLength(10);
-			expect(sandbox.state.emails).toHaveLength(9);
-			expectEachInputExactlyOnce(result, 10);
-			const failed = [...result.success, ...result.errors].filter((item) => item.json.error);
-			expect(failed).toHaveLength(1);
-			expect(failed[0].json.details.kind).toBe('server_error');
-			// The replayed successes keep their messageIds and pairing.
-			const sent = [...result.success, ...result.errors].filter((item) => item.json.messageId);
-			expect(sent.map((item) => item.json.messageId).sort()).toEqual(
-				sandbox.state.emails.map((email) => email.messageId).sort(),
-			);
+describe('as an AI tool', () => {
+	test.each([
+		[
+			'Send Email',
+			sendParameters({ to: "={{ $fromAI('to', 'recipient', 'string') }}" }),
+			{ to: 'jane@customer.test' },
+			/may have been queued/,
+		],
+		[
+			'Send Campaign',
+			sendCampaignParameters({
+				campaignId: "={{ $fromAI('campaignId', 'ID of the campaign', 'string') }}",
+			}),
+			{ campaignId: SPRING },
+			/may have started sending/,
+		],
+	])(
+		'%s: n8n retries the call with a new run index; the same request is not sent again',
+		async (_, parameters, call, says) => {
+			sandbox.injectFaults([{ status: 502 }, { status: 502 }, { status: 502 }]);
+			const result = await runNode(sandbox, { parameters, toolCalls: [call], ...retryOnFail });
+			expect(result.toolAnswers[0].thrown).toMatch(says);
+			expect(sandbox.requests).toHaveLength(1);
 		},
 	);
 
-	test('Retry Send On Server Error allows the unknown email exactly one more attempt across n8n tries', async () => {
-		sandbox.injectFaults([pass, { status: 500 }, { status: 500 }]);
-		const result = await runNode(sandbox, {
-			parameters: sendParameters({
-				options: { concurrency: 1, retries: 0, retrySendOnServerError: true },
-			}),
-			items: contacts(3),
-			...retryOnFail,
-		});
-		expect(result.error).toBeDefined();
-		// Item 1 is tried in try 1 and once more in try 2, then answered from memory while try 3
-		// sends item 2.
-		expect(recipients(sandbox.requests)).toEqual([
-			'contact0@customer.test',
-			'contact1@customer.test',
-			'contact1@customer.test',
-			'contact2@customer.test',
-		]);
-	});
-
-	test('as an AI tool: n8n retries the call with a new run index; the same request is not sent again', async () => {
-		sandbox.injectFaults([{ status: 502 }, { status: 502 }, { status: 502 }]);
-		const result = await runNode(sandbox, {
-			parameters: sendParameters({ to: "={{ $fromAI('to', 'recipient', 'string') }}" }),
-			toolCalls: [{ to: 'jane@customer.test' }],
-			...retryOnFail,
-		});
-		expect(result.toolAnswers[0].thrown).toMatch(/may have been queued/);
-		expect(sandbox.requests).toHaveLength(1);
-	});
-
-	test('as an AI tool, two calls at once: the one that succeeds forgets only its own record, so the retry of the other, whose answer was lost, does not send its email again', async () => {
+	test('two calls at once: the one that succeeds forgets only its own record, so the retry of the other, whose answer was lost, does not send its email again', async () => {
 		// Whichever call arrives first has its answer dropped (the email is queued); the other is
 		// answered a moment later, before n8n's retry of the first.
 		sandbox.injectFaults([{ action: 'drop' }, { action: 'delay', delayMs: 100 }]);
@@ -137,203 +184,87 @@ describe('Send Email under Retry On Fail (max tries 3)', () => {
 			'joe@customer.test',
 		]);
 		expect(result.toolAnswers.filter((answer) => answer.thrown)).toHaveLength(1);
-		expectNoEmailTwice();
-	});
-
-	test('a run that succeeds forgets what it did: a later, separate run sends again', async () => {
-		const first = await runNode(sandbox, {
-			parameters: sendParameters(),
-			items: contacts(2),
-			...retryOnFail,
-		});
-		const second = await runNode(sandbox, {
-			parameters: sendParameters(),
-			items: contacts(2),
-			...retryOnFail,
-		});
-		expect(first.success).toHaveLength(2);
-		expect(second.success).toHaveLength(2);
-		expect(sandbox.state.emails).toHaveLength(4);
+		expect(sandbox.state.emails).toHaveLength(2);
 	});
 });
 
-describe('Add Profiles under Retry On Fail (max tries 3)', () => {
-	test.each(MODES)(
-		'%s: a 401 on the third batch of Create New List creates one list, sends no batch twice',
-		async (onError) => {
-			sandbox.injectFaults([pass, pass, { path: '/list/addProfiles', status: 401 }]);
-			const result = await runNode(sandbox, {
-				parameters: addProfilesParameters({ options: { batchSize: 2 } }),
-				items: contacts(8),
-				onError,
-				...retryOnFail,
+describe('Retry of a failed execution, Stop Workflow, after item 6 of 10 failed', () => {
+	const requested = () => recipients(sandbox.requests);
+
+	test.each([
+		['a 500', { status: 500 }, 5],
+		['a dropped answer (the email was queued)', { action: /** @type {const} */ ('drop') }, 6],
+	])(
+		'Send Email: after %s, Retry sends emails 7-10, never 1-5 again, and not email 6: the run still fails on it',
+		async (_, fault, queuedBefore) => {
+			sandbox.injectFaults([...FIVE_PASS, fault]);
+			const failed = await runNode(sandbox, {
+				// One at a time, so no email is in flight beside the failure.
+				parameters: sendParameters({ options: { concurrency: 1 } }),
+				items: contacts(10),
 			});
-			expect(sandbox.state.lists.size).toBe(1);
-			const creating = sandbox.requests.filter((request) => request.body.listId === undefined);
-			expect(creating).toHaveLength(1);
-			const batches = sandbox.requests.map((request) => request.body.profiles[0].email);
-			// Batches 1 and 2 once each; batch 3 once per try (a refusal did nothing); batch 4 only when not stopped.
-			expect(batches.filter((email) => email === 'contact0@customer.test')).toHaveLength(1);
-			expect(batches.filter((email) => email === 'contact2@customer.test')).toHaveLength(1);
-			if (onError !== 'stopWorkflow') expectEachInputExactlyOnce(result, 8);
+			expect(failed.error).toBeDefined();
+			expect(requested()).toEqual(emailsOf(range(0, 6)));
+			expect(sandbox.state.emails).toHaveLength(queuedBefore);
+
+			const retried = await failed.retryExecution();
+			expect(requested()).toEqual(emailsOf([...range(0, 6), ...range(6, 10)]));
+			expect(sandbox.state.emails).toHaveLength(queuedBefore + 4);
+			// The unknown email fails the run again, and the run says what this Retry did.
+			expect(retried.error).toBeDefined();
+			expect(retried.error.description).toMatch(/not sent again/i);
+			expect(retried.error.description).toMatch(/may have been queued/);
+			expect(retried.error.description).toMatch(
+				/Queued in this run \(item indexes\): 0, 1, 2, 3, 4, 6, 7, 8, 9\./,
+			);
+			expect(retried.nodeError.context?.itemIndex ?? retried.error.context?.itemIndex).toBe(5);
+
+			// Another Retry sends nothing at all: every email is known.
+			const again = await failed.retryExecution();
+			expect(sandbox.requests).toHaveLength(10);
+			expect(again.error.description).toMatch(/not sent again/i);
 		},
 	);
 
-	test('Create New List whose creating request got no answer is never created again by a retry', async () => {
+	test('Send Email: with Retry Send On Server Error on, Retry sends email 6 once more, then 7-10', async () => {
+		sandbox.injectFaults([...FIVE_PASS, { status: 500 }]);
+		const parameters = sendParameters({
+			options: { concurrency: 1, retries: 0, retrySendOnServerError: true },
+		});
+		const failed = await runNode(sandbox, { parameters, items: contacts(10) });
+		expect(failed.error).toBeDefined();
+		const retried = await failed.retryExecution();
+		expect(retried.error).toBeUndefined();
+		expect(requested()).toEqual(emailsOf([...range(0, 6), ...range(5, 10)]));
+		expect(sandbox.state.emails).toHaveLength(10);
+	});
+
+	test('Add Profiles to a new list: after batch 6 of 10 got no answer, the list is created once; the batch is sent once more (adding is repeatable), never a third time; 7-10 go out', async () => {
+		const batches = () => sandbox.requests.map((request) => request.body.profiles[0].email);
+		sandbox.injectFaults([...FIVE_PASS, { action: 'drop' }]);
+		const failed = await runNode(sandbox, {
+			parameters: addProfilesParameters({ options: { batchSize: 1, concurrency: 1, retries: 0 } }),
+			items: contacts(10),
+		});
+		expect(failed.error).toBeDefined();
+		expect(batches()).toEqual(emailsOf(range(0, 6)));
+
+		// The first Retry tries batch 6 once more, and it fails again.
 		sandbox.injectFaults([{ action: 'drop' }]);
-		const result = await runNode(sandbox, {
-			parameters: addProfilesParameters({ options: { batchSize: 2 } }),
-			items: contacts(4),
-			onError: 'continueErrorOutput',
-			...retryOnFail,
-		});
-		expect(sandbox.state.lists.size).toBe(1);
-		expect(sandbox.requests).toHaveLength(1);
-		expectEachInputExactlyOnce(result, 4);
+		const first = await failed.retryExecution();
+		expect(first.error).toBeDefined();
+		expect(batches()).toEqual(emailsOf([...range(0, 6), 5]));
+
+		// The second does not send it a third time, and adds 7-10.
+		const second = await failed.retryExecution();
+		expect(batches()).toEqual(emailsOf([...range(0, 6), 5, ...range(6, 10)]));
+		expect(second.error.description).toMatch(/not sent again/i);
+		expect(second.error.description).toMatch(
+			/Added in this run \(item indexes\): 0, 1, 2, 3, 4, 6, 7, 8, 9\./,
+		);
+		const creating = sandbox.requests.filter((request) => request.body.listId === undefined);
+		expect(creating).toHaveLength(1);
+		const [list] = [...sandbox.state.lists.values()].filter((entry) => entry.name === 'Newsletter');
+		expect([...list.profiles.keys()].sort()).toEqual(emailsOf(range(0, 10)).sort());
 	});
-});
-
-/**
- * The campaign tests' own sandbox, with lists and campaigns seeded (the tests above count the
- * lists of an empty account): the `sandbox` of the describe block that calls it.
- */
-const useCampaignSandbox = () =>
-	useSandbox({
-		lists: [
-			{ listId: 'list_spring', profiles: [{ email: 'ann@customer.test' }] },
-			{ listId: 'list_autumn', profiles: [{ email: 'bob@customer.test' }] },
-		],
-		campaigns: [
-			{ _id: SPRING, name: 'Spring', subject: 'Hi', recepientList: ['list_spring'] },
-			{ _id: AUTUMN, name: 'Autumn', subject: 'Hi', recepientList: ['list_autumn'] },
-		],
-	});
-
-describe('Send Campaign under Retry On Fail (max tries 3): never a second send', () => {
-	const sandbox = useCampaignSandbox();
-	const sentCampaigns = () => sandbox.state.campaignSends.map((send) => send.campaignId);
-
-	test.each(MODES)(
-		'%s: a 500 on the first send is never sent again; under Continue the second is sent once',
-		async (onError) => {
-			sandbox.injectFaults([{ path: '/campaign/send', status: 500 }]);
-			const result = await runNode(sandbox, {
-				parameters: sendCampaignParameters({ options: { retries: 5, retryWait: 0 } }),
-				items: [{ campaignId: SPRING }, { campaignId: AUTUMN }],
-				onError,
-				...retryOnFail,
-			});
-			const sendRequests = sandbox
-				.requestsTo('/campaign/send')
-				.map((request) => request.body.campaignId);
-			// Stop ends try 1 at the unknown send and try 2 sends the other campaign; Continue
-			// sends it in try 1.
-			expect(sendRequests).toEqual([SPRING, AUTUMN]);
-			expect(sentCampaigns()).toEqual([AUTUMN]);
-			if (onError === 'stopWorkflow') {
-				expect(result.error.message).toMatch(/may have started sending/);
-			} else {
-				expectEachInputExactlyOnce(result, 2);
-				const failed = [...result.success, ...result.errors].find((item) => item.json.error);
-				expect(failed?.json.error).toMatch(/may have started sending/);
-			}
-		},
-	);
-
-	test.each(MODES)(
-		"%s: a refusal (400) did nothing, so n8n's retry sends it; sends already done are not repeated",
-		async (onError) => {
-			sandbox.injectFaults([
-				{ path: '/campaign/send', status: 400, body: { status: 'error', error: 'Busy' } },
-			]);
-			const result = await runNode(sandbox, {
-				parameters: sendCampaignParameters(),
-				items: [{ campaignId: SPRING }, { campaignId: AUTUMN }],
-				onError,
-				...retryOnFail,
-			});
-			expect(result.error).toBeUndefined();
-			expect(sentCampaigns().sort()).toEqual([SPRING, AUTUMN].sort());
-			expectEachInputExactlyOnce(result, 2);
-		},
-	);
-
-	test('as an AI tool: n8n retries the call with a new run index; the campaign is not sent again', async () => {
-		sandbox.injectFaults([{ status: 502 }, { status: 502 }, { status: 502 }]);
-		const result = await runNode(sandbox, {
-			parameters: sendCampaignParameters({
-				campaignId: "={{ $fromAI('campaignId', 'ID of the campaign', 'string') }}",
-			}),
-			toolCalls: [{ campaignId: SPRING }],
-			...retryOnFail,
-		});
-		expect(result.toolAnswers[0].thrown).toMatch(/may have started sending/);
-		expect(sandbox.requests).toHaveLength(1);
-	});
-});
-
-describe('Create List and Create Campaign under Retry On Fail (max tries 3)', () => {
-	const sandbox = useCampaignSandbox();
-
-	test.each(MODES)(
-		"%s: Create List: a 400 on the first item is sent again by n8n's retry; the other lists are created once",
-		async (onError) => {
-			sandbox.injectFaults([
-				{ path: '/list/create', status: 400, body: { status: 'error', error: 'Busy' } },
-			]);
-			const result = await runNode(sandbox, {
-				parameters: createListParameters({ listName: '=Segment {{ $itemIndex }}' }),
-				items: [{}, {}, {}],
-				onError,
-				...retryOnFail,
-			});
-			expect(result.error).toBeUndefined();
-			const created = [...sandbox.state.lists.values()].map((list) => list.name).filter(Boolean);
-			expect(created.sort()).toEqual(['Segment 0', 'Segment 1', 'Segment 2']);
-			expectEachInputExactlyOnce(result, 3);
-		},
-	);
-
-	test.each(MODES)(
-		'%s: Create List whose request got no answer (dropped) is never created again',
-		async (onError) => {
-			sandbox.injectFaults([{ path: '/list/create', action: 'drop' }]);
-			const result = await runNode(sandbox, {
-				parameters: createListParameters(),
-				items: [{}, {}],
-				onError,
-				...retryOnFail,
-			});
-			const created = [...sandbox.state.lists.values()].filter((list) => list.name);
-			// The second list is created once: by try 2 under Stop, by try 1 under Continue.
-			expect(created).toHaveLength(2);
-			expect(sandbox.requestsTo('/list/create')).toHaveLength(2);
-			if (onError !== 'stopWorkflow') expectEachInputExactlyOnce(result, 2);
-		},
-	);
-
-	test.each(MODES)(
-		'%s: Create Campaign: a 500 on the first item; no campaign is created twice',
-		async (onError) => {
-			sandbox.injectFaults([{ path: '/campaign/create', status: 500 }]);
-			const result = await runNode(sandbox, {
-				parameters: createCampaignParameters({
-					campaignName: '=Campaign {{ $itemIndex }}',
-					recipientListIds: 'list_spring',
-				}),
-				items: [{}, {}, {}],
-				onError,
-				...retryOnFail,
-			});
-			const names = sandbox.requestsTo('/campaign/create').map((request) => request.body.name);
-			expect(new Set(names).size).toBe(names.length);
-			expect(names).toEqual(['Campaign 0', 'Campaign 1', 'Campaign 2']);
-			if (onError !== 'stopWorkflow') {
-				expectEachInputExactlyOnce(result, 3);
-				expect(
-					result.success.concat(result.errors).filter((item) => item.json.campaignId),
-				).toHaveLength(2);
-			}
-		},
-	);
 });

@@ -41,11 +41,18 @@ describe('classifyAnswer: the kind of each answer', () => {
 		['Send Email: a 429 asking for more than a minute is the daily quota', error(429, {}, { 'retry-after': '120' }), queuedEmail, { kind: 'quota_exceeded', retryAfterMs: 120_000 }, /quota/],
 		['Send Email: a 429 with a short Retry-After (seconds) is a rate limit, sent again', error(429, {}, { 'retry-after': '0' }), queuedEmail, { kind: 'rate_limited', retry: 'notSent', retryAfterMs: 0 }, /limiting the rate/],
 		['another operation: any 429 is a rate limit, nothing was sent', error(429, {}), listCreated, { kind: 'rate_limited', retry: 'notSent', mayHaveTakenEffect: false }, /limiting the rate/],
-		['a 500 is server_error, may have taken effect, sent again only if repeatable', error(500, { status: 'error', message: 'Internal server error' }), queuedEmail, { kind: 'server_error', httpCode: '500', mayHaveTakenEffect: true, retry: 'maybeSent' }, /could not handle the request/],
+		['a 500 is server_error, may have taken effect, sent again only if repeatable', error(500, { status: 'error', message: 'Internal server error' }), queuedEmail, { kind: 'server_error', httpCode: '500', mayHaveTakenEffect: true, retry: 'maybeSent', description: expect.stringContaining('the email may have been queued: check before sending it again') }, /could not handle the request/],
 		['a 502 is server_error too', error(502, ''), listCreated, { kind: 'server_error', httpCode: '502' }, /\(HTTP 502\)/],
+		['a 404 says the Base URL must include the API path', error(404, { status: 'error', error: 'Not found' }), queuedEmail, { kind: 'unexpected_response', httpCode: '404', description: expect.stringMatching(/Base URL without the API's path gets 404/) }, /Not found/],
 		['another status keeps its code: unexpected_response', error(418, { status: 'error', error: 'I am a teapot' }), queuedEmail, { kind: 'unexpected_response', httpCode: '418', retry: undefined }, /I am a teapot/],
-		['a redirect is not followed: unexpected_response naming the host only', error(302, '', { location: 'http://evil.test/x?token=s3cr3t' }), queuedEmail, { kind: 'unexpected_response', httpCode: '302', mayHaveTakenEffect: true, retry: undefined }, /^BasicsEngage answered unexpectedly: a redirect \(HTTP 302\) to evil\.test$/],
-		['a 200 that is not JSON is unexpected_response and may have taken effect', error(200, 'down for maintenance'), queuedEmail, { kind: 'unexpected_response', httpCode: '200', mayHaveTakenEffect: true, retry: undefined }, /not the documented success answer/],
+		['a redirect is not followed: unexpected_response naming the host only', error(302, '', { location: 'http://evil.test/x?token=s3cr3t' }), queuedEmail, { kind: 'unexpected_response', httpCode: '302', mayHaveTakenEffect: true, retry: undefined, description: expect.stringContaining('the email may have been queued: check before sending it again') }, /^BasicsEngage answered unexpectedly: a redirect \(HTTP 302\) to evil\.test$/],
+		...[301, 303, 307, 308].map((status) => [
+			`every redirect (${status}) is unexpected_response, never followed`,
+			error(status, '', { location: 'https://x.test/a' }), queuedEmail,
+			{ kind: 'unexpected_response', httpCode: String(status) },
+			new RegExp(`^BasicsEngage answered unexpectedly: a redirect \\(HTTP ${status}\\) to x\\.test$`),
+		]),
+		['a 200 that is not JSON is unexpected_response and may have taken effect', error(200, 'down for maintenance'), queuedEmail, { kind: 'unexpected_response', httpCode: '200', mayHaveTakenEffect: true, retry: undefined, description: expect.stringContaining('the email may have been queued: check before sending it again') }, /not the documented success answer/],
 		['a 200 with status "error" is not a success', error(200, { status: 'error', data: { messageId: 'm1' } }), queuedEmail, { kind: 'unexpected_response' }, /status "success"/],
 		['a 200 without `data` is not a success', error(200, { status: 'success' }), queuedEmail, { kind: 'unexpected_response' }, /no "data" object/],
 		['a 200 whose data breaks the contract is not a success', error(200, { status: 'success', data: { dailyEmailCount: 1 } }), queuedEmail, { kind: 'unexpected_response' }, /no "messageId"/],
@@ -56,7 +63,6 @@ describe('classifyAnswer: the kind of each answer', () => {
 		const result = classify(answer, contract);
 		expect(result).toBeInstanceOf(Error);
 		expect(result).toMatchObject(fields);
-		for (const [name, value] of Object.entries(fields)) expect(result[name]).toBe(value);
 		expect(result.message).toMatch(message);
 		expect(JSON.stringify({ ...result, message: result.message })).not.toContain('s3cr3t');
 	});
@@ -66,35 +72,10 @@ describe('classifyAnswer: the kind of each answer', () => {
 		expect(classify(error(200, body))).toBe(body);
 	});
 
-	test.each([301, 302, 303, 307, 308])(
-		'every redirect (%s) is unexpected_response, never followed',
-		(status) => {
-			const result = classify(error(status, '', { location: 'https://x.test/a' }));
-			expect(result).toMatchObject({ kind: 'unexpected_response', httpCode: String(status) });
-			expect(result.message).toBe(
-				`BasicsEngage answered unexpectedly: a redirect (HTTP ${status}) to x.test`,
-			);
-		},
-	);
-
 	test('a Retry-After date a minute away is a short wait', () => {
 		const result = classify(error(429, {}, { 'retry-after': inAMinute }), listCreated);
 		expect(result.retryAfterMs).toBeGreaterThan(100_000);
 		expect(result.retryAfterMs).toBeLessThanOrEqual(120_000);
-	});
-
-	test.each([
-		[500, 'the email may have been queued: check before sending it again'],
-		[200, 'the email may have been queued: check before sending it again'],
-		[307, 'the email may have been queued: check before sending it again'],
-	])('after a %s the description says what may have happened', (status, says) => {
-		expect(classify(error(status, 'x')).description).toContain(says);
-	});
-
-	test('a 404 says the Base URL must include the API path', () => {
-		expect(classify(error(404, { status: 'error', error: 'Not found' })).description).toMatch(
-			/Base URL without the API's path gets 404/,
-		);
 	});
 });
 
@@ -160,7 +141,8 @@ describe('networkFailure: no full answer', () => {
 		['a timeout may have reached it', withCode('ETIMEDOUT'), 'maybeSent', /the request timed out$/, /may have been queued.*Timeout in Request Options/],
 	])('%s', (_, cause, retry, message, description) => {
 		const result = networkFailure(cause, queuedEmail);
-		expect(result).toMatchObject({ kind: 'network_error', httpCode: null, retry });
+		const mayHaveTakenEffect = retry === 'maybeSent';
+		expect(result).toMatchObject({ kind: 'network_error', httpCode: null, retry, mayHaveTakenEffect });
 		expect(result.message).toMatch(/^BasicsEngage could not be reached: /);
 		expect(result.message).toMatch(message);
 		// n8n 2.x swaps a message holding a socket code for its own stock text.
@@ -176,7 +158,8 @@ describe('networkFailure: no full answer', () => {
 
 describe('shouldRetry and waitBeforeRetry: what is sent again, and when', () => {
 	const failure = (/** @type {any} */ answer) => classify(answer, listCreated);
-	const refused = networkFailure(Object.assign(new Error(), { code: 'ECONNREFUSED' }), queuedEmail);
+	const cut = (/** @type {string} */ code) =>
+		networkFailure(Object.assign(new Error(), { code }), queuedEmail);
 	// prettier-ignore
 	test.each([
 		['a refusal (400)', true, false, failure(error(400, {}))],
@@ -185,7 +168,10 @@ describe('shouldRetry and waitBeforeRetry: what is sent again, and when', () => 
 		['a broken 200', true, false, failure(error(200, 'x'))],
 		['a 5xx, repeatable (an addition to a list)', true, true, failure(error(500, ''))],
 		['a 5xx, not repeatable (a send)', false, false, failure(error(500, ''))],
-		['a connection that was refused, even not repeatable', false, true, refused],
+		['a connection that was refused, even not repeatable', false, true, cut('ECONNREFUSED')],
+		['a reset or a dropped answer, repeatable', true, true, cut('ECONNRESET')],
+		['a reset or a dropped answer, not repeatable', false, false, cut('ECONNRESET')],
+		['a timeout, repeatable', true, true, cut('ETIMEDOUT')],
 		['a rate limit, even not repeatable', false, true, failure(error(429, {}, { 'retry-after': '1' }))],
 		['a rate limit asking for more than a minute', true, false, failure(error(429, {}, { 'retry-after': '61' }))],
 		['the daily email quota (429)', true, false, classify(error(429, {}))],

@@ -65,15 +65,6 @@ const SHAPES = [
 	['Two envelopes that differ', 'Webhook/Webhook.node.js', { body: { email: 'a@x.test' }, query: {}, data: { email: 'b@x.test' } }, 'The fields "body.email" and "data.email" both give the email and differ'],
 ];
 
-/** @param {Record<string, unknown>} item @param {Record<string, string> | string} expected */
-function expectMapped(item, expected) {
-	const result = map(item);
-	if (typeof expected === 'string') expect(result.error).toBe(expected);
-	else expect(result).toEqual(expected);
-}
-
-test.each(SHAPES)('%s (%s)', (_source, _file, item, expected) => expectMapped(item, expected));
-
 // prettier-ignore
 /** @type {Array<[rule: string, item: Record<string, unknown>, expected: Record<string, string> | string]>} */
 const RULES = [
@@ -84,33 +75,34 @@ const RULES = [
 	['names are optional', { email: 'b@x.test', lastName: '' }, { email: 'b@x.test' }],
 	['two fields for the email that agree are fine', { email: 'b@x.test', Email: 'b@x.test' }, { email: 'b@x.test' }],
 	['two fields for the email that differ fail, naming both', { email: 'a@x.test', Email: 'o@x.test' }, 'The fields "email" and "Email" both give the email and differ'],
+	['a full name alone is never split', { email: 'j@x.test', name: 'Jenny Rosen', shipping: { name: 'Jenny Rosen' } }, { email: 'j@x.test' }],
+	["names only beside the email, not in someone else's object", { email: 'l@x.test', billing: { first_name: 'Acme', last_name: 'Accounts' } }, { email: 'l@x.test' }],
+	['names only beside the email, not above it', { first_name: 'Top', data: { email: 'd@x.test' } }, { email: 'd@x.test' }],
 ];
 
-test.each(RULES)('%s', (_rule, item, expected) => expectMapped(item, expected));
+test.each([...SHAPES, ...RULES.map(([rule, item, expected]) => [rule, 'a rule', item, expected])])(
+	'%s (%s)',
+	(_source, _file, item, expected) => {
+		const result = map(item);
+		if (typeof expected === 'string') expect(result.error).toBe(expected);
+		else expect(result).toEqual(expected);
+	},
+);
 
-test("a full name alone is never split; names only beside the email, not in someone else's object", () => {
-	expect(
-		map({ email: 'j@x.test', name: 'Jenny Rosen', shipping: { name: 'Jenny Rosen' } }),
-	).toEqual({ email: 'j@x.test' });
-	expect(
-		map({ email: 'l@x.test', billing: { first_name: 'Acme', last_name: 'Accounts' } }),
-	).toEqual({ email: 'l@x.test' });
-	expect(map({ first_name: 'Top', data: { email: 'd@x.test' } })).toEqual({ email: 'd@x.test' });
-});
-
-test("a refusal's example expression fits the value seen", () => {
-	const advice = (item) => map(item).description;
-	expect(advice({ emails: ['a@x.test', 'b@x.test'] })).toContain('{{ $json.emails[0] }}');
-	expect(advice({ emails: [{ value: 'a@x.test' }, { value: 'b@x.test' }] })).toContain(
-		'{{ $json.emails[0].value }}',
-	);
-	expect(
-		advice({ payload: { email_addresses: [{ email: 'a@x.test' }, { email: 'b@x.test' }] } }),
-	).toContain('{{ $json.payload.email_addresses[0].email }}');
-	expect(advice({ emailAddresses: { home: ['a@x.test'], work: ['b@x.test'] } })).toContain(
+test.each([
+	[{ emails: ['a@x.test', 'b@x.test'] }, '{{ $json.emails[0] }}'],
+	[{ emails: [{ value: 'a@x.test' }, { value: 'b@x.test' }] }, '{{ $json.emails[0].value }}'],
+	[
+		{ payload: { email_addresses: [{ email: 'a@x.test' }, { email: 'b@x.test' }] } },
+		'{{ $json.payload.email_addresses[0].email }}',
+	],
+	[
+		{ emailAddresses: { home: ['a@x.test'], work: ['b@x.test'] } },
 		'{{ $json.emailAddresses.home[0] }}',
-	);
-	expect(advice({ 'E-mail': ['a@x.test', 'b@x.test'] })).toContain('{{ $json["E-mail"][0] }}');
+	],
+	[{ 'E-mail': ['a@x.test', 'b@x.test'] }, '{{ $json["E-mail"][0] }}'],
+])("a refusal's example expression fits the value seen: %j", (item, example) => {
+	expect(map(item).description).toContain(example);
 });
 
 test("no email field: the error names the item's fields and the addresses it did not take", () => {

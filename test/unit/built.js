@@ -1,10 +1,7 @@
 // @ts-check
 'use strict';
 
-/**
- * The node's and the credential's pure functions as the built package (dist/) holds them: the one place that names
- * their modules, so the unit tables beside it run without the engine.
- */
+/** The node's and the credential's pure functions as dist/ holds them, for the unit tables. */
 
 const path = require('node:path');
 

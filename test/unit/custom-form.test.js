@@ -31,55 +31,51 @@ const FIELDS = {
 const answer = (/** @type {keyof typeof FIELDS} */ field, /** @type {unknown} */ posted) =>
 	readFormAnswer([FIELDS[field]], posted === undefined ? {} : { 'field-0': posted });
 
-describe('readFormAnswer: each field as the workflow gets it', () => {
-	test.each([
-		['text, trimmed', 'name', '  Jane Doe ', 'Jane Doe'],
-		['a date as a date input posts it', 'date', '2031-05-04', '2031-05-04'],
-		['a number, typed', 'amount', '120.5', 120.5],
-		['an email address', 'email', ' jane@customer.test ', 'jane@customer.test'],
-		['a textarea as written', 'reason', 'Ring twice\nthen wait', 'Ring twice\nthen wait'],
-		['an offered option', 'slot', 'Evening', 'Evening'],
-		['several offered options', 'rooms', ['Hall', 'Attic'], ['Hall', 'Attic']],
-		['checkboxes', 'extras', ['Gift wrap', 'Call first'], ['Gift wrap', 'Call first']],
-		['a radio answer', 'carrier', 'UPS', 'UPS'],
-		['a password', 'pin', '1234', '1234'],
-		["the hidden field: the workflow's value, whatever is posted", 'ticket', 'T-99', 'T-17'],
-		['an optional text left empty', 'reason', '', ''],
-		['an optional number left empty', 'amount', undefined, null],
-		['an optional choice left empty', 'slot', undefined, null],
-		['optional checkboxes left empty', 'extras', undefined, []],
-		['an optional multiple choice left empty', 'rooms', undefined, []],
-	])('%s', (_, field, posted, value) => {
+/** [case, field, what is posted, what the workflow gets or the problem]. */
+// prettier-ignore
+const ANSWERS = [
+	['text, trimmed', 'name', '  Jane Doe ', 'Jane Doe'],
+	['a date as a date input posts it', 'date', '2031-05-04', '2031-05-04'],
+	['a number, typed', 'amount', '120.5', 120.5],
+	['an email address', 'email', ' jane@customer.test ', 'jane@customer.test'],
+	['a textarea as written', 'reason', 'Ring twice\nthen wait', 'Ring twice\nthen wait'],
+	['an offered option', 'slot', 'Evening', 'Evening'],
+	['several offered options', 'rooms', ['Hall', 'Attic'], ['Hall', 'Attic']],
+	['checkboxes', 'extras', ['Gift wrap', 'Call first'], ['Gift wrap', 'Call first']],
+	['a radio answer', 'carrier', 'UPS', 'UPS'],
+	['a password', 'pin', '1234', '1234'],
+	["the hidden field: the workflow's value, whatever is posted", 'ticket', 'T-99', 'T-17'],
+	['an optional text left empty', 'reason', '', ''],
+	['an optional number left empty', 'amount', undefined, null],
+	['an optional choice left empty', 'slot', undefined, null],
+	['optional checkboxes left empty', 'extras', undefined, []],
+	['an optional multiple choice left empty', 'rooms', undefined, []],
+	['refused: a required text left blank', 'name', '   ', { problem: 'Name is required' }],
+	['refused: a required date missing', 'date', undefined, { problem: 'Delivery date is required' }],
+	['refused: a number that is not one', 'amount', 'twelve', { problem: 'Amount: enter a number' }],
+	['refused: a date that does not exist', 'date', '2031-02-30', { problem: 'Delivery date: enter a date' }],
+	['refused: a date in another format', 'date', '04/05/2031', { problem: 'Delivery date: enter a date' }],
+	['refused: an email address that is not one', 'email', 'jane@', { problem: 'Email: enter an email address' }],
+	['refused: a dropdown value not offered', 'slot', 'Midnight', { problem: 'Slot: choose one of the options' }],
+	['refused: a checkbox not offered', 'extras', ['Gift wrap', 'Free'], { problem: 'Extras: choose among' }],
+	['refused: a checkbox twice', 'extras', ['Gift wrap', 'Gift wrap'], { problem: 'Extras: choose among' }],
+	['refused: two radio answers', 'carrier', ['DHL', 'UPS'], { problem: 'Carrier takes one answer' }],
+	['refused: a value too long', 'reason', 'x'.repeat(10_001), { problem: 'Reason: the answer is not valid' }],
+	['refused: an object for a text', 'name', { name: 'Jane' }, { problem: 'Name: the answer is not valid' }],
+];
+
+describe('readFormAnswer: each field as the workflow gets it, or its problem', () => {
+	test.each(ANSWERS)('%s', (_, field, posted, expected) => {
+		const result = /** @type {any} */ (answer(/** @type {any} */ (field), posted));
 		const label = FIELDS[/** @type {keyof typeof FIELDS} */ (field)];
-		expect(answer(/** @type {any} */ (field), posted)).toEqual({
-			answer: { [label.fieldLabel ?? label.fieldName]: value },
-		});
+		if (expected?.problem)
+			expect(result.problems).toEqual([expect.stringContaining(expected.problem)]);
+		else expect(result).toEqual({ answer: { [label.fieldLabel ?? label.fieldName]: expected } });
 	});
 
 	test('fields other than field-<index> are ignored', () => {
-		expect(
-			readFormAnswer([FIELDS.pin], { 'field-0': '1', 'field-1': 'x', approved: 'true' }),
-		).toEqual({
-			answer: { PIN: '1' },
-		});
-	});
-
-	test.each([
-		['a required text left blank', 'name', '   ', 'Name is required'],
-		['a required date missing', 'date', undefined, 'Delivery date is required'],
-		['a number that is not one', 'amount', 'twelve', 'Amount: enter a number'],
-		['a date that does not exist', 'date', '2031-02-30', 'Delivery date: enter a date'],
-		['a date in another format', 'date', '04/05/2031', 'Delivery date: enter a date'],
-		['an email address that is not one', 'email', 'jane@', 'Email: enter an email address'],
-		['a dropdown value not offered', 'slot', 'Midnight', 'Slot: choose one of the options'],
-		['a checkbox not offered', 'extras', ['Gift wrap', 'Free'], 'Extras: choose among'],
-		['a checkbox twice', 'extras', ['Gift wrap', 'Gift wrap'], 'Extras: choose among'],
-		['two radio answers', 'carrier', ['DHL', 'UPS'], 'Carrier takes one answer'],
-		['a value too long', 'reason', 'x'.repeat(10_001), 'Reason: the answer is not valid'],
-		['an object for a text', 'name', { name: 'Jane' }, 'Name: the answer is not valid'],
-	])('refused: %s', (_, field, posted, problem) => {
-		const result = /** @type {any} */ (answer(/** @type {any} */ (field), posted));
-		expect(result.problems).toEqual([expect.stringContaining(problem)]);
+		const posted = { 'field-0': '1', 'field-1': 'x', approved: 'true' };
+		expect(readFormAnswer([FIELDS.pin], posted)).toEqual({ answer: { PIN: '1' } });
 	});
 });
 

@@ -36,20 +36,24 @@ function read(/** @type {() => unknown} */ reader) {
 }
 const refused = (/** @type {string} */ error) => ({ error, kind: 'invalid_input' });
 
-describe('text readers', () => {
-	// prettier-ignore
-	test.each([
-		['readText: text as given', () => readText(' Hi ', 'Subject'), ' Hi '],
-		['readText: a number becomes text', () => readText(42, 'Subject'), '42'],
-		['readText: empty is required', () => readText('', 'Subject'), refused('Subject is required')],
-		['readText: an object is refused', () => readText({ a: 1 }, 'Subject'), refused('Subject must be text, not an object')],
-		['readText: a list is refused', () => readText([1], 'Subject'), refused('Subject must be text, not a list')],
-		['readOptionalText: empty is undefined', () => readOptionalText(null, 'Description'), undefined],
-		['readTrimmed: trimmed', () => readTrimmed(' tmpl_welcome ', 'Template ID'), 'tmpl_welcome'],
-		['readTrimmed: only spaces is required', () => readTrimmed('   ', 'Template ID'), refused('Template ID is required')],
-	])('%s', (_, reader, expected) => {
-		expect(read(reader)).toEqual(expected);
-	});
+// prettier-ignore
+test.each([
+	['readText: text as given', () => readText(' Hi ', 'Subject'), ' Hi '],
+	['readText: a number becomes text', () => readText(42, 'Subject'), '42'],
+	['readText: empty is required', () => readText('', 'Subject'), refused('Subject is required')],
+	['readText: an object is refused', () => readText({ a: 1 }, 'Subject'), refused('Subject must be text, not an object')],
+	['readText: a list is refused', () => readText([1], 'Subject'), refused('Subject must be text, not a list')],
+	['readOptionalText: empty is undefined', () => readOptionalText(null, 'Description'), undefined],
+	['readTrimmed: trimmed', () => readTrimmed(' tmpl_welcome ', 'Template ID'), 'tmpl_welcome'],
+	['readTrimmed: only spaces is required', () => readTrimmed('   ', 'Template ID'), refused('Template ID is required')],
+	['readIdList: typed with commas: trimmed, empty ones dropped', () => readIdList(' p1 ,, p2, ', 'Profile IDs'), ['p1', 'p2']],
+	['readIdList: a list from an expression', () => readIdList(['p2', ' ', 'p1'], 'Profile IDs'), ['p2', 'p1']],
+	['readIdList: only commas and spaces: none', () => readIdList(' , ', 'Profile IDs'), []],
+	['readIdList: empty: none', () => readIdList('', 'Profile IDs'), []],
+	['readIdList: a number in the list', () => readIdList(['p1', 42], 'Profile IDs'), refused('Profile IDs must hold only texts, but entry 2 is a number')],
+	['readIdList: an object', () => readIdList({ id: 'p1' }, 'Profile IDs'), refused('Profile IDs must be text or a list of texts, not an object')],
+])('%s', (_, reader, expected) => {
+	expect(read(reader)).toEqual(expected);
 });
 
 describe('readEmailAddress', () => {
@@ -62,8 +66,6 @@ describe('readEmailAddress', () => {
 		['no dot in the domain', 'jane@localhost', 'To is not a valid email address: "jane@localhost"'],
 		['a line break (header injection)', 'jane@customer.test\r\nBcc: x@y.z', /^To is not a valid email address/],
 		['two addresses', 'a@x.test, b@x.test', /^To is not a valid email address/],
-		['a zero-width space, shown as \\u200b', 'jane\u200b@customer.test', 'To is not a valid email address: "jane\\u200b@customer.test"'],
-		['a no-break space', 'jane\u00a0@customer.test', /\\u00a0/],
 		['an object', { nested: true }, 'To must be text, not an object'],
 		['null', null, 'To is required'],
 	])('%s', (_, value, expected) => {
@@ -76,36 +78,18 @@ describe('readEmailAddress', () => {
 	// Zero-width space, non-joiner and joiner, word joiner, BOM, soft hyphen, a right-to-left
 	// override, a no-break space and a line separator.
 	test.each(['200b', '200c', '200d', '2060', 'feff', '00ad', '202e', '00a0', '2028'])(
-		'an invisible U+%s is refused, shown as \\uXXXX',
+		'an invisible U+%s is refused, shown as \\uXXXX in the message and named in the description',
 		(code) => {
 			const address = `jane${String.fromCodePoint(parseInt(code, 16))}@customer.test`;
-			expect(read(() => readEmailAddress(address, 'To'))).toEqual(
-				refused(`To is not a valid email address: "jane\\u${code}@customer.test"`),
+			expect(() => readEmailAddress(address, 'To')).toThrow(
+				expect.objectContaining({
+					kind: 'invalid_input',
+					message: `To is not a valid email address: "jane\\u${code}@customer.test"`,
+					description: expect.stringContaining(`invisible character, shown as \\u${code}`),
+				}),
 			);
 		},
 	);
-
-	test('an invisible character is named in the description', () => {
-		expect(() => readEmailAddress('jane\u200b@customer.test', 'To')).toThrow(
-			expect.objectContaining({
-				description: expect.stringMatching(/invisible character, shown as \\u200b/),
-			}),
-		);
-	});
-});
-
-describe('readIdList (profile and list IDs)', () => {
-	// prettier-ignore
-	test.each([
-		['typed with commas: trimmed, empty ones dropped', ' p1 ,, p2, ', ['p1', 'p2']],
-		['a list from an expression', ['p2', ' ', 'p1'], ['p2', 'p1']],
-		['only commas and spaces: none', ' , ', []],
-		['empty: none', '', []],
-		['a number in the list', ['p1', 42], refused('Profile IDs must hold only texts, but entry 2 is a number')],
-		['an object', { id: 'p1' }, refused('Profile IDs must be text or a list of texts, not an object')],
-	])('%s', (_, value, expected) => {
-		expect(read(() => readIdList(value, 'Profile IDs'))).toEqual(expected);
-	});
 });
 
 describe('readNumberOption: numbers typed as expressions, held to their field', () => {
@@ -137,33 +121,26 @@ describe('readNumberOption: numbers typed as expressions, held to their field', 
 
 describe('credential checks', () => {
 	const NOT_VALID = 'The Base URL in the credential is not valid';
+	const KEY = 'be_live_123';
 	// prettier-ignore
 	test.each([
-		['the public default', 'https://api.basicsengage.com/api/v0/dev', undefined],
-		['a local sandbox', 'http://127.0.0.1:4010/api/v0/dev', undefined],
-		['not a URL', 'not a url at all', NOT_VALID],
-		['a line break inside', 'http://127.0.0.1\r\n/x', NOT_VALID],
-		['a space inside', 'http://exa mple.com/api', NOT_VALID],
-		['empty', '', NOT_VALID],
-		['another scheme', 'ftp://api.test/', NOT_VALID],
-		['a user and password before "@"', 'https://user:pw@api.test/', /user name or password/],
-		['a user before "@"', 'https://user@api.test/', /user name or password/],
-	])('Base URL: %s', (_, baseUrl, problem) => {
-		const checked = checkCredential(baseUrl, 'be_live_123');
-		if (problem === undefined) expect(checked.href).toMatch(/^http/);
-		else expect(checked.message).toMatch(problem);
-	});
-
-	test.each([
-		['a key', 'be_live_123', undefined],
-		['"Bearer " pasted along', 'Bearer be_live_123', /starts with "Bearer "/],
-		['"bearer " in lower case', 'bearer be_live_123', /starts with "Bearer "/],
-		['a line break', 'be_live\r\nX-Injected: 1', /empty or contains spaces, line breaks/],
-		['a non-ASCII letter', 'be_livé', /non-ASCII/],
-		['empty', '', /empty/],
-	])('API key: %s', (_, apiKey, problem) => {
-		const checked = checkCredential('https://api.test', apiKey);
-		if (problem === undefined) expect(checked.href).toBe('https://api.test/');
+		['Base URL: the public default', 'https://api.basicsengage.com/api/v0/dev', KEY, undefined],
+		['Base URL: a local sandbox', 'http://127.0.0.1:4010/api/v0/dev', KEY, undefined],
+		['Base URL: not a URL', 'not a url at all', KEY, NOT_VALID],
+		['Base URL: a line break inside', 'http://127.0.0.1\r\n/x', KEY, NOT_VALID],
+		['Base URL: a space inside', 'http://exa mple.com/api', KEY, NOT_VALID],
+		['Base URL: empty', '', KEY, NOT_VALID],
+		['Base URL: another scheme', 'ftp://api.test/', KEY, NOT_VALID],
+		['Base URL: a user and password before "@"', 'https://user:pw@api.test/', KEY, /user name or password/],
+		['Base URL: a user before "@"', 'https://user@api.test/', KEY, /user name or password/],
+		['API key: "Bearer " pasted along', 'https://api.test', 'Bearer be_live_123', /starts with "Bearer "/],
+		['API key: "bearer " in lower case', 'https://api.test', 'bearer be_live_123', /starts with "Bearer "/],
+		['API key: a line break', 'https://api.test', 'be_live\r\nX-Injected: 1', /empty or contains spaces, line breaks/],
+		['API key: a non-ASCII letter', 'https://api.test', 'be_livé', /non-ASCII/],
+		['API key: empty', 'https://api.test', '', /empty/],
+	])('%s', (_, baseUrl, apiKey, problem) => {
+		const checked = checkCredential(baseUrl, apiKey);
+		if (problem === undefined) expect(checked.href).toBe(new URL(baseUrl).href);
 		else expect(checked.message).toMatch(problem);
 	});
 

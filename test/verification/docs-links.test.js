@@ -2,10 +2,9 @@
 'use strict';
 
 /**
- * Every relative link in the repository's Markdown (README.md, docs/, the READMEs of bench/, dev/
- * and test/) resolves: `[..](path)` to a file or folder that exists, `[..](path.md#anchor)` and
- * `[..](#anchor)` to a heading of that file, by GitHub's anchor rule. Web and mail links are not
- * checked.
+ * Every relative link in the repository's Markdown resolves: `[..](path)` to a file or folder,
+ * `[..](path.md#anchor)` and `[..](#anchor)` to a heading, by GitHub's anchor rule. Web and mail
+ * links are not checked.
  */
 
 const fs = require('node:fs');
@@ -13,10 +12,7 @@ const path = require('node:path');
 
 const root = path.resolve(__dirname, '../..');
 
-/**
- * The Markdown files of the repository (dependencies, builds and dot-folders left out).
- * @returns {string[]}
- */
+/** @returns {string[]} the Markdown files, but in dependencies, builds and dot-folders */
 function markdownFiles(dir = root) {
 	return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
 		if (entry.name.startsWith('.') || ['node_modules', 'dist'].includes(entry.name)) return [];

@@ -2,11 +2,9 @@
 'use strict';
 
 /**
- * `npm run build` against n8n's own `n8n-node build`, run on a copy of the sources: ours ships
- * every file it makes for the node and the credential (compiled JavaScript, icons, output
- * schemas), plus the codex (`*.node.json`, which it copies only when tsconfig emits JSON), and
- * none of the repository's other images (it copies every png and svg outside dist/, so
- * docs/images would ship).
+ * `npm run build` against n8n's own `n8n-node build` on a copy of the sources: ours ships every
+ * file it makes for the node and the credential, plus the codex (`*.node.json`, which it copies
+ * only when tsconfig emits JSON), and none of the other images (it copies every png and svg).
  */
 
 const { execFileSync } = require('node:child_process');

@@ -3,13 +3,11 @@
 
 /**
  * n8n's next lint rules (packages/@n8n/eslint-plugin-community-nodes/src/rules in n8n-io/n8n, not
- * yet in the released @n8n/eslint-plugin-community-nodes 0.32.0), checked on what the package
- * really ships: the built node and credential as package.json's n8n section names them, their
- * icons, and package.json. The lint reads the source files, where the node's menus and options
- * are built from lists it cannot follow. test/package.test.js holds the rest: the codex
- * (`valid-node-categories` and its kin), `hint-max-length`, `require-community-node-keyword`, and
- * the node's name and one credential (`node-class-description-name-camelcase`,
- * `node-class-description-naming`, `single-credential-per-node`).
+ * yet released in 0.32.0), checked on what the package ships: the built node and credential, their
+ * icons and package.json (the lint reads sources whose options are built from lists it cannot
+ * follow). test/package.test.js holds the codex (`valid-node-categories`),
+ * `require-community-node-keyword`, the node's name and its one credential
+ * (`node-class-description-name-camelcase`, `-naming`, `single-credential-per-node`).
  */
 
 const fs = require('node:fs');
@@ -96,6 +94,13 @@ const rules = [
 			parameters()
 				.filter((p) => !('default' in p) || p.required === false)
 				.map((p) => p.name),
+	],
+	[
+		'hint-max-length: hints at most 120 characters, nested options too (and the walk finds them)',
+		() => {
+			const hints = parameters().flatMap((p) => (typeof p.hint === 'string' ? [p.hint] : []));
+			return hints.length > 4 ? hints.filter((hint) => hint.length > 120) : ['no hints found'];
+		},
 	],
 	[
 		'no-asterisk-in-option-names',

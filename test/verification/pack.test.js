@@ -20,65 +20,49 @@ function packedFiles() {
 	return report.files.map((/** @type {{ path: string }} */ file) => file.path).sort();
 }
 
-describe('npm pack contents', () => {
-	const files = packedFiles();
+const files = packedFiles();
 
-	test('only dist/ (js, codex json, output schemas, icons), README, LICENSE and package.json', () => {
-		const unexpected = files.filter(
-			(/** @type {string} */ file) =>
-				!['package.json', 'README.md', 'LICENSE'].includes(file) &&
-				!/^dist\/.+\.(js|d\.ts|node\.json|svg)$/.test(file) &&
-				!/^dist\/nodes\/BasicsEngage\/__schema__\/v1\.0\.0\/\w+\/\w+\.json$/.test(file),
-		);
-		expect(unexpected).toEqual([]);
-	});
-
-	test('every file n8n loads is shipped: node, credential, codex, both icons', () => {
-		const required = [
-			...packageJson.n8n.nodes,
-			...packageJson.n8n.credentials,
-			'dist/nodes/BasicsEngage/BasicsEngage.node.json',
-			'dist/nodes/BasicsEngage/basicsEngage.svg',
-			'dist/nodes/BasicsEngage/basicsEngage.dark.svg',
-			'README.md',
-			'LICENSE',
-			'package.json',
-		];
-		expect(files).toEqual(expect.arrayContaining(required));
-	});
-
-	test('every module the node requires is shipped', () => {
-		const shippedJs = new Set(files.filter((/** @type {string} */ file) => file.endsWith('.js')));
-		for (const file of shippedJs) {
-			const source = fs.readFileSync(path.join(packageDir, file), 'utf8');
-			for (const [, request] of source.matchAll(/require\("(\.[^"]+)"\)/g)) {
-				const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), request));
-				const candidates = [target, `${target}.js`, `${target}/index.js`];
-				expect(candidates.some((candidate) => shippedJs.has(candidate))).toBe(true);
-			}
-		}
-	});
+test('npm pack ships only dist/ (js, codex json, output schemas, icons), README, LICENSE and package.json', () => {
+	const unexpected = files.filter(
+		(/** @type {string} */ file) =>
+			!['package.json', 'README.md', 'LICENSE'].includes(file) &&
+			!/^dist\/.+\.(js|d\.ts|node\.json|svg)$/.test(file) &&
+			!/^dist\/nodes\/BasicsEngage\/__schema__\/v1\.0\.0\/\w+\/\w+\.json$/.test(file),
+	);
+	expect(unexpected).toEqual([]);
 });
 
-describe('package.json for the n8n verification', () => {
-	test('names, links, license and keyword', () => {
-		expect(packageJson).toMatchObject({
-			name: 'n8n-nodes-basicsengage',
-			license: 'MIT',
-			author: { name: expect.any(String), email: expect.stringMatching(/@/) },
-			homepage: expect.stringMatching(/^https:\/\//),
-			repository: { type: 'git', url: expect.stringMatching(/^git\+https:\/\//) },
-			description: expect.any(String),
-		});
-		expect(packageJson.keywords).toContain('n8n-community-node-package');
-	});
+test('npm pack ships every file n8n loads: node, credential, codex, both icons', () => {
+	const required = [
+		...packageJson.n8n.nodes,
+		...packageJson.n8n.credentials,
+		'dist/nodes/BasicsEngage/BasicsEngage.node.json',
+		'dist/nodes/BasicsEngage/basicsEngage.svg',
+		'dist/nodes/BasicsEngage/basicsEngage.dark.svg',
+		'README.md',
+		'LICENSE',
+		'package.json',
+	];
+	expect(files).toEqual(expect.arrayContaining(required));
+});
 
-	test('no runtime dependencies, no install scripts, no overrides, engines stated', () => {
-		expect(packageJson.dependencies).toBeUndefined();
-		expect(packageJson.overrides).toBeUndefined();
-		for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) {
-			expect(packageJson.scripts).not.toHaveProperty(hook);
+test('npm pack ships every module the node requires', () => {
+	const shippedJs = new Set(files.filter((/** @type {string} */ file) => file.endsWith('.js')));
+	for (const file of shippedJs) {
+		const source = fs.readFileSync(path.join(packageDir, file), 'utf8');
+		for (const [, request] of source.matchAll(/require\("(\.[^"]+)"\)/g)) {
+			const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), request));
+			const candidates = [target, `${target}.js`, `${target}/index.js`];
+			expect(candidates.some((candidate) => shippedJs.has(candidate))).toBe(true);
 		}
-		expect(packageJson.engines).toEqual({ node: expect.stringMatching(/^>=\d+/) });
-	});
+	}
+});
+
+test('package.json: no runtime dependencies, no install scripts, no overrides, engines stated', () => {
+	expect(packageJson.dependencies).toBeUndefined();
+	expect(packageJson.overrides).toBeUndefined();
+	for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) {
+		expect(packageJson.scripts).not.toHaveProperty(hook);
+	}
+	expect(packageJson.engines).toEqual({ node: expect.stringMatching(/^>=\d+/) });
 });
