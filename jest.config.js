@@ -35,7 +35,6 @@ module.exports = {
 			'<rootDir>/test/harness/engine-differences.test.js',
 			'<rootDir>/test/node/operations.test.js',
 			'<rootDir>/test/reliability/retry-on-fail.test.js',
-			'<rootDir>/test/reliability/retry-execution.test.js',
 		]),
 	],
 };
