@@ -1,21 +1,15 @@
-// `npm run dev -- --watch` as a developer runs it, from a temporary copy of the checkout (the files
-// git tracks, as they are in the working tree, and a link to node_modules; no file of the checkout
-// changes, whatever happens): it builds the package, prints what runs where, and everything it
-// prints works; saving a change to the node's TypeScript source rebuilds the package and the n8n
-// already running serves it (its hot reload, no restart: `POST /rest/node-types`, what the editor
-// asks when it opens a node, and `/types/nodes.json`); Ctrl-C (SIGINT to the terminal's
-// foreground process group) stops all it started. The copy, n8n's data and every process are
-// removed afterwards, also when jest is interrupted (test/e2e/watchdog.mjs).
+// `npm run dev -- --watch` as a developer runs it, in a temporary copy of the checkout (no file of
+// the checkout changes): everything it prints works; a saved change to the node's source is served
+// by the n8n already running (its hot reload, no restart: `POST /rest/node-types`, what the editor
+// asks when it opens a node, and `/types/nodes.json`); Ctrl-C (SIGINT to the terminal's foreground
+// process group) stops all it started. The watchdog removes everything, also when jest is killed.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-
 import { DEMO_API_KEY, DEV_OWNER, restClient } from '../../dev/n8n-setup.mjs';
 import { login } from '../../dev/start-n8n.mjs';
-import { log, NODE_TYPE, PACKAGE, REPO_DIR, spawnDev, startWatchdog } from './helpers.mjs';
+import { connectMcp, log, NODE_TYPE, PACKAGE, REPO_DIR, spawnDev, startWatchdog, until } from './helpers.mjs';
 import { descendants } from './processes.mjs';
 
 const NODE_FILE = 'nodes/BasicsEngage/BasicsEngage.node.ts';
@@ -44,21 +38,6 @@ async function servedDescription(rest) {
 	return type.description;
 }
 
-/** Calls `read` every 100 ms until it gives `wanted` (a throw counts as not yet) or time is up. */
-async function poll(read, wanted, timeoutMs) {
-	const t0 = Date.now();
-	let last;
-	for (;;) {
-		try {
-			last = await read();
-		} catch (error) {
-			last = error;
-		}
-		if (last === wanted || Date.now() - t0 > timeoutMs) return last;
-		await new Promise((r) => setTimeout(r, 100));
-	}
-}
-
 test('npm run dev -- --watch prints how to use what it started, all of it works, a saved change to the node is served by the running n8n, and Ctrl-C stops everything', async () => {
 	const repo = path.join(tmp, 'repo');
 	copyCheckout(REPO_DIR, repo);
@@ -84,12 +63,9 @@ test('npm run dev -- --watch prints how to use what it started, all of it works,
 	const { cookie } = await login(editor, DEV_OWNER);
 	expect(cookie).toContain('n8n-auth=');
 	expect(await (await fetch(form)).text()).toContain('Join Acme');
-	const mcp = new Client({ name: 'dev-e2e', version: '1.0.0' });
-	const mcpTransport = new StreamableHTTPClientTransport(new URL(mcpServer));
-	await mcp.connect(mcpTransport);
-	const { tools } = await mcp.listTools();
+	const mcp = await connectMcp(mcpServer, 'dev-e2e');
+	const { tools } = await mcp.client.listTools();
 	expect(tools.map((t) => t.name).sort()).toEqual(['Add_Profiles', 'Send_Email']);
-	await mcpTransport.terminateSession();
 	await mcp.close();
 	const send = await fetch(`${sandboxUrl}/email/send`, {
 		method: 'POST',
@@ -133,7 +109,8 @@ test('npm run dev -- --watch prints how to use what it started, all of it works,
 	// save the change, then ask n8n until it serves it
 	const saved = Date.now();
 	fs.writeFileSync(path.join(repo, NODE_FILE), source.replace(`'${before}'`, `'${after}'`));
-	expect(await poll(() => servedDescription(rest), after, 60_000)).toBe(after);
+	const served = async (read) => (await read().catch(() => undefined)) === after;
+	await until(() => served(() => servedDescription(rest)), 'n8n served no changed description', 60_000);
 	const seconds = ((Date.now() - saved) / 1000).toFixed(1);
 
 	// What the editor loads its node list from has it too. n8n rewrites that file after the reload
@@ -143,7 +120,7 @@ test('npm run dev -- --watch prints how to use what it started, all of it works,
 		const types = JSON.parse(await res.text());
 		return types.find((t) => t.name === NODE_TYPE).description;
 	};
-	expect(await poll(editorDescription, after, 10_000)).toBe(after);
+	await until(() => served(editorDescription), '/types/nodes.json had no changed description', 10_000);
 
 	// rebuilt by --watch, and reloaded by n8n itself
 	const rebuilt = await dev.waitFor(/\[dev\] --watch: rebuilt in (\S+)s/, 5_000);

@@ -1,6 +1,7 @@
 // Shared by the end-to-end tests: a temp n8n environment (sandbox + n8n + examples), Chromium, and
 // `npm run dev` run as a terminal runs it.
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
@@ -17,6 +18,7 @@ import {
 	MCP_TRIGGER_TYPE,
 	readExamples,
 	REPO_DIR,
+	SANDBOX_CREDENTIAL,
 } from '../../dev/n8n-setup.mjs';
 import { snapshotTree, stillRunning } from './processes.mjs';
 
@@ -24,24 +26,15 @@ export { REPO_DIR };
 export const PACKAGE = JSON.parse(fs.readFileSync(path.join(REPO_DIR, 'package.json'), 'utf8'));
 /** The node's type name in n8n: `<package name>.<node name>`. */
 export const NODE_TYPE = `${PACKAGE.name}.basicsEngage`;
+/** A node's reference to the sandbox credential. */
+export const CREDENTIALS = {
+	basicsEngageApi: { id: SANDBOX_CREDENTIAL.id, name: SANDBOX_CREDENTIAL.name },
+};
 
 /** Debian's chromium (test/e2e/prepare.mjs installs it); never a downloaded browser. */
-export const CHROMIUM = process.env.E2E_CHROMIUM || '/usr/bin/chromium';
-export const CHROMIUM_ARGS = [
-	'--headless',
-	'--no-sandbox',
-	'--disable-gpu',
-	'--disable-quic',
-	'--no-first-run',
-	'--disable-background-networking',
-	'--disable-component-update',
-	'--disable-sync',
-];
+const CHROMIUM = process.env.E2E_CHROMIUM || '/usr/bin/chromium';
 
-/**
- * Where the screenshots go: a temp folder, so a test run never changes tracked files.
- * `npm run screenshots` sets E2E_SCREENSHOT_DIR=docs/images to refresh the ones README shows.
- */
+// A temp folder, so a test run never changes tracked files (`npm run screenshots`: docs/images).
 export const SCREENSHOT_DIR = path.resolve(
 	process.env.E2E_SCREENSHOT_DIR ||
 		path.join(os.tmpdir(), `basicsengage-e2e-screenshots-${process.env.N8N_DEV_RUNTIME || 'v2'}`),
@@ -49,10 +42,7 @@ export const SCREENSHOT_DIR = path.resolve(
 
 export const log = (message) => process.stderr.write(`[e2e] ${message}\n`);
 
-/**
- * Sandbox on a free port, n8n (5678 when free, else a free port) in a temp user folder,
- * the sandbox credential and the examples imported; `options` go to dev's startEnvironment.
- */
+/** Sandbox and n8n on free ports in a temp folder, credential and examples imported. */
 export async function startTestEnvironment(options = {}) {
 	const tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'basicsengage-e2e-'));
 	// Postgres (queue mode) runs as the postgres user when we are root: it must reach its folder
@@ -82,6 +72,47 @@ export async function startTestEnvironment(options = {}) {
 	};
 }
 
+/**
+ * A workflow of `nodes` (typeVersion 1 unless set): a node with `link: [target, type]` feeds that
+ * node on that connection type, the others are chained in order on `main`.
+ */
+export function buildWorkflow(id, name, nodes) {
+	const connections = {};
+	const into = (from, node, type) => (connections[from] = { [type]: [[{ node, type, index: 0 }]] });
+	const main = nodes.filter((node) => !node.link).map((node) => node.name);
+	main.slice(1).forEach((target, at) => into(main[at], target, 'main'));
+	for (const { name, link } of nodes) if (link) into(name, ...link);
+	return {
+		id,
+		name: `BasicsEngage e2e: ${name}`,
+		active: false,
+		settings: { executionOrder: 'v1' },
+		connections,
+		// every node a webhookId: the triggers and Send and Wait need one, the others ignore it
+		nodes: nodes.map(({ link, ...node }, at) => ({
+			id: randomUUID(),
+			webhookId: randomUUID(),
+			typeVersion: 1,
+			position: [at * 220, 0],
+			parameters: {},
+			...node,
+		})),
+	};
+}
+
+/** Calls `check` every 100 ms until it gives something truthy, and returns that. */
+export async function until(check, what, timeoutMs = 30_000) {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const value = await check();
+		if (value) return value;
+		if (Date.now() > deadline) {
+			throw new Error(`after ${timeoutMs} ms: ${typeof what === 'function' ? what() : what}`);
+		}
+		await new Promise((r) => setTimeout(r, 100));
+	}
+}
+
 /** Imports a workflow with n8n's CLI into `env`'s n8n and publishes it (unless `publish` is false). */
 export async function importWorkflow(env, workflow, { publish = true } = {}) {
 	const file = path.join(env.tmp, `${workflow.id}.json`);
@@ -92,9 +123,8 @@ export async function importWorkflow(env, workflow, { publish = true } = {}) {
 }
 
 /**
- * A copy of an example as a workflow of its own: `id`, `(label)` after its name, its form or MCP
- * Server trigger on `triggerPath`, every webhook id its own (its last four characters: `tag`).
- * Edit its nodes with `node(name)`, then importWorkflow it.
+ * A copy of an example as a workflow of its own: `id`, `(label)` after its name, its trigger on
+ * `triggerPath`, its webhook ids ending in `tag`; edit its nodes with `node(name)`.
  */
 export function exampleVariant(exampleId, { id, label, triggerPath, tag = id.slice(-4) }) {
 	const workflow = structuredClone(readExamples().find((e) => e.id === exampleId).workflow);
@@ -134,7 +164,16 @@ export async function launchBrowser() {
 	const context = await chromium.launchPersistentContext(userDataDir, {
 		executablePath: CHROMIUM,
 		headless: true,
-		args: CHROMIUM_ARGS,
+		args: [
+			'--headless',
+			'--no-sandbox',
+			'--disable-gpu',
+			'--disable-quic',
+			'--no-first-run',
+			'--disable-background-networking',
+			'--disable-component-update',
+			'--disable-sync',
+		],
 		viewport: { width: 1440, height: 900 },
 		locale: 'en-US',
 		timezoneId: 'UTC',
@@ -148,11 +187,9 @@ export async function launchBrowser() {
 	};
 }
 
-/**
- * `n8n execute --rawOutput` prints the run as JSON, possibly between log lines (a task runner's
- * shutdown line can come after it): the JSON is the text from a line starting with `{` to the
- * first line `}` that closes it.
- */
+// `n8n execute --rawOutput` prints the run's JSON between log lines: from a line starting with `{`
+// to the first line `}` that closes it.
+
 export function parseCliJson(stdout) {
 	const start = stdout.search(/^\{/m);
 	if (start < 0) throw new Error(`no JSON in n8n output:\n${stdout.slice(0, 2000)}`);
@@ -168,66 +205,52 @@ export function parseCliJson(stdout) {
 	return JSON.parse(stdout.slice(start));
 }
 
-export const HERE = path.dirname(fileURLToPath(import.meta.url));
+const HERE = path.dirname(fileURLToPath(import.meta.url));
 
 /**
- * `npm run <script> -- <args> --port 0 --sandbox-port 0 --user-folder <userFolder>` in `cwd`
- * (free ports, the test's own folder), as a terminal runs it: in a process group of its own
- * (Ctrl-C is SIGINT to that group), its stdout and stderr collected in `output`.
+ * `npm run <script> -- <args>` on free ports and `userFolder`, as a terminal runs it: in a process
+ * group of its own (Ctrl-C is SIGINT to that group), its stdout and stderr collected in `output`.
  */
 export function spawnDev({ script = 'dev', args = [], userFolder, cwd = REPO_DIR }) {
 	const name = `npm run ${script}`;
-	const freePorts = ['--port', '0', '--sandbox-port', '0'];
-	const child = spawn(
-		'npm',
-		['run', script, '--', ...args, ...freePorts, '--user-folder', userFolder],
-		{
-			cwd,
-			detached: true,
-			stdio: ['ignore', 'pipe', 'pipe'],
-		},
-	);
+	const flags = [...args, '--port', '0', '--sandbox-port', '0', '--user-folder', userFolder];
+	const child = spawn('npm', ['run', script, '--', ...flags], {
+		cwd,
+		detached: true,
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
 	const running = () => child.exitCode === null && child.signalCode === null;
-	const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 	// the end of the output says why it stopped; CI keeps the end of a long log, not its middle
-	const tail = () => dev.output.split('\n').slice(-100).join('\n');
+	const ends = () => `its output ends:\n${dev.output.split('\n').slice(-100).join('\n')}`;
 	const dev = {
 		child,
 		output: '',
-		/** Resolves with the match once the output matches `pattern` (looked at every 100 ms). */
-		async waitFor(pattern, timeoutMs) {
-			const deadline = Date.now() + timeoutMs;
-			for (;;) {
-				const match = dev.output.match(pattern);
-				if (match) return match;
-				if (!running())
-					throw new Error(
-						`${name} exited (${child.exitCode ?? child.signalCode}); its output ends:\n${tail()}`,
-					);
-				if (Date.now() > deadline)
-					throw new Error(
-						`no ${pattern} in ${name}'s output after ${timeoutMs} ms; it ends:\n${tail()}`,
-					);
-				await sleep(100);
-			}
-		},
+		/** Resolves with the match once the output matches `pattern`. */
+		waitFor: (pattern, timeoutMs) =>
+			until(
+				() => {
+					if (running()) return dev.output.match(pattern);
+					throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}); ${ends()}`);
+				},
+				() => `no ${pattern} in ${name}'s output; ${ends()}`,
+				timeoutMs,
+			),
 		/**
-		 * Ctrl-C: SIGINT to the group, as a terminal sends it. Resolves once npm has exited and
-		 * `[dev] stopped.` was printed, with the processes of the group (taken before the signal)
-		 * still alive half a second later.
+		 * Ctrl-C: SIGINT to the group, as a terminal sends it. Once npm has exited and said
+		 * `[dev] stopped.`, resolves with the group's processes (taken before) alive 0.5 s later.
 		 */
 		async interrupt(timeoutMs = 60_000) {
 			const started = snapshotTree(child.pid);
 			process.kill(-child.pid, 'SIGINT');
-			const deadline = Date.now() + timeoutMs;
-			while (running()) {
-				if (Date.now() > deadline)
-					throw new Error(`${name} did not exit; its output ends:\n${tail()}`);
-				await sleep(100);
+			await until(
+				() => !running(),
+				() => `${name} did not exit; ${ends()}`,
+				timeoutMs,
+			);
+			if (!dev.output.includes('[dev] stopped.')) {
+				throw new Error(`${name} did not say "[dev] stopped."; ${ends()}`);
 			}
-			if (!dev.output.includes('[dev] stopped.'))
-				throw new Error(`${name} did not say "[dev] stopped."; its output ends:\n${tail()}`);
-			await sleep(500);
+			await new Promise((r) => setTimeout(r, 500));
 			return stillRunning(started);
 		},
 	};
@@ -237,10 +260,9 @@ export function spawnDev({ script = 'dev', args = [], userFolder, cwd = REPO_DIR
 }
 
 /**
- * A watchdog (test/e2e/watchdog.mjs) that stops the process trees (`stopTree(pid)`) and removes
- * the folders (`remove(dir)`, `tempDir(prefix)`: a new temp folder) it is given once this test
- * process ends, also when jest is interrupted or killed and afterAll never runs. `release()`
- * (from afterAll) has it do so now, and resolves when it is done.
+ * test/e2e/watchdog.mjs: it stops the process trees (`stopTree(pid)`) and removes the folders
+ * (`remove(dir)`, `tempDir(prefix)`) once this test process ends, however it ends; `release()`
+ * (from afterAll) has it do so now.
  */
 export function startWatchdog() {
 	const child = spawn(process.execPath, [path.join(HERE, 'watchdog.mjs')], {

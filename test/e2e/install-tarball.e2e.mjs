@@ -1,9 +1,7 @@
-// README's install route for today (the package is not on npm yet), as a user follows it:
-// `npm pack` of the built package, then README's own commands (the block after the
-// `install-from-tarball` marker in README.md, run by bash as written) in a fresh home folder,
-// then n8n (2.41.1; 1.123.81 under `npm run test:e2e:v1`) started on that folder WITHOUT the
-// repository's installer (startN8n is given no package, so it installs nothing). n8n has to load
-// the node: a workflow with it has to send one email to the sandbox.
+// README's install route (the package is not on npm yet), as a user follows it: `npm pack`, then
+// README's own commands (the block after its `install-from-tarball` marker, run by bash as
+// written) in a fresh home folder, then n8n started on that folder WITHOUT the repository's
+// installer. n8n has to load the node: a workflow with it has to send one email to the sandbox.
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -11,9 +9,9 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 
-import { importCredential, SANDBOX_CREDENTIAL } from '../../dev/n8n-setup.mjs';
+import { importCredential } from '../../dev/n8n-setup.mjs';
 import { startN8n } from '../../dev/start-n8n.mjs';
-import { log, NODE_TYPE, PACKAGE, parseCliJson, REPO_DIR } from './helpers.mjs';
+import { buildWorkflow, CREDENTIALS, log, NODE_TYPE, PACKAGE, parseCliJson, REPO_DIR } from './helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const { startSandbox } = require('../sandbox/server.js');
@@ -44,43 +42,23 @@ function userEnv(home) {
 	return { ...env, HOME: home };
 }
 
-const workflow = {
-	id: WORKFLOW_ID,
-	name: 'Installed from the tarball',
-	active: false,
-	settings: {},
-	nodes: [
-		{
-			id: 'b7a1c0de-0000-4000-8000-000000000001',
-			name: 'Run it',
-			type: 'n8n-nodes-base.manualTrigger',
-			typeVersion: 1,
-			position: [0, 0],
-			parameters: {},
+const workflow = buildWorkflow(WORKFLOW_ID, 'installed from the tarball', [
+	{ name: 'Run it', type: 'n8n-nodes-base.manualTrigger' },
+	{
+		name: 'Send Email',
+		type: NODE_TYPE,
+		credentials: CREDENTIALS,
+		parameters: {
+			resource: 'email',
+			operation: 'send',
+			to: 'jane@customer.test',
+			from: 'hello@example.com',
+			subject: 'Installed from the tarball',
+			content: 'text',
+			text: 'Hello from n8n',
 		},
-		{
-			id: 'b7a1c0de-0000-4000-8000-000000000002',
-			name: 'Send Email',
-			type: NODE_TYPE,
-			typeVersion: 1,
-			position: [220, 0],
-			credentials: {
-				basicsEngageApi: { id: SANDBOX_CREDENTIAL.id, name: SANDBOX_CREDENTIAL.name },
-			},
-			parameters: {
-				resource: 'email',
-				operation: 'send',
-				to: 'jane@customer.test',
-				from: 'hello@example.com',
-				subject: 'Installed from the tarball',
-				content: 'text',
-				text: 'Hello from n8n',
-				options: {},
-			},
-		},
-	],
-	connections: { 'Run it': { main: [[{ node: 'Send Email', type: 'main', index: 0 }]] } },
-};
+	},
+]);
 
 let tmp;
 let home;
@@ -166,24 +144,11 @@ test('n8n loads the node: a workflow with it runs and sends one email to the san
 
 	const res = await n8n.runCli(['execute', `--id=${WORKFLOW_ID}`, '--rawOutput']);
 	if (res.code !== 0) throw new Error(`n8n execute failed (exit ${res.code}):\n${res.stdout}\n${res.stderr}`);
-	let run;
-	try {
-		run = parseCliJson(res.stdout);
-	} catch (error) {
-		throw new Error(`${error.message}\n--- stdout ---\n${res.stdout}\n--- stderr ---\n${res.stderr}`);
-	}
+	const run = parseCliJson(res.stdout);
 	expect(run.status).toBe('success');
 	const output = run.data.resultData.runData['Send Email'][0].data.main[0].map((i) => i.json);
 	expect(output).toEqual([expect.objectContaining({ status: 'success', messageId: expect.any(String) })]);
-
-	const sent = sandbox.requests.filter((r) => r.path === '/email/send');
-	expect(sent).toHaveLength(1);
-	expect(sent[0].body).toEqual({
-		to: 'jane@customer.test',
-		from: 'hello@example.com',
-		subject: 'Installed from the tarball',
-		text: 'Hello from n8n',
-	});
+	expect(sandbox.requests.map((r) => [r.path, r.body.subject])).toEqual([['/email/send', 'Installed from the tarball']]);
 });
 
 test("the node's errors are n8n's own: a wrong key fails with the node's message", async () => {

@@ -1,12 +1,7 @@
 #!/usr/bin/env node
-// First step of `npm run test:e2e` (and of `npm run test:queue`, with --queue), before jest: what
-// takes long or needs the network, with progress on the terminal.
-//   - builds the package (dist/ is what gets installed into n8n) unless E2E_NO_BUILD is set
-//     (.ci/run: npm test built it, and the suites then run side by side),
-//   - installs Debian's chromium (--queue: redis-server and postgresql) with apt-get when missing,
-//     as root or through passwordless sudo; E2E_CHROMIUM names another Chromium binary,
-//   - provisions Node and the pinned n8n into the cache (dev/provision.mjs; minutes the first
-//     time, then instant), at the same time as apt-get.
+// Before jest in `npm run test:e2e` (`test:queue`: --queue), what is slow or needs the network:
+// the build (unless E2E_NO_BUILD), Debian's chromium (--queue: redis-server and postgresql) with
+// apt-get when missing, and n8n into the cache (dev/provision.mjs), the last two at once.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';

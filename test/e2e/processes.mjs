@@ -1,12 +1,8 @@
-// The processes a test started, read from Linux's /proc (no dependencies: test/e2e/watchdog.mjs
-// uses it outside jest too). A process is known by its pid and its start time together, so a pid
-// the system has handed out again is never taken for one of ours.
+// The processes a test started, read from Linux's /proc. A process is known by its pid and start
+// time together, so a pid the system has handed out again is never taken for one of ours.
 import fs from 'node:fs';
 
-/**
- * Every process: pid -> { ppid, pgid, zombie, start } (start: clock ticks after boot).
- * @returns {Map<number, { ppid: number, pgid: number, zombie: boolean, start: string }>}
- */
+/** Every process: pid -> { ppid, pgid, zombie, start } (start: clock ticks after boot). */
 export function processTable() {
 	const table = new Map();
 	for (const name of fs.readdirSync('/proc')) {
@@ -45,10 +41,7 @@ export function descendants(root, table = processTable()) {
 	return [...found];
 }
 
-/**
- * The processes below `root` and their start times, for `signalTree`; `known` (an earlier
- * snapshot) is kept and grown. A process counts only while its start time is the one seen.
- */
+/** The processes below `root` and their start times; `known` (an earlier snapshot) is grown. */
 export function snapshotTree(root, known = new Map(), table = processTable()) {
 	if (!known.has(root) && table.has(root)) known.set(root, table.get(root).start);
 	for (const top of [...known.keys()].filter((pid) => table.get(pid)?.start === known.get(pid))) {
@@ -59,11 +52,7 @@ export function snapshotTree(root, known = new Map(), table = processTable()) {
 	return known;
 }
 
-/**
- * The pids of a snapshot that still run: the same start time, and not a zombie (ended, its exit
- * status not yet collected; when n8n exits, a child it never reaped passes to PID 1, which can
- * take a while to reap it).
- */
+/** The pids of a snapshot that still run: the same start time, and not a zombie (ended, unreaped). */
 export function stillRunning(snapshot, table = processTable()) {
 	return [...snapshot]
 		.filter(([pid, start]) => table.get(pid)?.start === start && !table.get(pid).zombie)

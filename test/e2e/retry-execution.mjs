@@ -1,16 +1,15 @@
-// Retry of a failed execution in a real n8n (2.41.1; 1.123.81 under `npm run test:e2e:v1`), through
-// the REST endpoint the Executions list's Retry button calls (POST /rest/executions/:id/retry, with
-// the original or the currently saved workflow). A webhook starts ten items into Send Email or Add
-// Profiles (On Error = Stop Workflow); the sandbox fails request 6 with a 500. Retry sends 7-10,
-// never again 1-5, and never request 6 unasked: the retry fails again, saying so.
-import { NEWSLETTER_LIST, SANDBOX_CREDENTIAL, waitForExecution } from '../../dev/n8n-setup.mjs';
+// Retry of a failed execution in a real n8n 2.x, through the REST endpoint the Executions list's
+// Retry button calls (POST /rest/executions/:id/retry, with the original or the currently saved
+// workflow). A webhook starts ten items into Send Email or Add Profiles (On Error = Stop Workflow);
+// the sandbox fails request 6 with a 500. Retry sends 7-10, never again 1-5, and never request 6
+// unasked: the retry fails again, saying so.
+import { NEWSLETTER_LIST, waitForExecution } from '../../dev/n8n-setup.mjs';
 import { env } from './shared.mjs';
-import { importWorkflow, NODE_TYPE } from './helpers.mjs';
+import { buildWorkflow, CREDENTIALS, importWorkflow, NODE_TYPE, until } from './helpers.mjs';
 import parameters from '../parameters.js';
 
 const { sendParameters } = parameters;
 
-const NODE = 'Under test';
 const CONTACTS = Array.from({ length: 10 }, (_, index) => ({
 	email: `contact${index}@customer.test`,
 }));
@@ -18,63 +17,32 @@ const pass = { action: 'delay', delayMs: 0 };
 
 /** Webhook -> Split Out (one item per contact) -> the BasicsEngage node; published. */
 async function publish(tag, parameters) {
-	const workflow = {
-		id: `beRetryExec${tag}`,
-		name: `Retry of a failed execution (${tag})`,
-		active: false,
-		settings: { executionOrder: 'v1' },
-		connections: {
-			Webhook: { main: [[{ node: 'Split Out', type: 'main', index: 0 }]] },
-			'Split Out': { main: [[{ node: NODE, type: 'main', index: 0 }]] },
+	const path = `basicsengage-retry-${tag}`;
+	const workflow = buildWorkflow(`beRetryExec${tag}`, `retry of a failed execution (${tag})`, [
+		{
+			name: 'Webhook',
+			type: 'n8n-nodes-base.webhook',
+			typeVersion: 2,
+			parameters: { httpMethod: 'POST', path, options: {} },
 		},
-		nodes: [
-			{
-				id: `b1a1e2c3-0000-4000-8000-00000000${tag}`,
-				name: 'Webhook',
-				type: 'n8n-nodes-base.webhook',
-				typeVersion: 2,
-				position: [0, 0],
-				webhookId: `b1a1e2c3-1111-4000-8000-00000000${tag}`,
-				parameters: { httpMethod: 'POST', path: `basicsengage-retry-${tag}`, options: {} },
-			},
-			{
-				id: `b1a1e2c3-2222-4000-8000-00000000${tag}`,
-				name: 'Split Out',
-				type: 'n8n-nodes-base.splitOut',
-				typeVersion: 1,
-				position: [220, 0],
-				parameters: { fieldToSplitOut: 'body.contacts', options: {} },
-			},
-			{
-				id: `b1a1e2c3-3333-4000-8000-00000000${tag}`,
-				name: NODE,
-				type: NODE_TYPE,
-				typeVersion: 1,
-				position: [440, 0],
-				credentials: {
-					basicsEngageApi: { id: SANDBOX_CREDENTIAL.id, name: SANDBOX_CREDENTIAL.name },
-				},
-				parameters,
-			},
-		],
-	};
+		{
+			name: 'Split Out',
+			type: 'n8n-nodes-base.splitOut',
+			parameters: { fieldToSplitOut: 'body.contacts', options: {} },
+		},
+		{ name: 'Under test', type: NODE_TYPE, credentials: CREDENTIALS, parameters },
+	]);
 	await importWorkflow(env, workflow);
-	return { id: workflow.id, url: `${env.n8n.url}/webhook/basicsengage-retry-${tag}` };
+	return { id: workflow.id, url: `${env.n8n.url}/webhook/${path}` };
 }
 
 /** Starts the workflow through its webhook; returns the failed execution. */
 async function runFailing({ id, url }) {
-	for (let tries = 0; ; tries++) {
-		const res = await fetch(url, {
-			method: 'POST',
-			headers: { 'content-type': 'application/json' },
-			body: JSON.stringify({ contacts: CONTACTS }),
-		});
-		if (res.status === 200) break;
-		// A freshly published webhook can take a moment to be registered.
-		if (tries > 50) throw new Error(`the webhook answered ${res.status}`);
-		await new Promise((resolve) => setTimeout(resolve, 200));
-	}
+	// A freshly published webhook can take a moment to be registered.
+	const body = JSON.stringify({ contacts: CONTACTS });
+	const start = () =>
+		fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+	await until(async () => (await start()).ok, 'the webhook answered no 200', 10_000);
 	return await waitForExecution(env.rest, id, { n8nDir: env.n8nDir });
 }
 

@@ -1,16 +1,10 @@
 #!/usr/bin/env node
-// Cleans up after an end-to-end test however jest ends. Ctrl-C or a kill ends jest without its
-// afterAll, and a test cannot catch the signal: jest gives each test file a copy of `process`,
-// and listeners on the copy are never called. So a test starts this script (helpers.mjs,
-// startWatchdog(); detached, in a process group of its own, which a terminal's Ctrl-C does not
-// reach) and tells it, a line at a time on its stdin:
-//   pid <n>   a process whose tree to stop (e.g. `npm run dev`)
-//   dir <p>   a folder to remove
-// When its stdin closes (the test process has ended, however it ended, or released it), it sends
-// SIGTERM to the process group of each such process (`npm run dev` stops n8n and the sandbox on
-// SIGTERM, as on Ctrl-C), SIGKILL to what is left of the trees after 30 s, and removes the
-// folders. It looks at the trees every second meanwhile, so processes started later count too; a
-// process counts by pid and start time (test/e2e/processes.mjs), never a pid handed out again.
+// Cleans up after an end-to-end test however jest ends: Ctrl-C or a kill ends jest without its
+// afterAll, and a test file cannot catch the signal (jest hands it a copy of `process`). A test
+// starts this script in a process group of its own (helpers.mjs, startWatchdog) and writes lines
+// to its stdin: `pid <n>` (a process tree to stop) or `dir <path>` (a folder to remove). When
+// stdin closes, it sends SIGTERM to each process group, SIGKILL to what is left after 30 s, and
+// removes the folders; it looks at the trees every second, so later children count too.
 import fs from 'node:fs';
 
 import { processTable, signalTree, snapshotTree, stillRunning } from './processes.mjs';
@@ -33,9 +27,7 @@ async function cleanUp() {
 	look();
 	const running = new Set(stillRunning(snapshot));
 	if (running.size > 0) {
-		// SIGTERM to each root's process group (npm, its shell, dev.mjs: what a terminal's Ctrl-C
-		// reaches); `npm run dev` then stops what it started, in order. To each process when no
-		// root runs any more.
+		// SIGTERM to each root's group, as Ctrl-C: `npm run dev` stops what it started, in order
 		const groups = roots.filter((root) => running.has(root));
 		for (const root of groups) {
 			try {

@@ -1,5 +1,4 @@
-// Shared by the queue-mode tests: a temp queue-mode environment (sandbox, Redis, Postgres, an n8n
-// main process and two workers, the credential and the examples) and the sign-up form driven
+// Shared by the queue-mode tests: the e2e environment in queue mode and the sign-up form driven
 // the way a browser submits it.
 import {
 	executionsByWorker,
@@ -15,9 +14,8 @@ export const SIGNUP = 'beExampleSignup1';
 export const log = (message) => process.stderr.write(`[queue] ${message}\n`);
 
 /**
- * The e2e environment (test/e2e/helpers.mjs) in queue mode: Redis and Postgres on free ports, n8n
- * main and `workers` workers, the sandbox's daily quota large enough for the bursts.
- * `workers: 0`: regular mode instead, one n8n process on SQLite (as `npm run dev` runs it).
+ * The e2e environment with Redis and Postgres on free ports, n8n main and `workers` workers (0:
+ * regular mode, one n8n on SQLite), the sandbox's daily quota large enough for the bursts.
  */
 export async function startQueueTestEnvironment({
 	workers = 2,
@@ -35,9 +33,6 @@ export async function startQueueTestEnvironment({
 	const signup = readExamples().find((e) => e.id === SIGNUP);
 	return { ...env, formUrl: (formPath = signup.formPath) => `${env.n8n.url}/form/${formPath}` };
 }
-
-/** Sign-up form fields, in form order: first name, email, company. */
-export const formRow = (person) => [person.firstName, person.email, person.company];
 
 /** `count` different people: burst-<tag>-<i>@customer.test. */
 export function people(count, tag) {
@@ -61,7 +56,8 @@ export async function submitSignups(
 ) {
 	const afterId = await latestExecutionId(env.rest, workflowId);
 	const t0 = Date.now();
-	const answers = await submitForms(env.formUrl(formPath), persons.map(formRow), { concurrency });
+	const rows = persons.map((p) => [p.firstName, p.email, p.company]);
+	const answers = await submitForms(env.formUrl(formPath), rows, { concurrency });
 	const refused = answers.filter((a) => a.status !== 200);
 	if (refused.length)
 		throw new Error(

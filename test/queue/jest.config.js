@@ -1,9 +1,4 @@
-/**
- * The queue-mode end-to-end test (`npm run test:queue`), outside `npm test` and `npm run
- * test:e2e`: it needs Debian's redis-server and postgresql (test/queue/prepare.mjs installs them
- * with apt-get when missing) and runs n8n as a main process and two workers. ES modules (they
- * import dev/*.mjs), so jest runs with --experimental-vm-modules and no transform.
- */
+/** `npm run test:queue`: n8n main and two workers, Redis, Postgres (prepare.mjs installs them). */
 module.exports = {
 	rootDir: '../..',
 	testEnvironment: 'node',
