@@ -106,13 +106,17 @@ async function publishVariant(tag, change) {
 	return { workflowId: workflow.id, ...(await requestRefund(workflow.id, triggerPath)) };
 }
 
-test("a scanner opening every link (GET, HEAD, any User-Agent) and a changed link (n8n's 401) answer nothing; a person's press in Chromium resumes the run once, through the server, with approved: true", async () => {
+test("a scanner opening every link (GET, HEAD, any User-Agent) and a changed or unsigned link (n8n's 401) answer nothing; a person's press in Chromium resumes the run once, through the server, with approved: true", async () => {
 	const { before } = await requestRefund();
 	const links = emailLinks();
 	await scanLinks(Object.values(links));
 	const forged = new URL(links.Decline);
 	forged.searchParams.set('approved', 'true');
-	for (const method of ['GET', 'POST']) expect((await open(forged, method)).status).toBe(401);
+	const unsigned = new URL(links.Decline);
+	unsigned.searchParams.delete('signature');
+	for (const url of [forged, unsigned]) {
+		for (const method of ['GET', 'POST']) expect((await open(url, method)).status).toBe(401);
+	}
 	expect((await since(REFUND, before)).map((e) => e.status)).toEqual(['waiting']);
 
 	expect(await answerInBrowser(links.Refund)).toContain(RECORDED);
@@ -285,7 +289,7 @@ test('free text: the Respond link opens a form page; the form, posted as a brows
 	expect(emailsSent()).toHaveLength(1);
 });
 
-test('a wait limit that passes (n8n\'s wait tracker) resumes the node without data: the "no answer" branch runs and nothing is sent again', async () => {
+test('a wait limit that passes (n8n\'s wait tracker) resumes the node without data: the "no answer" branch runs, nothing is sent again and a later press records nothing', async () => {
 	// 3 seconds; n8n's wait tracker looks for due executions about once a minute.
 	const { workflowId, before } = await publishVariant('d1d1', (ask) => {
 		const values = { limitType: 'afterTimeInterval', resumeAmount: 0.05, resumeUnit: 'minutes' };
@@ -298,6 +302,9 @@ test('a wait limit that passes (n8n\'s wait tracker) resumes the node without da
 		{ nextStep: 'No answer within 2 days: tell jane@customer.test' },
 	]);
 	expect(emailsSent()).toHaveLength(1);
+	const late = await open(emailLinks().Refund, 'POST');
+	expect(await late.text()).not.toContain(RECORDED);
+	expect(await since(workflowId, before)).toHaveLength(1);
 }, 150_000);
 
 const choices = (...names) => ({ values: names.map((option) => ({ option })) });
