@@ -3,9 +3,8 @@
 'use strict';
 
 /**
- * `npm run sandbox` — runs the BasicsEngage sandbox until Ctrl+C.
- * Logs one line per request (method, path, status, and what it changed that the answer does not
- * show: new profile IDs, a sent campaign's recipients); header values are never printed.
+ * `npm run sandbox`: the sandbox until Ctrl+C, logging one line per request (method, path, status,
+ * what it changed that the answer does not show), never a header value.
  */
 
 const { parseArgs } = require('node:util');
@@ -67,17 +66,15 @@ function optionsFromArgs(argv) {
 	return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined));
 }
 
-/** @param {string} host */
-const displayHost = (host) =>
-	['127.0.0.1', '::1', '0.0.0.0', '::', 'localhost'].includes(host) ? 'localhost' : host;
+const LOCAL_HOSTS = ['127.0.0.1', '::1', '0.0.0.0', '::', 'localhost'];
 
 /** @param {import('./server').SandboxHandle} sandbox @param {boolean} customKeys */
 function printBanner(sandbox, customKeys) {
-	const { options } = sandbox;
-	const baseUrl = `http://${displayHost(options.host)}:${sandbox.port}${options.basePath}`;
+	const { options, baseUrl, origin, port } = sandbox;
+	const local = LOCAL_HOSTS.includes(options.host);
 	const lines = [
 		'BasicsEngage sandbox running',
-		`  Base URL:          ${baseUrl}`,
+		`  Base URL:          ${local ? baseUrl.replace(origin, `http://localhost:${port}`) : baseUrl}`,
 		// Keys given with --key may be real ones, so only the built-in demo key is shown.
 		`  API key:           ${customKeys ? '(as given with --key, not shown)' : DEMO_API_KEY}`,
 		`  List auth header:  ${options.listAuthHeader}`,

@@ -2,40 +2,26 @@
 'use strict';
 
 /**
- * Scripted faults: a queue consumed one fault per matching request, before the
- * request reaches the routes. With `faultRate`, a request the queue has nothing for
- * gets one of `randomFaults` (default a 500) at that rate; `faultSeed` makes the
- * draw repeatable.
+ * Scripted faults: a queue, one fault taken per matching request before it reaches the routes;
+ * with `faultRate`, a request the queue has nothing for may draw one of `randomFaults`.
  */
 
-const { STATUS_CODES } = require('node:http');
 const { z } = require('zod');
+const { API_PATHS } = require('./routes');
 
 const faultListSchema = z.array(
 	z
 		.object({
-			/** Only requests to this path (under basePath) consume it; omitted: any request. */
-			path: z
-				.enum([
-					'/email/send',
-					'/list/addProfiles',
-					'/list/create',
-					'/campaign/create',
-					'/campaign/send',
-				])
-				.optional(),
-			/** Answer this status (with `body`, `headers`) without touching state. */
+			/** Only requests to this path (under basePath) take it; omitted: any request. */
+			path: z.enum(/** @type {[string, ...string[]]} */ (API_PATHS)).optional(),
+			/** Answer this status without touching state; by default with the spec's body for it. */
 			status: z.number().int().min(100).max(599).optional(),
-			/** Objects are JSON-encoded; by default the spec's error body for the status. */
+			/** Objects are JSON-encoded. */
 			body: z
 				.union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())])
 				.optional(),
 			headers: z.record(z.string(), z.string()).optional(),
-			/**
-			 * reset: destroy the socket with no answer, before handling; drop: handle the request (it
-			 * takes effect) but destroy the socket instead of answering; hang: never answer; delay:
-			 * wait `delayMs`, then go on.
-			 */
+			/** reset: no answer, nothing done; drop: done, not answered; hang: never answered; delay: delayMs only. */
 			action: z.enum(['reset', 'drop', 'hang', 'delay']).optional(),
 			/** Wait this long before acting (or before normal handling). */
 			delayMs: z.number().int().min(0).optional(),
@@ -44,25 +30,7 @@ const faultListSchema = z.array(
 );
 /** @typedef {z.input<typeof faultListSchema>[number]} Fault */
 
-/**
- * The error body the spec publishes for a status, so a bare `{ status: 500 }` fault looks real.
- * @param {number} status
- * @returns {object | undefined}
- */
-function defaultFaultBody(status) {
-	if (status < 400) return undefined;
-	if (status === 429)
-		return { status: 'error', error: 'Daily email quota exceeded. Please try again tomorrow.' };
-	if (status === 401) return { status: 'error', message: 'Invalid API key' };
-	if (status === 500)
-		return { status: 'error', message: 'Internal server error. Please retry later.' };
-	return { status: 'error', message: STATUS_CODES[status] ?? 'Error' };
-}
-
-/**
- * A small seeded generator (mulberry32), so a fault mix can be replayed exactly.
- * @param {number} seed
- */
+/** mulberry32: a small seeded generator, so a fault mix can be replayed. @param {number} seed */
 function seededRandom(seed) {
 	let state = seed >>> 0;
 	return () => {
@@ -76,8 +44,7 @@ function seededRandom(seed) {
 
 /**
  * @param {{ faultRate: () => number, randomFaults: () => Fault[], seed: () => number | undefined }} settings
- *   read at each draw, so options changed after start (setOptions) apply; a new seed starts its
- *   own sequence, so a test that sets one replays the same draws
+ *   read at each draw, so setOptions() applies; a new seed starts its own sequence
  */
 function createFaultQueue(settings) {
 	/** @type {Fault[]} */
@@ -99,16 +66,11 @@ function createFaultQueue(settings) {
 		add(faults) {
 			queue.push(...faultListSchema.parse(Array.isArray(faults) ? faults : [faults]));
 		},
-		/**
-		 * Removes and returns the first fault for this path, or a random one.
-		 * @param {string | undefined} path request path under basePath; undefined outside it (only path-less faults apply)
-		 * @returns {Fault | undefined}
-		 */
+		/** The first fault for this path (undefined: outside basePath), else maybe a random one. @param {string | undefined} path @returns {Fault | undefined} */
 		take(path) {
 			const index = queue.findIndex((fault) => fault.path === undefined || fault.path === path);
 			if (index >= 0) return queue.splice(index, 1)[0];
-			const rate = settings.faultRate();
-			if (rate > 0 && random() < rate) {
+			if (settings.faultRate() > 0 && random() < settings.faultRate()) {
 				const mix = settings.randomFaults();
 				return mix[Math.floor(random() * mix.length)];
 			}
@@ -122,4 +84,4 @@ function createFaultQueue(settings) {
 	};
 }
 
-module.exports = { createFaultQueue, defaultFaultBody, faultListSchema };
+module.exports = { createFaultQueue, faultListSchema };

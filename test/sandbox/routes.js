@@ -2,37 +2,39 @@
 'use strict';
 
 /**
- * The BasicsEngage operations as plain functions: (request, context) -> reply, each with the zod
- * schema of its body. No I/O here, so each route reads top to bottom in the order the spec
- * implies: authentication, JSON parsing, field validation (the first zod issue's message is the
- * answer, so each schema carries the exact wording, in field order), business rules, quota.
+ * The operations as plain functions (request, context) -> reply. Each checks in the order the
+ * spec implies: key, JSON, fields (a schema's first issue is the answer, so schemas carry the
+ * exact wording, in field order), business rules, quota.
  */
 
 const { randomBytes, randomUUID } = require('node:crypto');
 const fs = require('node:fs');
+const { STATUS_CODES } = require('node:http');
 const path = require('node:path');
 const { z } = require('zod');
 
 /**
  * @typedef {import('./server').RecordedRequest} RecordedRequest
- * @typedef {import('./server').SandboxState} SandboxState
  * @typedef {import('./server').ResolvedOptions} ResolvedOptions
  * @typedef {import('./server').StoredProfile} StoredProfile
- * @typedef {{ options: ResolvedOptions, state: SandboxState }} RouteContext
- * @typedef {{ status: number, body: unknown, summary?: string }} Reply  summary: what the
- *   request changed that the answer does not show, for the log (ResponseLogEntry.summary)
+ * @typedef {{ options: ResolvedOptions, state: import('./server').SandboxState }} RouteContext
+ * @typedef {{ status: number, body: unknown, summary?: string }} Reply  summary: for the log
  */
 
 /** @param {number} status @param {string} text @returns {Reply} */
 const failure = (status, text) => ({ status, body: { status: 'error', error: text } });
-/** @param {unknown} data @returns {Reply} */
-const success = (data, message = undefined, summary = undefined) => ({
+/** The spec's other error body, for 401, a route's 404 and 500. @param {number} status @param {string} text @returns {Reply} */
+const refusal = (status, text) => ({ status, body: { status: 'error', message: text } });
+/** @param {unknown} data @param {string} [message] @param {string} [summary] @returns {Reply} */
+const success = (data, message, summary) => ({
 	status: 200,
 	body: { status: 'success', ...(message && { message }), data },
 	summary,
 });
-/** @type {Reply} */
-const INVALID_API_KEY = { status: 401, body: { status: 'error', message: 'Invalid API key' } };
+const INVALID_API_KEY = refusal(401, 'Invalid API key');
+const NOT_FOUND = refusal(404, 'Not found');
+const INTERNAL_ERROR = refusal(500, 'Internal server error. Please retry later.');
+const QUOTA_EXCEEDED = failure(429, 'Daily email quota exceeded. Please try again tomorrow.');
 
 // ---------------------------------------------------------------- body schemas
 
@@ -46,20 +48,16 @@ const requiredString = (field) =>
 		required_error: `Field "${field}" is required`,
 		invalid_type_error: `Field "${field}" must be a string`,
 	});
-/** Empty is refused, white space is not (Send Email's and Create Campaign's subject). @param {string} field */
+/** Empty is refused, white space is not (the subjects). @param {string} field */
 const nonEmpty = (field) => requiredString(field).min(1, { message: fieldEmpty(field) });
-/** A required string with more than white space in it. @param {string} field */
+/** @param {string} field */
 const requiredText = (field) =>
 	requiredString(field).refine((value) => value.trim() !== '', { message: fieldEmpty(field) });
 /** @param {string} field */
 const optionalString = (field) =>
 	z.string({ invalid_type_error: `Field "${field}" must be a string` }).optional();
 
-/**
- * An error map that names where the bad value is ('profiles[2].email must be ...'), so a bad
- * profile is reported with its index.
- * @param {string} problem @returns {{ errorMap: z.ZodErrorMap }}
- */
+/** Names where the bad value is ('profiles[2].email must be ...'). @param {string} problem @returns {{ errorMap: z.ZodErrorMap }} */
 const locatedError = (problem) => ({
 	errorMap: ({ path }) => ({
 		message: `${path.map((part, i) => (typeof part === 'number' ? `[${part}]` : i ? `.${part}` : part)).join('')} ${problem}`,
@@ -69,7 +67,7 @@ const locatedError = (problem) => ({
 /** @param {z.RefinementCtx} ctx @param {string} message */
 const issue = (ctx, message) => ctx.addIssue({ code: z.ZodIssueCode.custom, message });
 
-/** @param {string} kind 'profile' or 'list' @param {string} field */
+/** @param {'profile' | 'list'} kind @param {string} field */
 const idList = (kind, field) =>
 	z
 		.array(z.string(locatedError(`must be a ${kind} ID string`)), {
@@ -106,7 +104,7 @@ const sendEmailBodySchema = z
 							issue(ctx, `Template variable "${key}" must be a string, number or boolean`);
 					}
 				})
-				// Strings in the published usage; numbers and booleans are accepted and stringified.
+				// Strings in the published usage; numbers and booleans are stored stringified.
 				.transform((variables) =>
 					Object.fromEntries(Object.entries(variables).map(([key, value]) => [key, String(value)])),
 				)
@@ -152,10 +150,7 @@ const createListBodySchema = z.object(
 /** Which spelling of the list IDs field Create Campaign reads (option `campaignListField`). */
 const CAMPAIGN_LIST_FIELDS = /** @type {const} */ (['recepientList', 'recipientList', 'either']);
 
-/**
- * Create Campaign's body per `campaignListField`, its list IDs under `listIds` (each once),
- * whichever spelling carried them. A spelling that is not read is ignored like any unknown field.
- */
+/** Per spelling read, the body with its list IDs under `listIds`; a spelling not read is an unknown field. */
 const createCampaignBodySchemas = Object.fromEntries(
 	CAMPAIGN_LIST_FIELDS.map((read) => {
 		const fields = read === 'either' ? ['recepientList', 'recipientList'] : [read];
@@ -184,33 +179,26 @@ const sendCampaignBodySchema = z.object(
 
 // ---------------------------------------------------------------- shared steps
 
-/** Most items a log summary names before it says how many more there are. */
-const SUMMARY_ITEMS = 10;
-
-/** 'a, b, c' or 'a, b, c (+7 more)'. @param {string[]} items */
-function someOf(items) {
-	const more = items.length - SUMMARY_ITEMS;
-	return `${items.slice(0, SUMMARY_ITEMS).join(', ')}${more > 0 ? ` (+${more} more)` : ''}`;
-}
+/** 'a, b, c' or, past 10 items, 'a, ..., j (+7 more)'. @param {string[]} items */
+const someOf = (items) =>
+	`${items.slice(0, 10).join(', ')}${items.length > 10 ? ` (+${items.length - 10} more)` : ''}`;
 
 /** @param {number} length @returns {string} random lower-case hex digits */
-const randomHex = (length) => randomUUID().replace(/-/g, '').slice(0, length);
+const randomHex = (length) => randomBytes(length / 2).toString('hex');
 const newListId = () => `list_${randomHex(16)}`;
 
 /**
- * A route: the first accepted key of a `Bearer <key>` header (scheme case-insensitive) among
- * `headerNames` (lower-cased; per the options for Add Profiles), else 401; then a JSON body (else
- * 400), valid for `schema` (else the 400 of its first issue); then `handle`.
+ * A route: a key accepted in a `Bearer <key>` header among `headerNames` (else 401), a JSON body
+ * (else 400) valid for `schema` (else the 400 of its first issue), then `handle`.
  * @template T
- * @param {string[] | ((options: ResolvedOptions) => string[])} headerNames
+ * @param {(options: ResolvedOptions) => string[]} headerNames lower-cased
  * @param {z.ZodType<T, any, any> | ((options: ResolvedOptions) => z.ZodType<T, any, any>)} schema
  * @param {(body: T, context: RouteContext, apiKey: string) => Reply} handle
  * @returns {(request: RecordedRequest, context: RouteContext) => Reply}
  */
 const route = (headerNames, schema, handle) => (request, context) => {
 	const { options } = context;
-	const names = typeof headerNames === 'function' ? headerNames(options) : headerNames;
-	const apiKey = names
+	const apiKey = headerNames(options)
 		.map((name) => {
 			const value = request.headers[name];
 			return typeof value === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(value.trim())?.[1] : undefined;
@@ -223,24 +211,19 @@ const route = (headerNames, schema, handle) => (request, context) => {
 	return handle(parsed.data, context, apiKey);
 };
 
-/** Every route but Add Profiles reads the key from the correctly spelled header. */
-const AUTHORIZATION = ['authorization'];
-/** Header names Add Profiles reads, per the `listAuthHeader` option. */
-const LIST_AUTH_HEADER_NAMES = {
-	Authroization: ['authroization'],
-	Authorization: ['authorization'],
-	either: ['authroization', 'authorization'],
-};
+/** Every route but Add Profiles reads the correctly spelled header. */
+const AUTHORIZATION = () => ['authorization'];
+/** @param {ResolvedOptions} options */
+const listAuthHeaders = ({ listAuthHeader }) =>
+	listAuthHeader === 'either' ? ['authroization', 'authorization'] : [listAuthHeader.toLowerCase()];
 
 /**
- * Adds profiles not yet in the list (emails compared case-insensitively). The list keeps the
- * fields given here; the profile's ID is the one its email has in the account, where an email
- * seen for the first time gets a new profile with the fields given this time.
- * @param {SandboxState} state
+ * Adds profiles not yet in the list (emails compared case-insensitively), with the fields given
+ * here; the ID is the one the email has in the account, else a new profile's.
+ * @param {import('./server').SandboxState} state
  * @param {import('./server').StoredList} list
  * @param {{ email: string, firstName?: string, lastName?: string }[]} profiles
- * @returns {{ addedCount: number, created: StoredProfile[] }} how many were added to the list,
- *   and the profiles new to the account
+ * @returns {{ addedCount: number, created: StoredProfile[] }} created: new to the account
  */
 function addNewProfiles(state, list, profiles) {
 	let addedCount = 0;
@@ -263,6 +246,16 @@ function addNewProfiles(state, list, profiles) {
 	return { addedCount, created };
 }
 
+/** What the log says of an email's content; an HTML email's links (Send and Wait's answers) can be opened from it. @param {{ html?: string, templateId?: string }} email */
+function describeContent({ html, templateId }) {
+	if (templateId !== undefined) return `template ${templateId}`;
+	if (html === undefined) return 'plain text';
+	const links = [...html.matchAll(/href="([^"]*)"/g)].map(([, href]) =>
+		href.replaceAll('&amp;', '&'),
+	);
+	return ['HTML', ...links].join(', link: ');
+}
+
 // ---------------------------------------------------------------- the routes
 
 const sendEmail = route(AUTHORIZATION, sendEmailBodySchema, (email, { options, state }, apiKey) => {
@@ -280,67 +273,41 @@ const sendEmail = route(AUTHORIZATION, sendEmailBodySchema, (email, { options, s
 			(key) => !variables.includes(key),
 		);
 		if (unknown !== undefined) {
-			return failure(
-				400,
-				`Template variable "${unknown}" does not exist in template "${email.templateId}"`,
-			);
+			const text = `Template variable "${unknown}" does not exist in template "${email.templateId}"`;
+			return failure(400, text);
 		}
 	}
 
-	// Only accepted emails count against the quota (per key, per UTC day), so the check comes last.
+	// Only accepted emails count against the quota (per key, per UTC day), so it comes last.
 	const today = options.now().toISOString().slice(0, 10);
 	let counter = state.quota.get(apiKey);
 	if (counter?.day !== today) state.quota.set(apiKey, (counter = { day: today, count: 0 }));
-	if (counter.count >= options.dailyLimit) {
-		return failure(429, 'Daily email quota exceeded. Please try again tomorrow.');
-	}
+	if (counter.count >= options.dailyLimit) return QUOTA_EXCEEDED;
 	counter.count += 1;
 
 	const messageId = `msg_${randomUUID()}`;
 	state.emails.push({ messageId, apiKey, ...email, queuedAt: options.now().toISOString() });
-	// The log names the content; an HTML email's links (a Send and Wait email's answers) can be
-	// opened from it.
-	const content =
-		email.templateId !== undefined
-			? `template ${email.templateId}`
-			: email.html !== undefined
-				? [
-						'HTML',
-						...[...email.html.matchAll(/href="([^"]*)"/g)].map(([, href]) =>
-							href.replaceAll('&amp;', '&'),
-						),
-					].join(', link: ')
-				: 'plain text';
 	return success(
 		{ messageId, dailyEmailCount: counter.count, dailyEmailLimit: options.dailyLimit },
 		'Email queued successfully',
-		`email ${messageId} to ${email.to}, ${content}`,
+		`email ${messageId} to ${email.to}, ${describeContent(email)}`,
 	);
 });
 
-const addProfiles = route(
-	(options) => LIST_AUTH_HEADER_NAMES[options.listAuthHeader],
-	// Every profile is validated before any is stored: a bad request changes nothing.
-	addProfilesBodySchema,
-	(body, { state }) => {
-		let list = body.listId === undefined ? undefined : state.lists.get(body.listId);
-		if (body.listId !== undefined && !list) return failure(404, 'List not found');
-		if (!list) {
-			list = {
-				listId: newListId(),
-				name: body.name ?? '',
-				description: body.description,
-				profiles: new Map(),
-			};
-			state.lists.set(list.listId, list);
-		}
-		const { addedCount, created } = addNewProfiles(state, list, body.profiles);
-		const summary = created.length
-			? `new profiles: ${someOf(created.map(({ profileId, email }) => `${profileId} ${email}`))}`
-			: undefined;
-		return success({ listId: list.listId, addedCount }, undefined, summary);
-	},
-);
+const addProfiles = route(listAuthHeaders, addProfilesBodySchema, (body, { state }) => {
+	let list = body.listId === undefined ? undefined : state.lists.get(body.listId);
+	if (body.listId !== undefined && !list) return failure(404, 'List not found');
+	if (!list) {
+		const { name = '', description } = body;
+		list = { listId: newListId(), name, description, profiles: new Map() };
+		state.lists.set(list.listId, list);
+	}
+	const { addedCount, created } = addNewProfiles(state, list, body.profiles);
+	const summary = created.length
+		? `new profiles: ${someOf(created.map(({ profileId, email }) => `${profileId} ${email}`))}`
+		: undefined;
+	return success({ listId: list.listId, addedCount }, undefined, summary);
+});
 
 // Spelled correctly on this endpoint's pages; listAuthHeader is about Add Profiles only.
 const createList = route(AUTHORIZATION, createListBodySchema, (body, { state }) => {
@@ -367,15 +334,15 @@ const createCampaign = route(
 	({ listIds, ...fields }, { options, state }) => {
 		const unknown = listIds.find((listId) => !state.lists.has(listId));
 		if (unknown !== undefined) return failure(404, `List "${unknown}" not found`);
-		/** @type {import('./server').StoredCampaign} */
+		// An _id like a MongoDB ObjectId, as in the examples.
+		const _id = randomHex(24);
 		const campaign = {
-			// A MongoDB-ObjectId-like _id: 24 lower-case hex characters, as in the examples.
-			_id: randomBytes(12).toString('hex'),
+			_id,
 			...fields,
 			recepientList: listIds,
 			createdAt: options.now().toISOString(),
 		};
-		state.campaigns.set(campaign._id, campaign);
+		state.campaigns.set(_id, campaign);
 		return success({ campaign });
 	},
 );
@@ -383,8 +350,7 @@ const createCampaign = route(
 const sendCampaign = route(AUTHORIZATION, sendCampaignBodySchema, (body, { options, state }) => {
 	const campaign = state.campaigns.get(body.campaignId);
 	if (!campaign) return failure(404, 'Campaign not found');
-	// The lists' profiles as they are now: lists in the campaign's order, profiles in list
-	// order, each email (case-insensitive) once.
+	// The lists' profiles as they are now, in list order, each email (any case) once.
 	/** @type {Map<string, string>} */
 	const recipientsByKey = new Map();
 	for (const listId of campaign.recepientList) {
@@ -395,13 +361,10 @@ const sendCampaign = route(AUTHORIZATION, sendCampaignBodySchema, (body, { optio
 	const recipients = [...recipientsByKey.values()];
 	if (recipients.length === 0) return failure(400, 'Campaign has no recipients');
 
-	// Sending "in the background" is over when the answer leaves: recorded at once. Campaign
-	// emails are not transactional emails: no quota, not in state.emails.
-	state.campaignSends.push({
-		campaignId: campaign._id,
-		recipients,
-		sentAt: options.now().toISOString(),
-	});
+	// Sending "in the background" is over when the answer leaves. Campaign emails are not
+	// transactional: no quota, not in state.emails.
+	const sentAt = options.now().toISOString();
+	state.campaignSends.push({ campaignId: campaign._id, recipients, sentAt });
 	const sentTo = `${recipients.length} recipient${recipients.length === 1 ? '' : 's'}`;
 	return success(
 		{ campaignId: campaign._id, recipientCount: recipients.length },
@@ -410,18 +373,14 @@ const sendCampaign = route(AUTHORIZATION, sendCampaignBodySchema, (body, { optio
 	);
 });
 
-/**
- * Routes under basePath, keyed by 'METHOD /path'.
- * @type {Readonly<Record<string, (request: RecordedRequest, context: RouteContext) => Reply>>}
- */
+/** @type {Readonly<Record<string, (request: RecordedRequest, context: RouteContext) => Reply>>} */
 const ROUTES = Object.freeze({
 	'POST /email/send': sendEmail,
 	'POST /list/addProfiles': addProfiles,
 	'POST /list/create': createList,
 	'POST /campaign/create': createCampaign,
 	'POST /campaign/send': sendCampaign,
-	// Not the API: the contacts export examples/csv-contact-sync.json downloads under `npm run
-	// dev`, a stand-in for the user's own file, read when asked so an edit shows at once.
+	// Not the API: the file examples/csv-contact-sync.json downloads, read when asked so an edit shows.
 	'GET /examples/contacts-export.csv': () => ({
 		status: 200,
 		body: fs.readFileSync(path.join(__dirname, '../../examples/contacts-export.csv'), 'utf8'),
@@ -429,4 +388,38 @@ const ROUTES = Object.freeze({
 	}),
 });
 
-module.exports = { ROUTES, CAMPAIGN_LIST_FIELDS, profileSchema, addNewProfiles };
+/**
+ * The answer to a request; any exception is the spec's 500.
+ * @param {RecordedRequest} request @param {string | undefined} routePath undefined outside basePath
+ * @param {RouteContext} context @returns {Reply}
+ */
+function answer(request, routePath, context) {
+	const key = `${request.method} ${routePath}`;
+	if (!Object.hasOwn(ROUTES, key)) return NOT_FOUND;
+	try {
+		return ROUTES[key](request, context);
+	} catch {
+		return INTERNAL_ERROR;
+	}
+}
+
+/** The spec's error body for a status, so a bare `{ status: 500 }` fault looks real. @param {number} status */
+function errorBody(status) {
+	if (status < 400) return undefined;
+	const known = [INVALID_API_KEY, QUOTA_EXCEEDED, INTERNAL_ERROR].find((r) => r.status === status);
+	return (known ?? refusal(status, STATUS_CODES[status] ?? 'Error')).body;
+}
+
+/** The API's paths, for faults. */
+const API_PATHS = Object.keys(ROUTES)
+	.filter((key) => key.startsWith('POST '))
+	.map((key) => key.slice('POST '.length));
+
+module.exports = {
+	answer,
+	errorBody,
+	API_PATHS,
+	CAMPAIGN_LIST_FIELDS,
+	profileSchema,
+	addNewProfiles,
+};

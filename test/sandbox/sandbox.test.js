@@ -486,7 +486,6 @@ test('sandbox, rule 24: the options are the documented defaults; seeded lists ta
 
 	expect(sandbox.options).toMatchObject({
 		host: '127.0.0.1',
-		basePath: '/api/v0/dev',
 		apiKeys: [DEMO_KEY],
 		dailyLimit: 100,
 		templates: { tmpl_welcome: ['firstName', 'company'] },

@@ -2,21 +2,24 @@
 'use strict';
 
 /**
- * A local BasicsEngage API for tests and demos, following the published BasicsEngage API contract.
- * Where the spec is silent, the behaviour chosen is listed in ./README.md.
- *
- *   const sandbox = await startSandbox();
- *   await fetch(`${sandbox.baseUrl}/email/send`, { method: 'POST', headers: {...}, body });
- *   sandbox.requests; sandbox.state.emails; await sandbox.close();
+ * A local BasicsEngage API for tests and demos, following the published API contract; where the
+ * spec is silent, ./README.md lists the choices made.
  */
 
 const http = require('node:http');
 const { z } = require('zod');
-const { ROUTES, CAMPAIGN_LIST_FIELDS, profileSchema, addNewProfiles } = require('./routes');
-const { createFaultQueue, defaultFaultBody, faultListSchema } = require('./faults');
+const {
+	answer,
+	errorBody,
+	CAMPAIGN_LIST_FIELDS,
+	profileSchema,
+	addNewProfiles,
+} = require('./routes');
+const { createFaultQueue, faultListSchema } = require('./faults');
 
 const DEMO_API_KEY = 'be_sandbox_demo_key';
 const LIST_AUTH_HEADERS = /** @type {const} */ (['Authroization', 'Authorization', 'either']);
+const BASE_PATH = '/api/v0/dev';
 
 const isFunction = z.custom((value) => typeof value === 'function', {
 	message: 'must be a function',
@@ -25,14 +28,9 @@ const isFunction = z.custom((value) => typeof value === 'function', {
 /** Each option with its default; `SandboxOptions` is what startSandbox takes. */
 const sandboxOptionsSchema = z
 	.object({
-		/** TCP port; 0 picks a free one. */
+		/** 0 picks a free port. */
 		port: z.number().int().min(0).max(65535).default(0),
 		host: z.string().min(1).default('127.0.0.1'),
-		/** Path prefix of every route. */
-		basePath: z
-			.string()
-			.regex(/^\/.*[^/]$/, 'basePath must start with "/" and not end with "/"')
-			.default('/api/v0/dev'),
 		apiKeys: z.array(z.string().min(1)).default(() => [DEMO_API_KEY]),
 		/** Emails per API key per UTC day. */
 		dailyLimit: z.number().int().min(0).default(100),
@@ -45,30 +43,25 @@ const sandboxOptionsSchema = z
 			.array(z.string())
 			.nullable()
 			.default(() => ['hello@example.com', 'noreply@example.com']),
-		/** The header Add Profiles reads the key from; by default the spelling the spec publishes. */
+		/** The header Add Profiles reads the key from; by default the published spelling. */
 		listAuthHeader: z.enum(LIST_AUTH_HEADERS).default('Authroization'),
-		/** Delay before answering every request. */
 		latencyMs: z.number().int().min(0).default(0),
-		/** Probability that a request with no scripted fault gets one of randomFaults (uniformly). */
+		/** Probability that a request with no scripted fault gets one of randomFaults. */
 		faultRate: z.number().min(0).max(1).default(0),
 		randomFaults: faultListSchema.min(1).default(() => [{ status: 500 }]),
-		/** Seed for the draws, so a mix can be replayed; default random. */
+		/** Seed for those draws, so a mix can be replayed; default random. */
 		faultSeed: z.number().int().optional(),
-		/** Profiles that exist at start (and again after reset()), each ID and email once. */
+		/** Profiles that exist at start (and after reset()), each ID and email once. */
 		profiles: z
 			.array(profileSchema.extend({ profileId: z.string().min(1) }))
 			.superRefine((profiles, ctx) => {
 				const seen = new Set();
 				for (const { profileId, email } of profiles) {
-					for (const [what, value] of [
-						['profileId', profileId],
-						['email', email],
-					]) {
-						const key = `${what} ${value.toLowerCase()}`;
-						if (seen.has(key)) {
-							ctx.addIssue({ code: 'custom', message: `${what} ${value} is seeded twice` });
+					for (const key of [`profileId ${profileId}`, `email ${email}`]) {
+						if (seen.has(key.toLowerCase())) {
+							ctx.addIssue({ code: 'custom', message: `${key} is seeded twice` });
 						}
-						seen.add(key);
+						seen.add(key.toLowerCase());
 					}
 				}
 			})
@@ -84,7 +77,7 @@ const sandboxOptionsSchema = z
 				}),
 			)
 			.default(() => []),
-		/** Campaigns that exist at start; `recepientList` names seeded lists. */
+		/** Campaigns that exist at start, naming seeded lists. */
 		campaigns: z
 			.array(
 				z.object({
@@ -96,11 +89,11 @@ const sandboxOptionsSchema = z
 				}),
 			)
 			.default(() => []),
-		/** The list IDs field Create Campaign reads; by default the spelling the spec publishes. */
+		/** The list IDs field Create Campaign reads; by default the published spelling. */
 		campaignListField: z.enum(CAMPAIGN_LIST_FIELDS).default('recepientList'),
 		/** The clock of the daily quota and of the stored dates. */
 		now: /** @type {z.ZodType<() => Date>} */ (isFunction).default(() => () => new Date()),
-		/** Called once per request after it was answered (or reset, or left hanging): the CLI's log. */
+		/** Called once per request when it is answered (or reset, or left hanging): the CLI's log. */
 		onResponse: /** @type {z.ZodType<(entry: ResponseLogEntry) => void>} */ (isFunction).optional(),
 	})
 	.strict();
@@ -108,56 +101,26 @@ const sandboxOptionsSchema = z
 /**
  * @typedef {z.input<typeof sandboxOptionsSchema>} SandboxOptions
  * @typedef {z.infer<typeof sandboxOptionsSchema>} ResolvedOptions
- *
- * @typedef {object} RecordedRequest
- * @property {string} method
- * @property {string} path Path without basePath and query (the full path if outside basePath).
- * @property {string} url The request URL as received, query included.
- * @property {Record<string, string | string[] | undefined>} headers Lower-cased header names.
- * @property {unknown} body Parsed JSON, or undefined when empty or not valid JSON.
- * @property {string} receivedAt ISO timestamp.
- * @property {number | 'reset' | 'drop' | 'hang'} [answer] what it got, once answered (a hang: at once)
- *
+ * @typedef {number | 'reset' | 'drop' | 'hang'} Outcome
+ * @typedef {{ method: string, path: string, url: string, headers: http.IncomingHttpHeaders,
+ *   body: unknown, receivedAt: string, answer?: Outcome }} RecordedRequest  path: under
+ *   basePath (the full path outside it); body: undefined when not JSON
  * @typedef {{ profileId: string, email: string, firstName?: string, lastName?: string }} StoredProfile
  * @typedef {{ listId: string, name: string, description?: string,
  *   profiles: Map<string, StoredProfile> }} StoredList  profiles keyed by lower-cased email
  * @typedef {{ _id: string, name: string, subject: string, content?: string,
- *   recepientList: string[], createdAt: string }} StoredCampaign  recepientList: list IDs, under
- *   the published spelling whichever spelling the request used
- *
- * @typedef {object} SandboxState
- * @property {Array<{ messageId: string, apiKey: string, queuedAt: string } & Record<string, any>>} emails
- *   Accepted emails (the parsed body), oldest first.
- * @property {Map<string, StoredProfile>} profiles profileId -> the profile as first seen: one
- *   per email (case-insensitive) in the whole account.
- * @property {Map<string, string>} profileIdsByEmail lower-cased email -> profileId.
- * @property {Map<string, StoredList>} lists
- * @property {Map<string, StoredCampaign>} campaigns by _id
- * @property {{ campaignId: string, recipients: string[], sentAt: string }[]} campaignSends
- *   Accepted Send Campaign requests, oldest first, with the emails they went to.
- * @property {Map<string, { day: string, count: number }>} quota API key -> count for a UTC day.
- *
- * @typedef {{ method: string, path: string, status: number | 'reset' | 'drop' | 'hang', durationMs: number,
- *   summary?: string }} ResponseLogEntry  summary: what the request changed that the answer does
- *   not show (new profile IDs, a campaign's recipients); only when handled ('drop' included)
- *
+ *   recepientList: string[], createdAt: string }} StoredCampaign
+ * @typedef {ReturnType<typeof createState>} SandboxState
+ * @typedef {{ method: string, path: string, status: Outcome, durationMs: number,
+ *   summary?: string }} ResponseLogEntry  summary: what the request changed that the answer
+ *   does not show (new profile IDs, a campaign's recipients)
  * @typedef {Awaited<ReturnType<typeof startSandbox>>} SandboxHandle
  */
 
-/** Options that shape the listening server or the seeded state, so they are fixed at start. */
-const FIXED_OPTIONS = ['port', 'host', 'basePath', 'profiles', 'lists', 'campaigns'];
+/** Options that shape the listening server or the seeded state. */
+const FIXED_OPTIONS = ['port', 'host', 'profiles', 'lists', 'campaigns'];
 
-/** @type {import('./routes').Reply} */
-const INTERNAL_ERROR = {
-	status: 500,
-	body: { status: 'error', message: 'Internal server error. Please retry later.' },
-};
-/** @type {import('./routes').Reply} */
-const NOT_FOUND = { status: 404, body: { status: 'error', message: 'Not found' } };
-
-// ---------------------------------------------------------------- small I/O helpers
-
-/** @param {http.IncomingMessage} req @returns {Promise<string>} */
+/** @param {http.IncomingMessage} req */
 async function readBody(req) {
 	const chunks = [];
 	for await (const chunk of req) chunks.push(chunk);
@@ -165,7 +128,7 @@ async function readBody(req) {
 }
 
 /**
- * Writes a response; objects are sent as JSON, strings as they are.
+ * Objects are sent as JSON, strings as they are.
  * @param {http.ServerResponse} res @param {number} status @param {unknown} body
  * @param {Record<string, string>} [extraHeaders]
  */
@@ -173,37 +136,33 @@ function writeResponse(res, status, body, extraHeaders = {}) {
 	if (res.destroyed || res.headersSent) return;
 	const isText = typeof body === 'string';
 	const payload = body === undefined ? '' : isText ? body : JSON.stringify(body);
-	const headers = {
-		'content-type': isText ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8',
-		'content-length': String(Buffer.byteLength(payload)),
-		...Object.fromEntries(Object.entries(extraHeaders).map(([n, v]) => [n.toLowerCase(), v])),
-	};
-	res.writeHead(status, headers).end(payload);
+	res
+		.writeHead(status, {
+			'content-type': isText ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8',
+			'content-length': String(Buffer.byteLength(payload)),
+			...Object.fromEntries(Object.entries(extraHeaders).map(([n, v]) => [n.toLowerCase(), v])),
+		})
+		.end(payload);
 }
 
-/** The path relative to basePath, or undefined when the request is outside it. @param {string} pathname @param {string} basePath */
-const relativePath = (pathname, basePath) =>
-	pathname.startsWith(`${basePath}/`) ? pathname.slice(basePath.length) : undefined;
-
-// ---------------------------------------------------------------- state
-
-/** @returns {SandboxState} */
 const createState = () => ({
+	/** @type {Array<{ messageId: string, apiKey: string, queuedAt: string } & Record<string, any>>} */
 	emails: [],
+	/** @type {Map<string, StoredProfile>} by profileId: one per email in the account */
 	profiles: new Map(),
+	/** @type {Map<string, string>} lower-cased email -> profileId */
 	profileIdsByEmail: new Map(),
+	/** @type {Map<string, StoredList>} */
 	lists: new Map(),
+	/** @type {Map<string, StoredCampaign>} by _id */
 	campaigns: new Map(),
+	/** @type {{ campaignId: string, recipients: string[], sentAt: string }[]} */
 	campaignSends: [],
+	/** @type {Map<string, { day: string, count: number }>} API key -> its count on a UTC day */
 	quota: new Map(),
 });
 
-/**
- * Seeded profiles first, so seeded lists find their IDs by email; lists before the campaigns
- * that name them.
- * @param {SandboxState} state
- * @param {ResolvedOptions} options
- */
+/** Profiles first, so lists find their IDs by email; lists before the campaigns naming them. @param {SandboxState} state @param {ResolvedOptions} options */
 function seedState(state, { profiles, lists, campaigns, now }) {
 	for (const profile of profiles) {
 		state.profiles.set(profile.profileId, { ...profile });
@@ -221,28 +180,19 @@ function seedState(state, { profiles, lists, campaigns, now }) {
 				`Seeded campaign ${seed._id} names list ${unknownListId}, which is not seeded`,
 			);
 		}
-		state.campaigns.set(seed._id, {
-			...seed,
-			recepientList: [...new Set(seed.recepientList)],
-			createdAt: now().toISOString(),
-		});
+		const recepientList = [...new Set(seed.recepientList)];
+		state.campaigns.set(seed._id, { ...seed, recepientList, createdAt: now().toISOString() });
 	}
 }
 
-/** Empties every collection of the state, keeping each object. @param {SandboxState} state */
-const clearState = (state) =>
-	Object.values(state).forEach((all) => (Array.isArray(all) ? (all.length = 0) : all.clear()));
-
-// ---------------------------------------------------------------- the sandbox
-
 /**
- * Starts a BasicsEngage sandbox server: `baseUrl` (origin + basePath), `requests` (every request
- * received, rejected ones included), `state`, `options` (those in effect).
+ * Starts a sandbox server: `baseUrl` (origin + basePath), `requests` (every request received,
+ * rejected ones included), `state`, `options` (those in effect).
  * @param {SandboxOptions} [input]
  */
 async function startSandbox(input = {}) {
 	const initialOptions = sandboxOptionsSchema.parse(input);
-	// Parsing again yields fresh arrays and objects, so nothing done later can alter initialOptions.
+	// Parsing again yields fresh arrays and objects, so later changes cannot alter initialOptions.
 	let options = sandboxOptionsSchema.parse(initialOptions);
 
 	/** @type {RecordedRequest[]} */
@@ -257,74 +207,56 @@ async function startSandbox(input = {}) {
 
 	/** How many times reset() ran: a request belongs to the sandbox of its arrival. */
 	let generation = 0;
-	/** @type {WeakMap<import('node:net').Socket, number>} the generation a connection came in */
+	/** @type {WeakMap<import('node:net').Socket, number>} */
 	const connectedIn = new WeakMap();
-	/** Sockets and timers are tracked so close() can end hanging requests at once. */
+	// Tracked so close() can end hanging requests at once.
 	const sockets = new Set();
 	/** @type {Set<NodeJS.Timeout>} */
 	const timers = new Set();
 
 	/** @param {number} ms @returns {Promise<void>} */
-	function sleep(ms) {
-		if (ms <= 0) return Promise.resolve();
-		return new Promise((resolve) => {
+	const sleep = (ms) =>
+		new Promise((resolve) => {
+			if (ms <= 0) return resolve();
 			const timer = setTimeout(() => {
 				timers.delete(timer);
 				resolve();
 			}, ms);
 			timers.add(timer);
 		});
-	}
-
-	/** The normal answer, any exception turned into the spec's 500. @param {RecordedRequest} request @param {string | undefined} routePath */
-	function routeReply(request, routePath) {
-		const route = routePath === undefined ? undefined : ROUTES[`${request.method} ${routePath}`];
-		if (!route) return NOT_FOUND;
-		try {
-			return route(request, { options, state });
-		} catch {
-			return INTERNAL_ERROR;
-		}
-	}
 
 	/**
 	 * Answers one request; returns what happened, for the log.
-	 * @param {RecordedRequest} request @param {string | undefined} routePath under basePath
+	 * @param {RecordedRequest} request @param {string | undefined} routePath
 	 * @param {http.IncomingMessage} req @param {http.ServerResponse} res
-	 * @returns {Promise<Pick<ResponseLogEntry, 'status' | 'summary'>>}
+	 * @returns {Promise<{ status: Outcome, summary?: string }>}
 	 */
 	async function respond(request, routePath, req, res) {
 		const arrivedIn = generation;
 		await sleep(options.latencyMs);
-		// Its test ended while it waited (reset()): it must not change the next test's state.
+		// Its test ended while it waited: it must not change the next test's state.
 		if (arrivedIn !== generation) {
 			req.socket.destroy();
 			return { status: 'reset' };
 		}
 		const fault = faults.take(routePath);
-		if (fault) {
-			await sleep(fault.delayMs ?? 0);
-			if (fault.action === 'reset') {
-				req.socket.resetAndDestroy();
-				return { status: 'reset' };
-			}
-			if (fault.action === 'hang') return { status: 'hang' };
-			if (fault.action === 'drop') {
-				const { summary } = routeReply(request, routePath);
-				req.socket.resetAndDestroy();
-				return { status: 'drop', summary };
-			}
-			if (fault.status !== undefined) {
-				writeResponse(
-					res,
-					fault.status,
-					fault.body ?? defaultFaultBody(fault.status),
-					fault.headers,
-				);
-				return { status: fault.status };
-			}
+		await sleep(fault?.delayMs ?? 0);
+		if (fault?.action === 'reset') {
+			req.socket.resetAndDestroy();
+			return { status: 'reset' };
 		}
-		const reply = routeReply(request, routePath);
+		if (fault?.action === 'hang') return { status: 'hang' };
+		if (fault?.action === 'drop') {
+			const { summary } = answer(request, routePath, { options, state });
+			req.socket.resetAndDestroy();
+			return { status: 'drop', summary };
+		}
+		if (fault?.status !== undefined) {
+			const body = fault.body ?? errorBody(fault.status);
+			writeResponse(res, fault.status, body, fault.headers);
+			return { status: fault.status };
+		}
+		const reply = answer(request, routePath, { options, state });
 		writeResponse(res, reply.status, reply.body);
 		return { status: reply.status, summary: reply.summary };
 	}
@@ -332,26 +264,24 @@ async function startSandbox(input = {}) {
 	/** @param {http.IncomingMessage} req @param {http.ServerResponse} res */
 	async function handleRequest(req, res) {
 		const startedAt = Date.now();
-		// A connection's first request dates from the connection: its bytes can wait unread
-		// while the process is busy. Later requests on a kept-alive connection date from themselves.
+		// A connection's first request dates from the connection (its bytes may wait unread while
+		// the process is busy); later ones on a kept-alive connection date from themselves.
 		const arrivedIn = connectedIn.get(req.socket) ?? generation;
 		connectedIn.delete(req.socket);
 		const rawBody = await readBody(req);
-		// A request that arrived before reset() belongs to the sandbox it was sent to: one whose
-		// client gave up (a timeout) can be read only after its test ended, and must not count as
-		// a request of the next test, nor change its state.
+		// Sent before reset() (say by a client that gave up): not a request of the next test.
 		if (arrivedIn !== generation) {
 			req.socket.destroy();
 			return;
 		}
-		const pathname = new URL(req.url ?? '/', 'http://sandbox').pathname;
-		const routePath = relativePath(pathname, options.basePath);
+		const { pathname } = new URL(req.url ?? '/', 'http://sandbox');
+		const routePath = pathname.startsWith(`${BASE_PATH}/`)
+			? pathname.slice(BASE_PATH.length)
+			: undefined;
 		let body;
 		try {
 			body = JSON.parse(rawBody);
-		} catch {
-			// undefined: not JSON
-		}
+		} catch {} // not JSON: undefined
 		/** @type {RecordedRequest} */
 		const request = {
 			method: req.method ?? 'GET',
@@ -364,30 +294,24 @@ async function startSandbox(input = {}) {
 		requests.push(request);
 		const { status, summary } = await respond(request, routePath, req, res);
 		request.answer = status;
+		const entry = { method: request.method, path: request.path, status };
 		try {
 			options.onResponse?.({
-				method: request.method,
-				path: request.path,
-				status,
+				...entry,
 				durationMs: Date.now() - startedAt,
 				...(summary === undefined ? {} : { summary }),
 			});
-		} catch {
-			// A failing logger must not break the sandbox.
-		}
+		} catch {} // a failing logger must not break the sandbox
 	}
 
 	const server = http.createServer((req, res) => {
-		handleRequest(req, res).catch(() =>
-			writeResponse(res, INTERNAL_ERROR.status, INTERNAL_ERROR.body),
-		);
+		handleRequest(req, res).catch(() => writeResponse(res, 500, errorBody(500)));
 	});
 	server.on('connection', (socket) => {
 		connectedIn.set(socket, generation);
 		sockets.add(socket);
 		socket.on('close', () => sockets.delete(socket));
 	});
-
 	await new Promise((resolve, reject) => {
 		server.once('error', reject).listen(options.port, options.host, () => {
 			server.off('error', reject);
@@ -395,15 +319,15 @@ async function startSandbox(input = {}) {
 		});
 	});
 
-	const address = /** @type {import('node:net').AddressInfo} */ (server.address());
-	const origin = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${address.port}`;
+	const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
+	const origin = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
 	/** @type {Promise<void> | undefined} */
 	let closing;
 
 	return {
-		port: address.port,
+		port,
 		origin,
-		baseUrl: `${origin}${options.basePath}`,
+		baseUrl: `${origin}${BASE_PATH}`,
 		requests,
 		state,
 		get options() {
@@ -415,7 +339,7 @@ async function startSandbox(input = {}) {
 			requests.length = 0;
 			faults.clear();
 			options = sandboxOptionsSchema.parse(initialOptions);
-			clearState(state);
+			for (const all of Object.values(state)) all instanceof Map ? all.clear() : (all.length = 0);
 			seedState(state, options);
 		},
 		/** Changes options until the next reset(). @param {Partial<SandboxOptions>} partial */
@@ -426,13 +350,12 @@ async function startSandbox(input = {}) {
 		},
 		/** @param {import('./faults').Fault | import('./faults').Fault[]} newFaults */
 		injectFaults: (newFaults) => faults.add(newFaults),
-		/** Drops the scripted faults not consumed yet. */
+		/** Drops the scripted faults not taken yet. */
 		clearFaults: () => faults.clear(),
 		/** Stops the server, dropping open and hanging connections. @returns {Promise<void>} */
 		close() {
 			closing ??= new Promise((resolve) => {
 				for (const timer of timers) clearTimeout(timer);
-				timers.clear();
 				for (const socket of sockets) socket.destroy();
 				server.close(() => resolve());
 			});
