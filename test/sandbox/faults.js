@@ -7,13 +7,13 @@
  */
 
 const { z } = require('zod');
-const { API_PATHS } = require('./routes');
+const { PATHS } = require('./routes');
 
 const faultListSchema = z.array(
 	z
 		.object({
 			/** Only requests to this path (under basePath) take it; omitted: any request. */
-			path: z.enum(/** @type {[string, ...string[]]} */ (API_PATHS)).optional(),
+			path: z.enum(/** @type {[string, ...string[]]} */ (PATHS)).optional(),
 			/** Answer this status without touching state; by default with the spec's body for it. */
 			status: z.number().int().min(100).max(599).optional(),
 			/** Objects are JSON-encoded. */

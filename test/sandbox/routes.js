@@ -16,7 +16,6 @@ const { z } = require('zod');
 /**
  * @typedef {import('./server').RecordedRequest} RecordedRequest
  * @typedef {import('./server').ResolvedOptions} ResolvedOptions
- * @typedef {import('./server').StoredProfile} StoredProfile
  * @typedef {{ options: ResolvedOptions, state: import('./server').SandboxState }} RouteContext
  * @typedef {{ status: number, body: unknown, summary?: string }} Reply  summary: for the log
  */
@@ -150,27 +149,21 @@ const createListBodySchema = z.object(
 /** Which spelling of the list IDs field Create Campaign reads (option `campaignListField`). */
 const CAMPAIGN_LIST_FIELDS = /** @type {const} */ (['recepientList', 'recipientList', 'either']);
 
-/** Per spelling read, the body with its list IDs under `listIds`; a spelling not read is an unknown field. */
-const createCampaignBodySchemas = Object.fromEntries(
-	CAMPAIGN_LIST_FIELDS.map((read) => {
-		const fields = read === 'either' ? ['recepientList', 'recipientList'] : [read];
-		const schema = z
-			.object(
-				{
-					name: requiredText('name'),
-					subject: nonEmpty('subject'),
-					content: optionalString('content'),
-					...Object.fromEntries(fields.map((field) => [field, idList('list', field)])),
-				},
-				bodyNotObject,
-			)
-			.transform(({ recepientList, recipientList, ...campaign }) => ({
-				...campaign,
-				listIds: [...new Set([...(recepientList ?? []), ...(recipientList ?? [])])],
-			}));
-		return [read, schema];
-	}),
-);
+/**
+ * Create Campaign's body with the list IDs of the spelling(s) read under `listIds`; a spelling
+ * not read is an unknown field. @param {typeof CAMPAIGN_LIST_FIELDS[number]} read
+ */
+function createCampaignBodySchema(read) {
+	const fields = read === 'either' ? ['recepientList', 'recipientList'] : [read];
+	const lists = Object.fromEntries(fields.map((field) => [field, idList('list', field)]));
+	const fixed = { name: requiredText('name'), subject: nonEmpty('subject') };
+	return z
+		.object({ ...fixed, content: optionalString('content'), ...lists }, bodyNotObject)
+		.transform(({ recepientList, recipientList, ...campaign }) => ({
+			...campaign,
+			listIds: [...new Set([...(recepientList ?? []), ...(recipientList ?? [])])],
+		}));
+}
 
 const sendCampaignBodySchema = z.object(
 	{ campaignId: requiredString('campaignId') },
@@ -223,11 +216,11 @@ const listAuthHeaders = ({ listAuthHeader }) =>
  * @param {import('./server').SandboxState} state
  * @param {import('./server').StoredList} list
  * @param {{ email: string, firstName?: string, lastName?: string }[]} profiles
- * @returns {{ addedCount: number, created: StoredProfile[] }} created: new to the account
+ * @returns {{ addedCount: number, created: object[] }} created: the profiles new to the account
  */
 function addNewProfiles(state, list, profiles) {
 	let addedCount = 0;
-	/** @type {StoredProfile[]} */
+	/** @type {import('./server').StoredProfile[]} */
 	const created = [];
 	for (const profile of profiles) {
 		const key = profile.email.toLowerCase();
@@ -265,9 +258,7 @@ const sendEmail = route(AUTHORIZATION, sendEmailBodySchema, (email, { options, s
 		return failure(400, `Sender "${email.from}" is not a verified sender`);
 	}
 	if (email.templateId !== undefined) {
-		const variables = Object.hasOwn(templates, email.templateId)
-			? templates[email.templateId]
-			: undefined;
+		const variables = Object.hasOwn(templates, email.templateId) && templates[email.templateId];
 		if (!variables) return failure(400, `Template "${email.templateId}" not found`);
 		const unknown = Object.keys(email.templateVariables ?? {}).find(
 			(key) => !variables.includes(key),
@@ -330,18 +321,13 @@ const createList = route(AUTHORIZATION, createListBodySchema, (body, { state }) 
 
 const createCampaign = route(
 	AUTHORIZATION,
-	(options) => createCampaignBodySchemas[options.campaignListField],
+	(options) => createCampaignBodySchema(options.campaignListField),
 	({ listIds, ...fields }, { options, state }) => {
 		const unknown = listIds.find((listId) => !state.lists.has(listId));
 		if (unknown !== undefined) return failure(404, `List "${unknown}" not found`);
 		// An _id like a MongoDB ObjectId, as in the examples.
-		const _id = randomHex(24);
-		const campaign = {
-			_id,
-			...fields,
-			recepientList: listIds,
-			createdAt: options.now().toISOString(),
-		};
+		const [_id, createdAt] = [randomHex(24), options.now().toISOString()];
+		const campaign = { _id, ...fields, recepientList: listIds, createdAt };
 		state.campaigns.set(_id, campaign);
 		return success({ campaign });
 	},
@@ -411,15 +397,8 @@ function errorBody(status) {
 }
 
 /** The API's paths, for faults. */
-const API_PATHS = Object.keys(ROUTES)
+const PATHS = Object.keys(ROUTES)
 	.filter((key) => key.startsWith('POST '))
 	.map((key) => key.slice('POST '.length));
 
-module.exports = {
-	answer,
-	errorBody,
-	API_PATHS,
-	CAMPAIGN_LIST_FIELDS,
-	profileSchema,
-	addNewProfiles,
-};
+module.exports = { answer, errorBody, PATHS, CAMPAIGN_LIST_FIELDS, profileSchema, addNewProfiles };

@@ -25,48 +25,26 @@ const isFunction = z.custom((value) => typeof value === 'function', {
 	message: 'must be a function',
 });
 
-/** Each option with its default; `SandboxOptions` is what startSandbox takes. */
+/** Each option with its default, as ./README.md lists them. */
 const sandboxOptionsSchema = z
 	.object({
-		/** 0 picks a free port. */
 		port: z.number().int().min(0).max(65535).default(0),
 		host: z.string().min(1).default('127.0.0.1'),
 		apiKeys: z.array(z.string().min(1)).default(() => [DEMO_API_KEY]),
-		/** Emails per API key per UTC day. */
 		dailyLimit: z.number().int().min(0).default(100),
-		/** templateId -> its variable names. */
 		templates: z
 			.record(z.string(), z.array(z.string()))
 			.default(() => ({ tmpl_welcome: ['firstName', 'company'] })),
-		/** Accepted `from` addresses (case-insensitive); null accepts any sender. */
 		verifiedSenders: z
 			.array(z.string())
 			.nullable()
 			.default(() => ['hello@example.com', 'noreply@example.com']),
-		/** The header Add Profiles reads the key from; by default the published spelling. */
 		listAuthHeader: z.enum(LIST_AUTH_HEADERS).default('Authroization'),
 		latencyMs: z.number().int().min(0).default(0),
-		/** Probability that a request with no scripted fault gets one of randomFaults. */
 		faultRate: z.number().min(0).max(1).default(0),
 		randomFaults: faultListSchema.min(1).default(() => [{ status: 500 }]),
-		/** Seed for those draws, so a mix can be replayed; default random. */
 		faultSeed: z.number().int().optional(),
-		/** Profiles that exist at start (and after reset()), each ID and email once. */
-		profiles: z
-			.array(profileSchema.extend({ profileId: z.string().min(1) }))
-			.superRefine((profiles, ctx) => {
-				const seen = new Set();
-				for (const { profileId, email } of profiles) {
-					for (const key of [`profileId ${profileId}`, `email ${email}`]) {
-						if (seen.has(key.toLowerCase())) {
-							ctx.addIssue({ code: 'custom', message: `${key} is seeded twice` });
-						}
-						seen.add(key.toLowerCase());
-					}
-				}
-			})
-			.default(() => []),
-		/** Lists that exist at start; their profiles take a seeded profile's ID by email. */
+		profiles: z.array(profileSchema.extend({ profileId: z.string().min(1) })).default(() => []),
 		lists: z
 			.array(
 				z.object({
@@ -77,7 +55,6 @@ const sandboxOptionsSchema = z
 				}),
 			)
 			.default(() => []),
-		/** Campaigns that exist at start, naming seeded lists. */
 		campaigns: z
 			.array(
 				z.object({
@@ -89,11 +66,8 @@ const sandboxOptionsSchema = z
 				}),
 			)
 			.default(() => []),
-		/** The list IDs field Create Campaign reads; by default the published spelling. */
 		campaignListField: z.enum(CAMPAIGN_LIST_FIELDS).default('recepientList'),
-		/** The clock of the daily quota and of the stored dates. */
 		now: /** @type {z.ZodType<() => Date>} */ (isFunction).default(() => () => new Date()),
-		/** Called once per request when it is answered (or reset, or left hanging): the CLI's log. */
 		onResponse: /** @type {z.ZodType<(entry: ResponseLogEntry) => void>} */ (isFunction).optional(),
 	})
 	.strict();
@@ -165,8 +139,13 @@ const createState = () => ({
 /** Profiles first, so lists find their IDs by email; lists before the campaigns naming them. @param {SandboxState} state @param {ResolvedOptions} options */
 function seedState(state, { profiles, lists, campaigns, now }) {
 	for (const profile of profiles) {
+		const email = profile.email.toLowerCase();
+		const twice = state.profiles.has(profile.profileId)
+			? `profileId ${profile.profileId}`
+			: state.profileIdsByEmail.has(email) && `email ${profile.email}`;
+		if (twice) throw new Error(`${twice} is seeded twice`);
 		state.profiles.set(profile.profileId, { ...profile });
-		state.profileIdsByEmail.set(profile.email.toLowerCase(), profile.profileId);
+		state.profileIdsByEmail.set(email, profile.profileId);
 	}
 	for (const seed of lists) {
 		const list = { ...seed, profiles: new Map() };
