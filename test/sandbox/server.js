@@ -6,6 +6,7 @@
  * spec is silent, ./README.md lists the choices made.
  */
 
+const { once } = require('node:events');
 const http = require('node:http');
 const { z } = require('zod');
 const {
@@ -93,13 +94,6 @@ const sandboxOptionsSchema = z
 
 /** Options that shape the listening server or the seeded state. */
 const FIXED_OPTIONS = ['port', 'host', 'profiles', 'lists', 'campaigns'];
-
-/** @param {http.IncomingMessage} req */
-async function readBody(req) {
-	const chunks = [];
-	for await (const chunk of req) chunks.push(chunk);
-	return Buffer.concat(chunks).toString('utf8');
-}
 
 /**
  * Objects are sent as JSON, strings as they are.
@@ -247,7 +241,8 @@ async function startSandbox(input = {}) {
 		// the process is busy); later ones on a kept-alive connection date from themselves.
 		const arrivedIn = connectedIn.get(req.socket) ?? generation;
 		connectedIn.delete(req.socket);
-		const rawBody = await readBody(req);
+		const chunks = [];
+		for await (const chunk of req) chunks.push(chunk);
 		// Sent before reset() (say by a client that gave up): not a request of the next test.
 		if (arrivedIn !== generation) {
 			req.socket.destroy();
@@ -259,7 +254,7 @@ async function startSandbox(input = {}) {
 			: undefined;
 		let body;
 		try {
-			body = JSON.parse(rawBody);
+			body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
 		} catch {} // not JSON: undefined
 		/** @type {RecordedRequest} */
 		const request = {
@@ -273,13 +268,10 @@ async function startSandbox(input = {}) {
 		requests.push(request);
 		const { status, summary } = await respond(request, routePath, req, res);
 		request.answer = status;
-		const entry = { method: request.method, path: request.path, status };
+		const durationMs = Date.now() - startedAt;
+		const entry = { method: request.method, path: request.path, status, durationMs };
 		try {
-			options.onResponse?.({
-				...entry,
-				durationMs: Date.now() - startedAt,
-				...(summary === undefined ? {} : { summary }),
-			});
+			options.onResponse?.(summary === undefined ? entry : { ...entry, summary });
 		} catch {} // a failing logger must not break the sandbox
 	}
 
@@ -291,12 +283,8 @@ async function startSandbox(input = {}) {
 		sockets.add(socket);
 		socket.on('close', () => sockets.delete(socket));
 	});
-	await new Promise((resolve, reject) => {
-		server.once('error', reject).listen(options.port, options.host, () => {
-			server.off('error', reject);
-			resolve(undefined);
-		});
-	});
+	server.listen(options.port, options.host);
+	await once(server, 'listening');
 
 	const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
 	const origin = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
