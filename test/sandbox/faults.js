@@ -1,10 +1,7 @@
 // @ts-check
 'use strict';
 
-/**
- * Scripted faults: a queue, one fault taken per matching request before it reaches the routes;
- * with `faultRate`, a request the queue has nothing for may draw one of `randomFaults`.
- */
+/** Faults: a queue, one taken per matching request before the routes, else maybe a random one. */
 
 const { z } = require('zod');
 const { PATHS } = require('./routes');
@@ -42,10 +39,7 @@ function seededRandom(seed) {
 	};
 }
 
-/**
- * @param {{ faultRate: () => number, randomFaults: () => Fault[], seed: () => number | undefined }} settings
- *   read at each draw, so setOptions() applies; a new seed starts its own sequence
- */
+/** @param {{ faultRate: () => number, randomFaults: () => Fault[], seed: () => number | undefined }} settings read at each draw, so setOptions() applies */
 function createFaultQueue(settings) {
 	/** @type {Fault[]} */
 	const queue = [];

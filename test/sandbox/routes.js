@@ -2,9 +2,8 @@
 'use strict';
 
 /**
- * The operations as plain functions (request, context) -> reply. Each checks in the order the
- * spec implies: key, JSON, fields (a schema's first issue is the answer, so schemas carry the
- * exact wording, in field order), business rules, quota.
+ * The operations as functions (request, context) -> reply, checking in the spec's order: key, JSON,
+ * fields (a schema's first issue is the answer, so schemas carry the wording), rules, quota.
  */
 
 const { randomBytes, randomUUID } = require('node:crypto');
@@ -166,8 +165,8 @@ const randomHex = (length) => randomBytes(length / 2).toString('hex');
 const newListId = () => `list_${randomHex(16)}`;
 
 /**
- * A route: a key accepted in a `Bearer <key>` header among `headerNames` (else 401), a JSON body
- * (else 400) valid for `schema` (else the 400 of its first issue), then `handle`.
+ * A route: a `Bearer <key>` header (401 without an accepted key), a JSON body (400), valid for
+ * `schema` (the 400 of its first issue), then `handle`.
  * @template T
  * @param {(options: ResolvedOptions) => string[]} headerNames lower-cased
  * @param {z.ZodType<T, any, any> | ((options: ResolvedOptions) => z.ZodType<T, any, any>)} schema
@@ -196,12 +195,10 @@ const listAuthHeaders = ({ listAuthHeader }) =>
 	listAuthHeader === 'either' ? ['authroization', 'authorization'] : [listAuthHeader.toLowerCase()];
 
 /**
- * Adds profiles not yet in the list (emails compared case-insensitively), with the fields given
- * here; the ID is the one the email has in the account, else a new profile's.
- * @param {import('./server').SandboxState} state
- * @param {import('./server').StoredList} list
+ * Adds the profiles not in the list yet (any case), with the fields given; each keeps its email's
+ * ID in the account. `created`: the profiles new to the account.
+ * @param {import('./server').SandboxState} state @param {import('./server').StoredList} list
  * @param {{ email: string, firstName?: string, lastName?: string }[]} profiles
- * @returns {{ addedCount: number, created: object[] }} created: the profiles new to the account
  */
 function addNewProfiles(state, list, profiles) {
 	let addedCount = 0;
@@ -359,11 +356,7 @@ const ROUTES = Object.freeze({
 	}),
 });
 
-/**
- * The answer to a request; any exception is the spec's 500.
- * @param {RecordedRequest} request @param {string | undefined} routePath undefined outside basePath
- * @param {RouteContext} context @returns {Reply}
- */
+/** Any exception is the spec's 500. @param {RecordedRequest} request @param {string | undefined} routePath @param {RouteContext} context @returns {Reply} */
 function answer(request, routePath, context) {
 	const key = `${request.method} ${routePath}`;
 	if (!Object.hasOwn(ROUTES, key)) return NOT_FOUND;

@@ -277,6 +277,19 @@ test.each(REJECTED)('rule 44, %s', async (...[, route, body, status, answer, hea
 
 // ---------------------------------------------------------------- accepted requests
 
+const EITHER = { campaignListField: /** @type {const} */ ('either') };
+/** Checks that Create Campaign stored and echoed these list IDs, under recepientList only. @param {string[]} ids */
+function readLists(ids) {
+	return (/** @type {any} */ { data: { campaign } }) => {
+		const stored = sandbox.state.campaigns.get(campaign._id)?.recepientList;
+		expect([campaign.recepientList, 'recipientList' in campaign, stored]).toEqual([
+			ids,
+			false,
+			ids,
+		]);
+	};
+}
+
 /**
  * [title, route, body, headers (default: the demo key), options, check of the answer's body]
  * @type {[string, string, unknown, Record<string, string>?, import('./server').SandboxOptions?, ((body: any) => void)?][]}
@@ -303,6 +316,20 @@ const ACCEPTED = [
 		(body) => expect([body.data.addedCount, sandbox.state.lists.has(body.data.listId)]).toEqual([0, true])],
 	['rule 34, rule 35: an empty content and an empty recepientList', CREATE_CAMPAIGN,
 		validCampaign({ content: '', recepientList: [] })],
+	['rule 33: by default the correctly spelled recipientList is ignored like any unknown field', CREATE_CAMPAIGN,
+		validCampaign({ recipientList: [ANN_LIST] }), undefined, undefined, readLists([])],
+	['rule 33: by default a malformed recipientList is not even checked', CREATE_CAMPAIGN,
+		validCampaign({ recipientList: 'oops' }), undefined, undefined, readLists([])],
+	['rule 33: campaignListField "recipientList" reads only that spelling', CREATE_CAMPAIGN,
+		validCampaign({ recipientList: [ANN_LIST], recepientList: [OTHER_LIST] }), undefined,
+		{ campaignListField: 'recipientList' }, readLists([ANN_LIST])],
+	['rule 33: campaignListField "either" reads recepientList', CREATE_CAMPAIGN, validCampaign({ recepientList: [ANN_LIST] }),
+		undefined, EITHER, readLists([ANN_LIST])],
+	['rule 33: campaignListField "either" reads recipientList', CREATE_CAMPAIGN, validCampaign({ recipientList: [OTHER_LIST] }),
+		undefined, EITHER, readLists([OTHER_LIST])],
+	['rule 33: campaignListField "either" combines both, each list once', CREATE_CAMPAIGN,
+		validCampaign({ recepientList: [ANN_LIST, OTHER_LIST], recipientList: [OTHER_LIST, 'list_empty'] }), undefined, EITHER,
+		readLists([ANN_LIST, OTHER_LIST, 'list_empty'])],
 ];
 
 test.each(ACCEPTED)('%s: 200', async (...[, route, body, headers, options, check]) => {
@@ -537,9 +564,7 @@ test.each(FAULTS)('%s', async (...[, faults, options, answer, queued]) => {
 		const response = await request(sandbox, SEND, mail());
 		const text = typeof body === 'string' ? body : JSON.stringify(body);
 		expect([response.status, await response.text()]).toEqual([status, text]);
-		for (const [name, value] of Object.entries(headers)) {
-			expect(response.headers.get(name)).toBe(value);
-		}
+		for (const name in headers) expect(response.headers.get(name)).toBe(headers[name]);
 	}
 	expect(sandbox.state.emails).toHaveLength(queued ? 1 : 0);
 	sandbox.setOptions({ faultRate: 0 });
@@ -550,13 +575,11 @@ test.each(FAULTS)('%s', async (...[, faults, options, answer, queued]) => {
 });
 
 test.each([
-	['sandbox: latencyMs delays every answer', () => sandbox.setOptions({ latencyMs: 120 })],
-	[
-		'fault: delay waits delayMs, then handles the request normally',
-		() => sandbox.injectFaults({ action: 'delay', delayMs: 120 }),
-	],
-])('%s', async (_title, setUp) => {
-	setUp();
+	['sandbox: latencyMs delays every answer', { latencyMs: 120 }, []],
+	['fault: delay waits delayMs, then handles the request', {}, { action: 'delay', delayMs: 120 }],
+])('%s', async (_title, options, faults) => {
+	sandbox.setOptions(options);
+	sandbox.injectFaults(faults);
 	const startedAt = Date.now();
 	expect((await call(SEND, mail())).status).toBe(200);
 	expect(Date.now() - startedAt).toBeGreaterThanOrEqual(100);
@@ -567,7 +590,7 @@ test.each([
 	['fault: close() also ends requests waiting on a long latency', { latencyMs: 60_000 }, []],
 ])('%s', async (_title, options, faults) => {
 	const own = await startSandbox(options);
-	own.injectFaults(/** @type {any} */ (faults));
+	own.injectFaults(faults);
 	const outcome = post(own, SEND, mail()).then(
 		() => 'answered',
 		() => 'failed',
@@ -582,13 +605,10 @@ test.each([
 });
 
 test('fault: randomFaults with a seed draws the same mix every time', async () => {
+	const mix = { faultRate: 0.5, faultSeed: 7, randomFaults: [{ status: 500 }, { status: 503 }] };
 	const statuses = async () => {
 		sandbox.reset();
-		sandbox.setOptions({
-			faultRate: 0.5,
-			faultSeed: 7,
-			randomFaults: [{ status: 500 }, { status: 503 }],
-		});
+		sandbox.setOptions(mix);
 		const seen = [];
 		for (let index = 0; index < 20; index++) seen.push((await call(SEND, mail())).status);
 		return seen;
@@ -710,29 +730,6 @@ test('spec, rule 30, rule 31: Create List with profile IDs (as Add Profiles made
 	]);
 	const more = { listId: body.data.listId, ...newList(['CORA@customer.test', 'ed@customer.test']) };
 	expect((await call(ADD, more)).body.data.addedCount).toBe(1);
-});
-
-const EITHER = { campaignListField: 'either' };
-// [title, options, Create Campaign's list ID fields, the list IDs stored and echoed as recepientList]
-/** @type {[string, import('./server').SandboxOptions, object, string[]][]} */
-// prettier-ignore
-const LIST_SPELLINGS = [
-	['rule 33: by default the correctly spelled recipientList is ignored like any unknown field', {},
-		{ recipientList: [ANN_LIST] }, []],
-	['rule 33: by default a malformed recipientList is not even checked', {}, { recipientList: 'oops' }, []],
-	['rule 33: campaignListField "recipientList" reads only that spelling', { campaignListField: 'recipientList' },
-		{ recipientList: [ANN_LIST], recepientList: [OTHER_LIST] }, [ANN_LIST]],
-	['rule 33: campaignListField "either" reads recepientList', EITHER, { recepientList: [ANN_LIST] }, [ANN_LIST]],
-	['rule 33: campaignListField "either" reads recipientList', EITHER, { recipientList: [OTHER_LIST] }, [OTHER_LIST]],
-	['rule 33: campaignListField "either" combines both, each list once', EITHER,
-		{ recepientList: [ANN_LIST, OTHER_LIST], recipientList: [OTHER_LIST, 'list_empty'] }, [ANN_LIST, OTHER_LIST, 'list_empty']],
-];
-
-test.each(LIST_SPELLINGS)('%s', async (...[, options, fields, listIds]) => {
-	sandbox.setOptions(options);
-	const { campaign } = (await call(CREATE_CAMPAIGN, validCampaign(fields))).body.data;
-	expect([campaign.recepientList, 'recipientList' in campaign]).toEqual([listIds, false]);
-	expect(sandbox.state.campaigns.get(campaign._id)?.recepientList).toEqual(listIds);
 });
 
 test("rule 40: Send Campaign sends to the lists' profiles at send time, lists in the campaign's order, profiles in list order, each email once", async () => {

@@ -1,10 +1,7 @@
 // @ts-check
 'use strict';
 
-/**
- * A local BasicsEngage API for tests and demos, following the published API contract; where the
- * spec is silent, ./README.md lists the choices made.
- */
+/** The BasicsEngage API as published, for tests and demos; ./README.md lists its choices where the spec is silent. */
 
 const { once } = require('node:events');
 const http = require('node:http');
@@ -76,30 +73,22 @@ const sandboxOptionsSchema = z
 /**
  * @typedef {z.input<typeof sandboxOptionsSchema>} SandboxOptions
  * @typedef {z.infer<typeof sandboxOptionsSchema>} ResolvedOptions
+ * @typedef {ReturnType<typeof createState>} SandboxState
+ * @typedef {Awaited<ReturnType<typeof startSandbox>>} SandboxHandle
  * @typedef {number | 'reset' | 'drop' | 'hang'} Outcome
  * @typedef {{ method: string, path: string, url: string, headers: http.IncomingHttpHeaders,
- *   body: unknown, receivedAt: string, answer?: Outcome }} RecordedRequest  path: under
- *   basePath (the full path outside it); body: undefined when not JSON
+ *   body: unknown, receivedAt: string, answer?: Outcome }} RecordedRequest  path: under basePath
+ * @typedef {{ method: string, path: string, status: Outcome, durationMs: number,
+ *   summary?: string }} ResponseLogEntry  summary: what the request changed, unseen in the answer
  * @typedef {{ profileId: string, email: string, firstName?: string, lastName?: string }} StoredProfile
  * @typedef {{ listId: string, name: string, description?: string,
- *   profiles: Map<string, StoredProfile> }} StoredList  profiles keyed by lower-cased email
- * @typedef {{ _id: string, name: string, subject: string, content?: string,
- *   recepientList: string[], createdAt: string }} StoredCampaign
- * @typedef {ReturnType<typeof createState>} SandboxState
- * @typedef {{ method: string, path: string, status: Outcome, durationMs: number,
- *   summary?: string }} ResponseLogEntry  summary: what the request changed that the answer
- *   does not show (new profile IDs, a campaign's recipients)
- * @typedef {Awaited<ReturnType<typeof startSandbox>>} SandboxHandle
+ *   profiles: Map<string, StoredProfile> }} StoredList  profiles by lower-cased email
  */
 
 /** Options that shape the listening server or the seeded state. */
 const FIXED_OPTIONS = ['port', 'host', 'profiles', 'lists', 'campaigns'];
 
-/**
- * Objects are sent as JSON, strings as they are.
- * @param {http.ServerResponse} res @param {number} status @param {unknown} body
- * @param {Record<string, string>} [extraHeaders]
- */
+/** Objects as JSON, strings as they are. @param {http.ServerResponse} res @param {number} status @param {unknown} body @param {Record<string, string>} [extraHeaders] */
 function writeResponse(res, status, body, extraHeaders = {}) {
 	if (res.destroyed || res.headersSent) return;
 	const isText = typeof body === 'string';
@@ -122,7 +111,7 @@ const createState = () => ({
 	profileIdsByEmail: new Map(),
 	/** @type {Map<string, StoredList>} */
 	lists: new Map(),
-	/** @type {Map<string, StoredCampaign>} by _id */
+	/** @type {Map<string, { _id: string, recepientList: string[] } & Record<string, string>>} */
 	campaigns: new Map(),
 	/** @type {{ campaignId: string, recipients: string[], sentAt: string }[]} */
 	campaignSends: [],
@@ -158,11 +147,7 @@ function seedState(state, { profiles, lists, campaigns, now }) {
 	}
 }
 
-/**
- * Starts a sandbox server: `baseUrl` (origin + basePath), `requests` (every request received,
- * rejected ones included), `state`, `options` (those in effect).
- * @param {SandboxOptions} [input]
- */
+/** A started sandbox: `requests` holds every request, rejected ones too. @param {SandboxOptions} [input] */
 async function startSandbox(input = {}) {
 	const initialOptions = sandboxOptionsSchema.parse(input);
 	// Parsing again yields fresh arrays and objects, so later changes cannot alter initialOptions.
@@ -198,12 +183,7 @@ async function startSandbox(input = {}) {
 			timers.add(timer);
 		});
 
-	/**
-	 * Answers one request; returns what happened, for the log.
-	 * @param {RecordedRequest} request @param {string | undefined} routePath
-	 * @param {http.IncomingMessage} req @param {http.ServerResponse} res
-	 * @returns {Promise<{ status: Outcome, summary?: string }>}
-	 */
+	/** @param {RecordedRequest} request @param {string | undefined} routePath @param {http.IncomingMessage} req @param {http.ServerResponse} res @returns {Promise<{ status: Outcome, summary?: string }>} */
 	async function respond(request, routePath, req, res) {
 		const arrivedIn = generation;
 		await sleep(options.latencyMs);
