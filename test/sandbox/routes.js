@@ -134,10 +134,7 @@ const createListBodySchema = bodyOf({
 	profiles: idList('profile', 'profiles'),
 });
 
-/** Which spelling of the list IDs field Create Campaign reads (option `campaignListField`). */
-const CAMPAIGN_LIST_FIELDS = /** @type {const} */ (['recepientList', 'recipientList', 'either']);
-
-/** Create Campaign's body, the IDs of the spelling(s) read as `listIds`; another spelling is an unknown field. @param {typeof CAMPAIGN_LIST_FIELDS[number]} read */
+/** Create Campaign's body, the IDs of the spelling(s) read as `listIds`; another spelling is an unknown field. @param {ResolvedOptions['campaignListField']} read */
 function createCampaignBodySchema(read) {
 	const fields = read === 'either' ? ['recepientList', 'recipientList'] : [read];
 	const lists = Object.fromEntries(fields.map((field) => [field, idList('list', field)]));
@@ -379,4 +376,4 @@ const PATHS = Object.keys(ROUTES)
 	.filter((key) => key.startsWith('POST '))
 	.map((key) => key.slice('POST '.length));
 
-module.exports = { answer, errorBody, PATHS, CAMPAIGN_LIST_FIELDS, profileSchema, addNewProfiles };
+module.exports = { answer, errorBody, PATHS, profileSchema, addNewProfiles };
