@@ -17,6 +17,7 @@ const { z } = require('zod');
  * @typedef {import('./server').ResolvedOptions} ResolvedOptions
  * @typedef {{ options: ResolvedOptions, state: import('./server').SandboxState }} RouteContext
  * @typedef {{ status: number, body: unknown, summary?: string }} Reply  summary: for the log
+ * @typedef {import('./server').StoredProfile} StoredProfile
  */
 
 /** @param {number} status @param {string} text @returns {Reply} */
@@ -198,9 +199,7 @@ const listAuthHeaders = ({ listAuthHeader }) =>
  * @param {{ email: string, firstName?: string, lastName?: string }[]} profiles
  */
 function addNewProfiles(state, list, profiles) {
-	let addedCount = 0;
-	/** @type {import('./server').StoredProfile[]} */
-	const created = [];
+	const [before, created] = [list.profiles.size, /** @type {StoredProfile[]} */ ([])];
 	for (const profile of profiles) {
 		const key = profile.email.toLowerCase();
 		if (list.profiles.has(key)) continue;
@@ -213,18 +212,16 @@ function addNewProfiles(state, list, profiles) {
 			created.push(stored);
 		}
 		list.profiles.set(key, { profileId, ...profile });
-		addedCount += 1;
 	}
-	return { addedCount, created };
+	return { addedCount: list.profiles.size - before, created };
 }
 
 /** What the log says of an email's content; an HTML email's links (Send and Wait's answers) can be opened from it. @param {{ html?: string, templateId?: string }} email */
 function describeContent({ html, templateId }) {
 	if (templateId !== undefined) return `template ${templateId}`;
 	if (html === undefined) return 'plain text';
-	const links = [...html.matchAll(/href="([^"]*)"/g)].map(([, href]) =>
-		href.replaceAll('&amp;', '&'),
-	);
+	const hrefs = [...html.matchAll(/href="([^"]*)"/g)];
+	const links = hrefs.map(([, href]) => href.replaceAll('&amp;', '&'));
 	return ['HTML', ...links].join(', link: ');
 }
 

@@ -1,11 +1,8 @@
 // @ts-check
 'use strict';
 
-/**
- * The sandbox over real HTTP, one row or test per rule. Titles say where a rule comes from:
- * "spec:" the published API contract, "rule N:" ./README.md "Assumptions where the spec is
- * silent", "sandbox:" / "fault:" / "cli:" the test tooling.
- */
+// The sandbox over real HTTP, a row or test per rule, titled by its source: "spec:" the published
+// API, "rule N:" ./README.md's assumptions, "sandbox:" / "fault:" / "cli:" the test tooling.
 
 const { spawn } = require('node:child_process');
 const path = require('node:path');
@@ -87,13 +84,8 @@ const snapshot = (target) =>
 		key === 'quota' ? undefined : value instanceof Map ? [...value] : value,
 	);
 
-/**
- * @typedef {[title: string, route: string, body: unknown, status: number, answer: object,
- *   headers?: Record<string, string>, options?: import('./server').SandboxOptions]} Rejection
- */
-
 // Every route checks the key before the body (no key and a broken body: 401), then the JSON.
-/** @param {string} rule @param {string} name @param {string} route @returns {Rejection[]} */
+/** @param {string} rule @param {string} name @param {string} route */
 // prettier-ignore
 const keyThenJson = (rule, name, route) => [
 	[`${rule}: ${name} checks the key before the body`, route, '{oops', 401, INVALID_KEY, NO_KEY],
@@ -172,7 +164,7 @@ const CUSTOM_KEY = { authorization: 'Bearer be_custom' };
 const listWith = (/** @type {unknown} */ profiles) => validList({ profiles });
 const campaignTo = (/** @type {unknown} */ recepientList) => validCampaign({ recepientList });
 
-/** @type {Rejection[]} */
+// [title, route, body, status, answer, headers (default: the demo key), options]
 // prettier-ignore
 const REJECTED = [
 	['spec: Send Email with an unknown key', SEND, mail(), 401, INVALID_KEY, { authorization: 'Bearer x' }],
@@ -290,10 +282,7 @@ function readLists(ids) {
 	};
 }
 
-/**
- * [title, route, body, headers (default: the demo key), options, check of the answer's body]
- * @type {[string, string, unknown, Record<string, string>?, import('./server').SandboxOptions?, ((body: any) => void)?][]}
- */
+// [title, route, body, headers (default: the demo key), options, check of the answer's body]
 // prettier-ignore
 const ACCEPTED = [
 	['rule 2: the Bearer scheme in lower case', SEND, mail(), { authorization: `bearer ${DEMO_KEY}` }],
@@ -344,11 +333,8 @@ test.each(ACCEPTED)('%s: 200', async (...[, route, body, headers, options, check
 const EVE = { email: 'eve@customer.test', firstName: 'Eve', lastName: 'Lee' };
 const HEX_24 = /^[0-9a-f]{24}$/;
 const like = (/** @type {RegExp} */ pattern) => expect.stringMatching(pattern);
-/**
- * [title, route, body, the answer past its status 'success', a check of what it stored, the ID
- * that a second such request must get anew]
- * @type {[string, string, object, object, (data: any) => void, ((data: any) => string)?][]}
- */
+// [title, route, body, the answer past status 'success', a check of what it stored, the ID a
+// second such request gets anew]
 // prettier-ignore
 const ANSWERS = [
 	['spec, rule 13: Send Email queues the email: messageId msg_<uuid>, the count of the day including it, the limit',
@@ -395,7 +381,6 @@ test.each(ANSWERS)('%s', async (...[, route, body, answer, check, newId]) => {
 
 const OTHER_KEY = { authorization: 'Bearer be_second_key' };
 // [title, options, steps: [email overrides, headers, status, dailyEmailCount of a 200]]
-/** @type {[string, import('./server').SandboxOptions & { dailyLimit: number }, [object, object, number, number?][]][]} */
 // prettier-ignore
 const QUOTA_RUNS = [
 	['rule 1, rule 12: only accepted emails count, and validation comes before the quota', { dailyLimit: 1 },
@@ -492,11 +477,8 @@ test('sandbox, rule 24: seeded lists take the profileId of a seeded profile by e
 	}
 	sandbox.injectFaults({ status: 500 });
 	sandbox.reset();
-	expect([sandbox.options, snapshot(sandbox), sandbox.requests.length]).toEqual([
-		options,
-		seeded,
-		0,
-	]);
+	expect(sandbox.options).toEqual(options);
+	expect([snapshot(sandbox), sandbox.requests.length]).toEqual([seeded, 0]);
 	expect(sandbox.baseUrl).toBe(`http://127.0.0.1:${sandbox.port}/api/v0/dev`);
 	// No fault left, and the quota counts from 0 again.
 	expect((await call(SEND, mail())).body.data.dailyEmailCount).toBe(1);
@@ -533,11 +515,8 @@ test.each([
 
 // ---------------------------------------------------------------- faults
 
-/**
- * Faults on a Send Email: [title, faults, options, the answer ([status, body, some headers]) or,
- * unanswered, what the request records, whether the email was queued].
- * @type {[string, any, import('./server').SandboxOptions, [number, unknown, object?] | 'reset' | 'drop', boolean][]}
- */
+// Faults on a Send Email: [title, faults, options, the answer ([status, body, some headers]) or,
+// unanswered, what the request records, whether the email was queued]
 // prettier-ignore
 const FAULTS = [
 	["fault: a status answers it with the spec's body for it, changing nothing", { status: 500 }, {},
@@ -622,14 +601,11 @@ test('fault: randomFaults with a seed draws the same mix every time', async () =
 
 /** Starts the CLI with `args`; `ready()` resolves once the banner is printed. @param {string[]} args */
 function spawnCli(args) {
-	const cli = path.join(__dirname, 'cli.js');
-	const child = spawn(process.execPath, [cli, '--port', '0', ...args], {
-		stdio: ['ignore', 'pipe', 'pipe'],
-	});
+	const child = spawn(process.execPath, [path.join(__dirname, 'cli.js'), '--port', '0', ...args]);
 	let output = '';
 	child.stdout.on('data', (chunk) => (output += chunk));
 	child.stderr.on('data', (chunk) => (output += chunk));
-	const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+	const exited = new Promise((resolve) => child.on('exit', resolve));
 	return {
 		exited,
 		text: () => output,
