@@ -43,15 +43,15 @@ function seededRandom(seed) {
 	};
 }
 
-/** @param {{ faultRate: () => number, randomFaults: () => Fault[], seed: () => number | undefined }} settings read at each draw, so setOptions() applies */
-function createFaultQueue(settings) {
+/** @param {() => ResolvedOptions} current the options in effect, read at each draw */
+function createFaultQueue(current) {
 	/** @type {Fault[]} */
 	const queue = [];
 	/** @type {number | undefined} */
 	let seeded;
 	let draw = Math.random;
 	const random = () => {
-		const seed = settings.seed();
+		const seed = current().faultSeed;
 		if (seed !== seeded) {
 			seeded = seed;
 			draw = seed === undefined ? Math.random : seededRandom(seed);
@@ -68,9 +68,9 @@ function createFaultQueue(settings) {
 		take(path) {
 			const index = queue.findIndex((fault) => fault.path === undefined || fault.path === path);
 			if (index >= 0) return queue.splice(index, 1)[0];
-			if (settings.faultRate() > 0 && random() < settings.faultRate()) {
-				const mix = settings.randomFaults();
-				return mix[Math.floor(random() * mix.length)];
+			const { faultRate, randomFaults } = current();
+			if (faultRate > 0 && random() < faultRate) {
+				return randomFaults[Math.floor(random() * randomFaults.length)];
 			}
 			return undefined;
 		},
@@ -82,8 +82,19 @@ function createFaultQueue(settings) {
 	};
 }
 
-const isFunction = z.custom((value) => typeof value === 'function', {
-	message: 'must be a function',
+const isFunction = z.custom((value) => typeof value === 'function', 'must be a function');
+const seededList = z.object({
+	listId: z.string().min(1),
+	name: z.string().default(''),
+	description: z.string().optional(),
+	profiles: z.array(profileSchema).default([]),
+});
+const seededCampaign = z.object({
+	_id: z.string().regex(/^[0-9a-f]{24}$/, '_id must be 24 lower-case hex characters'),
+	name: z.string().min(1),
+	subject: z.string().min(1),
+	content: z.string().optional(),
+	recepientList: z.array(z.string()).default(() => []),
 });
 
 /** Each option with its default, as ./README.md lists them. */
@@ -106,27 +117,8 @@ const sandboxOptionsSchema = z
 		randomFaults: faultListSchema.min(1).default(() => [{ status: 500 }]),
 		faultSeed: z.number().int().optional(),
 		profiles: z.array(profileSchema.extend({ profileId: z.string().min(1) })).default(() => []),
-		lists: z
-			.array(
-				z.object({
-					listId: z.string().min(1),
-					name: z.string().default(''),
-					description: z.string().optional(),
-					profiles: z.array(profileSchema).default([]),
-				}),
-			)
-			.default(() => []),
-		campaigns: z
-			.array(
-				z.object({
-					_id: z.string().regex(/^[0-9a-f]{24}$/, '_id must be 24 lower-case hex characters'),
-					name: z.string().min(1),
-					subject: z.string().min(1),
-					content: z.string().optional(),
-					recepientList: z.array(z.string()).default(() => []),
-				}),
-			)
-			.default(() => []),
+		lists: z.array(seededList).default(() => []),
+		campaigns: z.array(seededCampaign).default(() => []),
 		campaignListField: z.enum(CAMPAIGN_LIST_FIELDS).default('recepientList'),
 		now: /** @type {z.ZodType<() => Date>} */ (isFunction).default(() => () => new Date()),
 		onResponse: /** @type {z.ZodType<(entry: ResponseLogEntry) => void>} */ (isFunction).optional(),
@@ -174,7 +166,7 @@ const createState = () => ({
 	profileIdsByEmail: new Map(),
 	/** @type {Map<string, StoredList>} */
 	lists: new Map(),
-	/** @type {Map<string, { _id: string, recepientList: string[] } & Record<string, string>>} */
+	/** @type {Map<string, { _id: string, name: string, subject: string, content?: string, recepientList: string[], createdAt: string }>} */
 	campaigns: new Map(),
 	/** @type {{ campaignId: string, recipients: string[], sentAt: string }[]} */
 	campaignSends: [],
@@ -220,11 +212,7 @@ async function startSandbox(input = {}) {
 	const requests = [];
 	const state = createState();
 	seedState(state, options);
-	const faults = createFaultQueue({
-		faultRate: () => options.faultRate,
-		randomFaults: () => options.randomFaults,
-		seed: () => options.faultSeed,
-	});
+	const faults = createFaultQueue(() => options);
 
 	/** How many times reset() ran: a request belongs to the sandbox of its arrival. */
 	let generation = 0;
