@@ -233,14 +233,13 @@ const sendEmail = route(AUTHORIZATION, sendEmailBodySchema, (email, { options, s
 	if (verifiedSenders && !verifiedSenders.some((sender) => sender.toLowerCase() === from)) {
 		return failure(400, `Sender "${email.from}" is not a verified sender`);
 	}
-	if (email.templateId !== undefined) {
-		const variables = Object.hasOwn(templates, email.templateId) && templates[email.templateId];
-		if (!variables) return failure(400, `Template "${email.templateId}" not found`);
-		const unknown = Object.keys(email.templateVariables ?? {}).find(
-			(key) => !variables.includes(key),
-		);
+	const { templateId } = email;
+	if (templateId !== undefined) {
+		const variables = Object.hasOwn(templates, templateId) && templates[templateId];
+		if (!variables) return failure(400, `Template "${templateId}" not found`);
+		const unknown = Object.keys(email.templateVariables ?? {}).find((k) => !variables.includes(k));
 		if (unknown !== undefined) {
-			const text = `Template variable "${unknown}" does not exist in template "${email.templateId}"`;
+			const text = `Template variable "${unknown}" does not exist in template "${templateId}"`;
 			return failure(400, text);
 		}
 	}

@@ -148,13 +148,12 @@ function writeResponse(res, status, body, extraHeaders = {}) {
 	if (res.destroyed || res.headersSent) return;
 	const isText = typeof body === 'string';
 	const payload = body === undefined ? '' : isText ? body : JSON.stringify(body);
-	res
-		.writeHead(status, {
-			'content-type': isText ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8',
-			'content-length': String(Buffer.byteLength(payload)),
-			...Object.fromEntries(Object.entries(extraHeaders).map(([n, v]) => [n.toLowerCase(), v])),
-		})
-		.end(payload);
+	const headers = {
+		'content-type': isText ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8',
+		'content-length': String(Buffer.byteLength(payload)),
+		...Object.fromEntries(Object.entries(extraHeaders).map(([n, v]) => [n.toLowerCase(), v])),
+	};
+	res.writeHead(status, headers).end(payload);
 }
 
 const createState = () => ({
