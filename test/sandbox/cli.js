@@ -2,10 +2,8 @@
 // @ts-check
 'use strict';
 
-/**
- * `npm run sandbox`: the sandbox until Ctrl+C, logging one line per request (method, path, status,
- * what it changed that the answer does not show), never a header value.
- */
+// `npm run sandbox`: the sandbox until Ctrl+C, logging one line per request (method, path, status,
+// what it changed that the answer does not show), never a header value.
 
 const { parseArgs } = require('node:util');
 const { ZodError } = require('zod');

@@ -1,10 +1,8 @@
 // @ts-check
 'use strict';
 
-/**
- * The operations as functions (request, context) -> reply, checking in the spec's order: key, JSON,
- * fields (a schema's first issue is the answer, so schemas carry the wording), rules, quota.
- */
+// The operations as functions (request, context) -> reply, checking in the spec's order: key,
+// JSON, fields (a schema's first issue is the answer, so schemas carry the wording), rules, quota.
 
 const { randomBytes, randomUUID } = require('node:crypto');
 const fs = require('node:fs');
@@ -37,22 +35,17 @@ const QUOTA_EXCEEDED = failure(429, 'Daily email quota exceeded. Please try agai
 
 // ---------------------------------------------------------------- body schemas
 
-/** @param {string} field */
-const fieldEmpty = (field) => `Field "${field}" must not be empty`;
-
-/** @param {string} field */
-const requiredString = (field) =>
+const requiredString = (/** @type {string} */ field) =>
 	z.string({
 		required_error: `Field "${field}" is required`,
 		invalid_type_error: `Field "${field}" must be a string`,
 	});
 /** Empty is refused, white space is not (the subjects). @param {string} field */
-const nonEmpty = (field) => requiredString(field).min(1, { message: fieldEmpty(field) });
-/** @param {string} field */
-const requiredText = (field) =>
-	requiredString(field).refine((value) => value.trim() !== '', { message: fieldEmpty(field) });
-/** @param {string} field */
-const optionalString = (field) =>
+const nonEmpty = (field) => requiredString(field).min(1, `Field "${field}" must not be empty`);
+const hasText = (/** @type {string} */ value) => value.trim() !== '';
+const requiredText = (/** @type {string} */ field) =>
+	requiredString(field).refine(hasText, `Field "${field}" must not be empty`);
+const optionalString = (/** @type {string} */ field) =>
 	z.string({ invalid_type_error: `Field "${field}" must be a string` }).optional();
 
 /** Names where the bad value is ('profiles[2].email must be ...'). @param {string} problem @returns {{ errorMap: z.ZodErrorMap }} */

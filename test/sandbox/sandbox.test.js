@@ -335,8 +335,7 @@ test.each(ACCEPTED)('%s: 200', async (...[, route, body, headers, options, check
 const EVE = { email: 'eve@customer.test', firstName: 'Eve', lastName: 'Lee' };
 const HEX_24 = /^[0-9a-f]{24}$/;
 const like = (/** @type {RegExp} */ pattern) => expect.stringMatching(pattern);
-// [title, route, body, the answer past status 'success', a check of what it stored, the ID a
-// second such request gets anew]
+// [title, route, body, the answer past status 'success', a check of what it stored, a new ID]
 // prettier-ignore
 const ANSWERS = [
 	['spec, rule 13: Send Email queues the email: messageId msg_<uuid>, the count of the day including it, the limit',
@@ -552,7 +551,7 @@ test.each(FAULTS)('%s', async (...[, faults, options, answer, queued]) => {
 	// The quota counted only a queued email.
 	expect((await call(SEND, mail())).body.data.dailyEmailCount).toBe(queued ? 2 : 1);
 	const recorded = typeof answer === 'string' ? answer : answer[0];
-	expect(sandbox.requests.map((recorded) => recorded.answer)).toEqual([recorded, 200]);
+	expect(sandbox.requests.map((request) => request.answer)).toEqual([recorded, 200]);
 });
 
 test.each([
@@ -572,10 +571,9 @@ test.each([
 ])('%s', async (_title, options, faults) => {
 	const own = await startSandbox(options);
 	own.injectFaults(faults);
-	const outcome = post(own, SEND, mail()).then(
-		() => 'answered',
-		() => 'failed',
-	);
+	const outcome = post(own, SEND, mail())
+		.then(() => 'answered')
+		.catch(() => 'failed');
 	await waitFor(() => own.requests.length === 1);
 	expect(await Promise.race([outcome, sleep(200).then(() => 'pending')])).toBe('pending');
 	const closeStartedAt = Date.now();

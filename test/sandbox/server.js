@@ -131,13 +131,10 @@ const sandboxOptionsSchema = z
  * @typedef {ReturnType<typeof createState>} SandboxState
  * @typedef {Awaited<ReturnType<typeof startSandbox>>} SandboxHandle
  * @typedef {number | 'reset' | 'drop' | 'hang'} Outcome
- * @typedef {{ method: string, path: string, url: string, headers: http.IncomingHttpHeaders,
- *   body: unknown, receivedAt: string, answer?: Outcome }} RecordedRequest  path: under basePath
- * @typedef {{ method: string, path: string, status: Outcome, durationMs: number,
- *   summary?: string }} ResponseLogEntry  summary: what the request changed, unseen in the answer
+ * @typedef {{ method: string, path: string, url: string, headers: http.IncomingHttpHeaders, body: unknown, receivedAt: string, answer?: Outcome }} RecordedRequest  path: under basePath
+ * @typedef {{ method: string, path: string, status: Outcome, durationMs: number, summary?: string }} ResponseLogEntry  summary: what the request changed, unseen in the answer
  * @typedef {{ profileId: string, email: string, firstName?: string, lastName?: string }} StoredProfile
- * @typedef {{ listId: string, name: string, description?: string,
- *   profiles: Map<string, StoredProfile> }} StoredList  profiles by lower-cased email
+ * @typedef {{ listId: string, name: string, description?: string, profiles: Map<string, StoredProfile> }} StoredList  profiles by lower-cased email
  */
 
 /** Options that shape the listening server or the seeded state. */
