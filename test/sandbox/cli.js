@@ -2,11 +2,8 @@
 // @ts-check
 'use strict';
 
-/**
- * `npm run sandbox` — runs the BasicsEngage sandbox until Ctrl+C.
- * Logs one line per request (method, path, status, and what it changed that the answer does not
- * show: new profile IDs, a sent campaign's recipients); header values are never printed.
- */
+// `npm run sandbox`: the sandbox until Ctrl+C, logging one line per request (method, path, status,
+// what it changed that the answer does not show), never a header value.
 
 const { parseArgs } = require('node:util');
 const { ZodError } = require('zod');
@@ -26,18 +23,20 @@ const USAGE = `Usage: node test/sandbox/cli.js [options]
   --any-sender               accept any "from" address instead of the verified senders
   -h, --help                 show this help`;
 
+const LOCAL_HOSTS = ['127.0.0.1', '::1', '0.0.0.0', '::', 'localhost'];
+
 /** @param {string | undefined} value @param {string} flag */
 function toInteger(value, flag) {
-	if (value === undefined) return undefined;
-	if (!/^\d+$/.test(value))
+	if (value !== undefined && !/^\d+$/.test(value)) {
 		throw new Error(`${flag} expects a non-negative integer, got "${value}"`);
-	return Number(value);
+	}
+	return value === undefined ? undefined : Number(value);
 }
 
-/** @param {string[]} argv @returns {import('./server').SandboxOptions | undefined} */
-function optionsFromArgs(argv) {
+/** @param {string[]} args @returns {import('./server').SandboxOptions | undefined} */
+function optionsFromArgs(args) {
 	const { values } = parseArgs({
-		args: argv,
+		args,
 		options: {
 			port: { type: 'string', default: '4010' },
 			host: { type: 'string', default: '127.0.0.1' },
@@ -46,13 +45,11 @@ function optionsFromArgs(argv) {
 			'list-auth-header': { type: 'string' },
 			'campaign-list-field': { type: 'string' },
 			latency: { type: 'string' },
-			'any-sender': { type: 'boolean', default: false },
-			help: { type: 'boolean', short: 'h', default: false },
+			'any-sender': { type: 'boolean' },
+			help: { type: 'boolean', short: 'h' },
 		},
 	});
 	if (values.help) return undefined;
-
-	/** @type {Record<string, unknown>} */
 	const options = {
 		port: toInteger(values.port, '--port'),
 		host: values.host,
@@ -67,27 +64,21 @@ function optionsFromArgs(argv) {
 	return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined));
 }
 
-/** @param {string} host */
-const displayHost = (host) =>
-	['127.0.0.1', '::1', '0.0.0.0', '::', 'localhost'].includes(host) ? 'localhost' : host;
-
 /** @param {import('./server').SandboxHandle} sandbox @param {boolean} customKeys */
-function printBanner(sandbox, customKeys) {
-	const { options } = sandbox;
-	const baseUrl = `http://${displayHost(options.host)}:${sandbox.port}${options.basePath}`;
+function printBanner({ options, baseUrl, origin, port }, customKeys) {
+	const local = LOCAL_HOSTS.includes(options.host);
 	const lines = [
 		'BasicsEngage sandbox running',
-		`  Base URL:          ${baseUrl}`,
+		`  Base URL:          ${local ? baseUrl.replace(origin, `http://localhost:${port}`) : baseUrl}`,
 		// Keys given with --key may be real ones, so only the built-in demo key is shown.
 		`  API key:           ${customKeys ? '(as given with --key, not shown)' : DEMO_API_KEY}`,
 		`  List auth header:  ${options.listAuthHeader}`,
 		`  Campaign lists:    read from ${options.campaignListField}`,
 		`  Daily limit:       ${options.dailyLimit} emails per key per UTC day`,
-		`  Verified senders:  ${options.verifiedSenders ? options.verifiedSenders.join(', ') : 'any'}`,
+		`  Verified senders:  ${options.verifiedSenders?.join(', ') ?? 'any'}`,
 		'  Templates:',
 		...Object.entries(options.templates).map(
-			([templateId, variables]) =>
-				`    ${templateId} (variables: ${variables.join(', ') || 'none'})`,
+			([id, variables]) => `    ${id} (variables: ${variables.join(', ') || 'none'})`,
 		),
 		'Press Ctrl+C to stop.',
 	];
@@ -109,13 +100,9 @@ async function main() {
 		process.exitCode = 2;
 		return;
 	}
-	if (!options) {
-		console.log(USAGE);
-		return;
-	}
+	if (!options) return console.log(USAGE);
 
 	const sandbox = await startSandbox({ ...options, onResponse: logResponse });
-
 	/** @param {NodeJS.Signals} signal */
 	const stop = (signal) => {
 		console.log(`\n${signal} received, stopping sandbox.`);
@@ -127,17 +114,12 @@ async function main() {
 	printBanner(sandbox, options.apiKeys !== undefined);
 }
 
-/** Readable text for a failed start: zod lists the offending options. @param {unknown} error */
-function describeError(error) {
-	if (error instanceof ZodError) {
-		return error.issues
-			.map((issue) => `Invalid option ${issue.path.join('.')}: ${issue.message}`)
-			.join('\n');
-	}
-	return error instanceof Error ? error.message : String(error);
-}
-
 main().catch((error) => {
-	console.error(describeError(error));
+	// zod names the offending options
+	const lines =
+		error instanceof ZodError
+			? error.issues.map(({ path, message }) => `Invalid option ${path.join('.')}: ${message}`)
+			: [error instanceof Error ? error.message : String(error)];
+	console.error(lines.join('\n'));
 	process.exit(1);
 });

@@ -1,65 +1,54 @@
 // @ts-check
 'use strict';
 
-/**
- * The BasicsEngage operations as plain functions: (request, context) -> reply, each with the zod
- * schema of its body. No I/O here, so each route reads top to bottom in the order the spec
- * implies: authentication, JSON parsing, field validation (the first zod issue's message is the
- * answer, so each schema carries the exact wording, in field order), business rules, quota.
- */
+// The operations as functions (request, context) -> reply, checking in the spec's order: key,
+// JSON, fields (a schema's first issue is the answer, so schemas carry the wording), rules, quota.
 
 const { randomBytes, randomUUID } = require('node:crypto');
 const fs = require('node:fs');
+const { STATUS_CODES } = require('node:http');
 const path = require('node:path');
 const { z } = require('zod');
 
 /**
  * @typedef {import('./server').RecordedRequest} RecordedRequest
- * @typedef {import('./server').SandboxState} SandboxState
  * @typedef {import('./server').ResolvedOptions} ResolvedOptions
+ * @typedef {{ options: ResolvedOptions, state: import('./server').SandboxState }} RouteContext
+ * @typedef {{ status: number, body: unknown, summary?: string }} Reply  summary: for the log
  * @typedef {import('./server').StoredProfile} StoredProfile
- * @typedef {{ options: ResolvedOptions, state: SandboxState }} RouteContext
- * @typedef {{ status: number, body: unknown, summary?: string }} Reply  summary: what the
- *   request changed that the answer does not show, for the log (ResponseLogEntry.summary)
  */
 
 /** @param {number} status @param {string} text @returns {Reply} */
 const failure = (status, text) => ({ status, body: { status: 'error', error: text } });
-/** @param {unknown} data @returns {Reply} */
-const success = (data, message = undefined, summary = undefined) => ({
+/** The spec's other error body, for 401, a route's 404 and 500. @param {number} status @param {string} text @returns {Reply} */
+const refusal = (status, text) => ({ status, body: { status: 'error', message: text } });
+/** @param {unknown} data @param {string} [message] @param {string} [summary] @returns {Reply} */
+const success = (data, message, summary) => ({
 	status: 200,
 	body: { status: 'success', ...(message && { message }), data },
 	summary,
 });
-/** @type {Reply} */
-const INVALID_API_KEY = { status: 401, body: { status: 'error', message: 'Invalid API key' } };
+const INVALID_API_KEY = refusal(401, 'Invalid API key');
+const NOT_FOUND = refusal(404, 'Not found');
+const INTERNAL_ERROR = refusal(500, 'Internal server error. Please retry later.');
+const QUOTA_EXCEEDED = failure(429, 'Daily email quota exceeded. Please try again tomorrow.');
 
 // ---------------------------------------------------------------- body schemas
 
-/** @param {string} field */
-const fieldEmpty = (field) => `Field "${field}" must not be empty`;
-const bodyNotObject = { invalid_type_error: 'Request body must be a JSON object' };
-
-/** @param {string} field */
-const requiredString = (field) =>
+const requiredString = (/** @type {string} */ field) =>
 	z.string({
 		required_error: `Field "${field}" is required`,
 		invalid_type_error: `Field "${field}" must be a string`,
 	});
-/** Empty is refused, white space is not (Send Email's and Create Campaign's subject). @param {string} field */
-const nonEmpty = (field) => requiredString(field).min(1, { message: fieldEmpty(field) });
-/** A required string with more than white space in it. @param {string} field */
-const requiredText = (field) =>
-	requiredString(field).refine((value) => value.trim() !== '', { message: fieldEmpty(field) });
-/** @param {string} field */
-const optionalString = (field) =>
+/** Empty is refused, white space is not (the subjects). @param {string} field */
+const nonEmpty = (field) => requiredString(field).min(1, `Field "${field}" must not be empty`);
+const hasText = (/** @type {string} */ value) => value.trim() !== '';
+const requiredText = (/** @type {string} */ field) =>
+	requiredString(field).refine(hasText, `Field "${field}" must not be empty`);
+const optionalString = (/** @type {string} */ field) =>
 	z.string({ invalid_type_error: `Field "${field}" must be a string` }).optional();
 
-/**
- * An error map that names where the bad value is ('profiles[2].email must be ...'), so a bad
- * profile is reported with its index.
- * @param {string} problem @returns {{ errorMap: z.ZodErrorMap }}
- */
+/** Names where the bad value is ('profiles[2].email must be ...'). @param {string} problem @returns {{ errorMap: z.ZodErrorMap }} */
 const locatedError = (problem) => ({
 	errorMap: ({ path }) => ({
 		message: `${path.map((part, i) => (typeof part === 'number' ? `[${part}]` : i ? `.${part}` : part)).join('')} ${problem}`,
@@ -69,7 +58,7 @@ const locatedError = (problem) => ({
 /** @param {z.RefinementCtx} ctx @param {string} message */
 const issue = (ctx, message) => ctx.addIssue({ code: z.ZodIssueCode.custom, message });
 
-/** @param {string} kind 'profile' or 'list' @param {string} field */
+/** @param {'profile' | 'list'} kind @param {string} field */
 const idList = (kind, field) =>
 	z
 		.array(z.string(locatedError(`must be a ${kind} ID string`)), {
@@ -86,131 +75,98 @@ const profileSchema = z.object(
 	locatedError('must be an object with an email'),
 );
 
-const sendEmailBodySchema = z
-	.object(
-		{
-			to: requiredString('to').email({ message: 'Invalid email format for field "to"' }),
-			from: requiredString('from').email({ message: 'Invalid email format for field "from"' }),
-			subject: nonEmpty('subject'),
-			html: optionalString('html'),
-			text: optionalString('text'),
-			templateId: optionalString('templateId'),
-			templateVariables: z
-				.record(z.string(), z.unknown(), {
-					invalid_type_error: 'Field "templateVariables" must be an object',
-				})
-				.superRefine((variables, ctx) => {
-					for (const [key, value] of Object.entries(variables)) {
-						const scalar = ['string', 'boolean'].includes(typeof value) || Number.isFinite(value);
-						if (!scalar)
-							issue(ctx, `Template variable "${key}" must be a string, number or boolean`);
-					}
-				})
-				// Strings in the published usage; numbers and booleans are accepted and stringified.
-				.transform((variables) =>
-					Object.fromEntries(Object.entries(variables).map(([key, value]) => [key, String(value)])),
-				)
-				.optional(),
-		},
-		bodyNotObject,
-	)
-	.superRefine((body, ctx) => {
-		const given = [body.html, body.text, body.templateId].filter((field) => field !== undefined);
-		if (given.length !== 1) issue(ctx, 'Provide exactly one of html, text or templateId');
-		else if (body.templateVariables !== undefined && body.templateId === undefined)
-			issue(ctx, 'templateVariables can only be used together with templateId');
-	});
+/** @param {z.ZodRawShape} shape */
+const bodyOf = (shape) =>
+	z.object(shape, { invalid_type_error: 'Request body must be a JSON object' });
 
-const addProfilesBodySchema = z
-	.object(
-		{
-			profiles: z.array(profileSchema, {
-				required_error: 'profiles array is required',
-				invalid_type_error: 'profiles array is required',
-			}),
-			listId: optionalString('listId'),
-			name: optionalString('name'),
-			description: optionalString('description'),
-		},
-		bodyNotObject,
-	)
-	.superRefine((body, ctx) => {
-		if (body.listId === undefined && !body.name?.trim())
-			issue(ctx, 'name is required when listId is not provided');
-	});
+const sendEmailBodySchema = bodyOf({
+	to: requiredString('to').email({ message: 'Invalid email format for field "to"' }),
+	from: requiredString('from').email({ message: 'Invalid email format for field "from"' }),
+	subject: nonEmpty('subject'),
+	html: optionalString('html'),
+	text: optionalString('text'),
+	templateId: optionalString('templateId'),
+	templateVariables: z
+		.record(z.string(), z.unknown(), {
+			invalid_type_error: 'Field "templateVariables" must be an object',
+		})
+		.superRefine((variables, ctx) => {
+			for (const [key, value] of Object.entries(variables)) {
+				const scalar = ['string', 'boolean'].includes(typeof value) || Number.isFinite(value);
+				if (!scalar) issue(ctx, `Template variable "${key}" must be a string, number or boolean`);
+			}
+		})
+		// Strings in the published usage; numbers and booleans are stored stringified.
+		.transform((variables) =>
+			Object.fromEntries(Object.entries(variables).map(([key, value]) => [key, String(value)])),
+		)
+		.optional(),
+}).superRefine((body, ctx) => {
+	const given = [body.html, body.text, body.templateId].filter((field) => field !== undefined);
+	if (given.length !== 1) issue(ctx, 'Provide exactly one of html, text or templateId');
+	else if (body.templateVariables !== undefined && body.templateId === undefined)
+		issue(ctx, 'templateVariables can only be used together with templateId');
+});
+
+const addProfilesBodySchema = bodyOf({
+	profiles: z.array(profileSchema, {
+		required_error: 'profiles array is required',
+		invalid_type_error: 'profiles array is required',
+	}),
+	listId: optionalString('listId'),
+	name: optionalString('name'),
+	description: optionalString('description'),
+}).superRefine((body, ctx) => {
+	if (body.listId === undefined && !body.name?.trim())
+		issue(ctx, 'name is required when listId is not provided');
+});
 
 // Create List names its fields listName / listDescription and takes profile IDs, unlike Add Profiles.
-const createListBodySchema = z.object(
-	{
-		listName: requiredText('listName'),
-		listDescription: requiredString('listDescription'),
-		profiles: idList('profile', 'profiles'),
-	},
-	bodyNotObject,
-);
+const createListBodySchema = bodyOf({
+	listName: requiredText('listName'),
+	listDescription: requiredString('listDescription'),
+	profiles: idList('profile', 'profiles'),
+});
 
-/** Which spelling of the list IDs field Create Campaign reads (option `campaignListField`). */
-const CAMPAIGN_LIST_FIELDS = /** @type {const} */ (['recepientList', 'recipientList', 'either']);
+/** Create Campaign's body, the IDs of the spelling(s) read as `listIds`; another spelling is an unknown field. @param {ResolvedOptions['campaignListField']} read */
+function createCampaignBodySchema(read) {
+	const fields = read === 'either' ? ['recepientList', 'recipientList'] : [read];
+	const lists = Object.fromEntries(fields.map((field) => [field, idList('list', field)]));
+	return bodyOf({
+		name: requiredText('name'),
+		subject: nonEmpty('subject'),
+		content: optionalString('content'),
+		...lists,
+	}).transform(({ recepientList, recipientList, ...campaign }) => ({
+		...campaign,
+		listIds: [...new Set([...(recepientList ?? []), ...(recipientList ?? [])])],
+	}));
+}
 
-/**
- * Create Campaign's body per `campaignListField`, its list IDs under `listIds` (each once),
- * whichever spelling carried them. A spelling that is not read is ignored like any unknown field.
- */
-const createCampaignBodySchemas = Object.fromEntries(
-	CAMPAIGN_LIST_FIELDS.map((read) => {
-		const fields = read === 'either' ? ['recepientList', 'recipientList'] : [read];
-		const schema = z
-			.object(
-				{
-					name: requiredText('name'),
-					subject: nonEmpty('subject'),
-					content: optionalString('content'),
-					...Object.fromEntries(fields.map((field) => [field, idList('list', field)])),
-				},
-				bodyNotObject,
-			)
-			.transform(({ recepientList, recipientList, ...campaign }) => ({
-				...campaign,
-				listIds: [...new Set([...(recepientList ?? []), ...(recipientList ?? [])])],
-			}));
-		return [read, schema];
-	}),
-);
-
-const sendCampaignBodySchema = z.object(
-	{ campaignId: requiredString('campaignId') },
-	bodyNotObject,
-);
+const sendCampaignBodySchema = bodyOf({ campaignId: requiredString('campaignId') });
 
 // ---------------------------------------------------------------- shared steps
 
-/** Most items a log summary names before it says how many more there are. */
-const SUMMARY_ITEMS = 10;
-
-/** 'a, b, c' or 'a, b, c (+7 more)'. @param {string[]} items */
-function someOf(items) {
-	const more = items.length - SUMMARY_ITEMS;
-	return `${items.slice(0, SUMMARY_ITEMS).join(', ')}${more > 0 ? ` (+${more} more)` : ''}`;
-}
+/** 'a, b, c' or, past 10 items, 'a, ..., j (+7 more)'. @param {string[]} items */
+const someOf = (items) =>
+	`${items.slice(0, 10).join(', ')}${items.length > 10 ? ` (+${items.length - 10} more)` : ''}`;
 
 /** @param {number} length @returns {string} random lower-case hex digits */
-const randomHex = (length) => randomUUID().replace(/-/g, '').slice(0, length);
+const randomHex = (length) => randomBytes(length / 2).toString('hex');
 const newListId = () => `list_${randomHex(16)}`;
 
 /**
- * A route: the first accepted key of a `Bearer <key>` header (scheme case-insensitive) among
- * `headerNames` (lower-cased; per the options for Add Profiles), else 401; then a JSON body (else
- * 400), valid for `schema` (else the 400 of its first issue); then `handle`.
+ * A route: a `Bearer <key>` header (401 without an accepted key), a JSON body (400), valid for
+ * `schema` (the 400 of its first issue), then `handle`.
  * @template T
- * @param {string[] | ((options: ResolvedOptions) => string[])} headerNames
+ * @param {(options: ResolvedOptions) => string[]} headerNames lower-cased
  * @param {z.ZodType<T, any, any> | ((options: ResolvedOptions) => z.ZodType<T, any, any>)} schema
  * @param {(body: T, context: RouteContext, apiKey: string) => Reply} handle
  * @returns {(request: RecordedRequest, context: RouteContext) => Reply}
  */
 const route = (headerNames, schema, handle) => (request, context) => {
 	const { options } = context;
-	const names = typeof headerNames === 'function' ? headerNames(options) : headerNames;
-	const apiKey = names
+	const apiKey = headerNames(options)
 		.map((name) => {
 			const value = request.headers[name];
 			return typeof value === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(value.trim())?.[1] : undefined;
@@ -223,29 +179,20 @@ const route = (headerNames, schema, handle) => (request, context) => {
 	return handle(parsed.data, context, apiKey);
 };
 
-/** Every route but Add Profiles reads the key from the correctly spelled header. */
-const AUTHORIZATION = ['authorization'];
-/** Header names Add Profiles reads, per the `listAuthHeader` option. */
-const LIST_AUTH_HEADER_NAMES = {
-	Authroization: ['authroization'],
-	Authorization: ['authorization'],
-	either: ['authroization', 'authorization'],
-};
+/** Every route but Add Profiles reads the correctly spelled header. */
+const AUTHORIZATION = () => ['authorization'];
+/** @param {ResolvedOptions} options */
+const listAuthHeaders = ({ listAuthHeader }) =>
+	listAuthHeader === 'either' ? ['authroization', 'authorization'] : [listAuthHeader.toLowerCase()];
 
 /**
- * Adds profiles not yet in the list (emails compared case-insensitively). The list keeps the
- * fields given here; the profile's ID is the one its email has in the account, where an email
- * seen for the first time gets a new profile with the fields given this time.
- * @param {SandboxState} state
- * @param {import('./server').StoredList} list
+ * Adds the profiles not in the list yet (any case), with the fields given; each keeps its email's
+ * ID in the account. `created`: the profiles new to the account.
+ * @param {import('./server').SandboxState} state @param {import('./server').StoredList} list
  * @param {{ email: string, firstName?: string, lastName?: string }[]} profiles
- * @returns {{ addedCount: number, created: StoredProfile[] }} how many were added to the list,
- *   and the profiles new to the account
  */
 function addNewProfiles(state, list, profiles) {
-	let addedCount = 0;
-	/** @type {StoredProfile[]} */
-	const created = [];
+	const [before, created] = [list.profiles.size, /** @type {StoredProfile[]} */ ([])];
 	for (const profile of profiles) {
 		const key = profile.email.toLowerCase();
 		if (list.profiles.has(key)) continue;
@@ -258,9 +205,17 @@ function addNewProfiles(state, list, profiles) {
 			created.push(stored);
 		}
 		list.profiles.set(key, { profileId, ...profile });
-		addedCount += 1;
 	}
-	return { addedCount, created };
+	return { addedCount: list.profiles.size - before, created };
+}
+
+/** What the log says of an email's content; an HTML email's links (Send and Wait's answers) can be opened from it. @param {{ html?: string, templateId?: string }} email */
+function describeContent({ html, templateId }) {
+	if (templateId !== undefined) return `template ${templateId}`;
+	if (html === undefined) return 'plain text';
+	const hrefs = [...html.matchAll(/href="([^"]*)"/g)];
+	const links = hrefs.map(([, href]) => href.replaceAll('&amp;', '&'));
+	return ['HTML', ...links].join(', link: ');
 }
 
 // ---------------------------------------------------------------- the routes
@@ -271,76 +226,47 @@ const sendEmail = route(AUTHORIZATION, sendEmailBodySchema, (email, { options, s
 	if (verifiedSenders && !verifiedSenders.some((sender) => sender.toLowerCase() === from)) {
 		return failure(400, `Sender "${email.from}" is not a verified sender`);
 	}
-	if (email.templateId !== undefined) {
-		const variables = Object.hasOwn(templates, email.templateId)
-			? templates[email.templateId]
-			: undefined;
-		if (!variables) return failure(400, `Template "${email.templateId}" not found`);
-		const unknown = Object.keys(email.templateVariables ?? {}).find(
-			(key) => !variables.includes(key),
-		);
+	const { templateId } = email;
+	if (templateId !== undefined) {
+		const variables = Object.hasOwn(templates, templateId) && templates[templateId];
+		if (!variables) return failure(400, `Template "${templateId}" not found`);
+		const unknown = Object.keys(email.templateVariables ?? {}).find((k) => !variables.includes(k));
 		if (unknown !== undefined) {
-			return failure(
-				400,
-				`Template variable "${unknown}" does not exist in template "${email.templateId}"`,
-			);
+			const text = `Template variable "${unknown}" does not exist in template "${templateId}"`;
+			return failure(400, text);
 		}
 	}
 
-	// Only accepted emails count against the quota (per key, per UTC day), so the check comes last.
+	// Only accepted emails count against the quota (per key, per UTC day), so it comes last.
 	const today = options.now().toISOString().slice(0, 10);
 	let counter = state.quota.get(apiKey);
 	if (counter?.day !== today) state.quota.set(apiKey, (counter = { day: today, count: 0 }));
-	if (counter.count >= options.dailyLimit) {
-		return failure(429, 'Daily email quota exceeded. Please try again tomorrow.');
-	}
+	if (counter.count >= options.dailyLimit) return QUOTA_EXCEEDED;
 	counter.count += 1;
 
 	const messageId = `msg_${randomUUID()}`;
 	state.emails.push({ messageId, apiKey, ...email, queuedAt: options.now().toISOString() });
-	// The log names the content; an HTML email's links (a Send and Wait email's answers) can be
-	// opened from it.
-	const content =
-		email.templateId !== undefined
-			? `template ${email.templateId}`
-			: email.html !== undefined
-				? [
-						'HTML',
-						...[...email.html.matchAll(/href="([^"]*)"/g)].map(([, href]) =>
-							href.replaceAll('&amp;', '&'),
-						),
-					].join(', link: ')
-				: 'plain text';
 	return success(
 		{ messageId, dailyEmailCount: counter.count, dailyEmailLimit: options.dailyLimit },
 		'Email queued successfully',
-		`email ${messageId} to ${email.to}, ${content}`,
+		`email ${messageId} to ${email.to}, ${describeContent(email)}`,
 	);
 });
 
-const addProfiles = route(
-	(options) => LIST_AUTH_HEADER_NAMES[options.listAuthHeader],
-	// Every profile is validated before any is stored: a bad request changes nothing.
-	addProfilesBodySchema,
-	(body, { state }) => {
-		let list = body.listId === undefined ? undefined : state.lists.get(body.listId);
-		if (body.listId !== undefined && !list) return failure(404, 'List not found');
-		if (!list) {
-			list = {
-				listId: newListId(),
-				name: body.name ?? '',
-				description: body.description,
-				profiles: new Map(),
-			};
-			state.lists.set(list.listId, list);
-		}
-		const { addedCount, created } = addNewProfiles(state, list, body.profiles);
-		const summary = created.length
-			? `new profiles: ${someOf(created.map(({ profileId, email }) => `${profileId} ${email}`))}`
-			: undefined;
-		return success({ listId: list.listId, addedCount }, undefined, summary);
-	},
-);
+const addProfiles = route(listAuthHeaders, addProfilesBodySchema, (body, { state }) => {
+	let list = body.listId === undefined ? undefined : state.lists.get(body.listId);
+	if (body.listId !== undefined && !list) return failure(404, 'List not found');
+	if (!list) {
+		const { name = '', description } = body;
+		list = { listId: newListId(), name, description, profiles: new Map() };
+		state.lists.set(list.listId, list);
+	}
+	const { addedCount, created } = addNewProfiles(state, list, body.profiles);
+	const summary = created.length
+		? `new profiles: ${someOf(created.map(({ profileId, email }) => `${profileId} ${email}`))}`
+		: undefined;
+	return success({ listId: list.listId, addedCount }, undefined, summary);
+});
 
 // Spelled correctly on this endpoint's pages; listAuthHeader is about Add Profiles only.
 const createList = route(AUTHORIZATION, createListBodySchema, (body, { state }) => {
@@ -363,19 +289,14 @@ const createList = route(AUTHORIZATION, createListBodySchema, (body, { state }) 
 
 const createCampaign = route(
 	AUTHORIZATION,
-	(options) => createCampaignBodySchemas[options.campaignListField],
+	(options) => createCampaignBodySchema(options.campaignListField),
 	({ listIds, ...fields }, { options, state }) => {
 		const unknown = listIds.find((listId) => !state.lists.has(listId));
 		if (unknown !== undefined) return failure(404, `List "${unknown}" not found`);
-		/** @type {import('./server').StoredCampaign} */
-		const campaign = {
-			// A MongoDB-ObjectId-like _id: 24 lower-case hex characters, as in the examples.
-			_id: randomBytes(12).toString('hex'),
-			...fields,
-			recepientList: listIds,
-			createdAt: options.now().toISOString(),
-		};
-		state.campaigns.set(campaign._id, campaign);
+		// An _id like a MongoDB ObjectId, as in the examples.
+		const [_id, createdAt] = [randomHex(24), options.now().toISOString()];
+		const campaign = { _id, ...fields, recepientList: listIds, createdAt };
+		state.campaigns.set(_id, campaign);
 		return success({ campaign });
 	},
 );
@@ -383,8 +304,7 @@ const createCampaign = route(
 const sendCampaign = route(AUTHORIZATION, sendCampaignBodySchema, (body, { options, state }) => {
 	const campaign = state.campaigns.get(body.campaignId);
 	if (!campaign) return failure(404, 'Campaign not found');
-	// The lists' profiles as they are now: lists in the campaign's order, profiles in list
-	// order, each email (case-insensitive) once.
+	// The lists' profiles as they are now, in list order, each email (any case) once.
 	/** @type {Map<string, string>} */
 	const recipientsByKey = new Map();
 	for (const listId of campaign.recepientList) {
@@ -395,13 +315,10 @@ const sendCampaign = route(AUTHORIZATION, sendCampaignBodySchema, (body, { optio
 	const recipients = [...recipientsByKey.values()];
 	if (recipients.length === 0) return failure(400, 'Campaign has no recipients');
 
-	// Sending "in the background" is over when the answer leaves: recorded at once. Campaign
-	// emails are not transactional emails: no quota, not in state.emails.
-	state.campaignSends.push({
-		campaignId: campaign._id,
-		recipients,
-		sentAt: options.now().toISOString(),
-	});
+	// Sending "in the background" is over when the answer leaves. Campaign emails are not
+	// transactional: no quota, not in state.emails.
+	const sentAt = options.now().toISOString();
+	state.campaignSends.push({ campaignId: campaign._id, recipients, sentAt });
 	const sentTo = `${recipients.length} recipient${recipients.length === 1 ? '' : 's'}`;
 	return success(
 		{ campaignId: campaign._id, recipientCount: recipients.length },
@@ -410,18 +327,14 @@ const sendCampaign = route(AUTHORIZATION, sendCampaignBodySchema, (body, { optio
 	);
 });
 
-/**
- * Routes under basePath, keyed by 'METHOD /path'.
- * @type {Readonly<Record<string, (request: RecordedRequest, context: RouteContext) => Reply>>}
- */
+/** @type {Readonly<Record<string, (request: RecordedRequest, context: RouteContext) => Reply>>} */
 const ROUTES = Object.freeze({
 	'POST /email/send': sendEmail,
 	'POST /list/addProfiles': addProfiles,
 	'POST /list/create': createList,
 	'POST /campaign/create': createCampaign,
 	'POST /campaign/send': sendCampaign,
-	// Not the API: the contacts export examples/csv-contact-sync.json downloads under `npm run
-	// dev`, a stand-in for the user's own file, read when asked so an edit shows at once.
+	// Not the API: the file examples/csv-contact-sync.json downloads, read when asked so an edit shows.
 	'GET /examples/contacts-export.csv': () => ({
 		status: 200,
 		body: fs.readFileSync(path.join(__dirname, '../../examples/contacts-export.csv'), 'utf8'),
@@ -429,4 +342,27 @@ const ROUTES = Object.freeze({
 	}),
 });
 
-module.exports = { ROUTES, CAMPAIGN_LIST_FIELDS, profileSchema, addNewProfiles };
+/** Any exception is the spec's 500. @param {RecordedRequest} request @param {string | undefined} routePath @param {RouteContext} context @returns {Reply} */
+function answer(request, routePath, context) {
+	const key = `${request.method} ${routePath}`;
+	if (!Object.hasOwn(ROUTES, key)) return NOT_FOUND;
+	try {
+		return ROUTES[key](request, context);
+	} catch {
+		return INTERNAL_ERROR;
+	}
+}
+
+/** The spec's error body for a status, so a bare `{ status: 500 }` fault looks real. @param {number} status */
+function errorBody(status) {
+	if (status < 400) return undefined;
+	const known = [INVALID_API_KEY, QUOTA_EXCEEDED, INTERNAL_ERROR].find((r) => r.status === status);
+	return (known ?? refusal(status, STATUS_CODES[status] ?? 'Error')).body;
+}
+
+/** The API's paths, for faults. */
+const PATHS = Object.keys(ROUTES)
+	.filter((key) => key.startsWith('POST '))
+	.map((key) => key.slice('POST '.length));
+
+module.exports = { answer, errorBody, PATHS, profileSchema, addNewProfiles };

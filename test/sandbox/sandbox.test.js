@@ -1,12 +1,8 @@
 // @ts-check
 'use strict';
 
-/**
- * The sandbox over real HTTP, one table row or test per rule. Titles say where a rule comes from:
- * "spec:" = the published API contract, "rule N:" = ./README.md "Assumptions where the spec is
- * silent", "sandbox:" / "fault:" / "cli:" = test tooling. Rows that the same code path answers
- * alike are shown once; the engine tests (test/node, test/reliability) run every operation here too.
- */
+// The sandbox over real HTTP, a row or test per rule, titled by its source: "spec:" the published
+// API, "rule N:" ./README.md's assumptions, "sandbox:" / "fault:" / "cli:" the test tooling.
 
 const { spawn } = require('node:child_process');
 const path = require('node:path');
@@ -16,7 +12,6 @@ const DEMO_KEY = 'be_sandbox_demo_key';
 const AUTH = { authorization: `Bearer ${DEMO_KEY}` };
 /** The published, misspelled header Add Profiles reads by default (rule 14). */
 const LIST_AUTH = { authroization: `Bearer ${DEMO_KEY}` };
-const NO_KEY = {};
 
 const SEND = '/email/send';
 const ADD = '/list/addProfiles';
@@ -42,9 +37,9 @@ async function post(...args) {
 	return { status: response.status, body: isJson && text ? JSON.parse(text) : undefined };
 }
 
-/** The spec's error bodies: status 'error' plus exactly one text field, `error`... */
+// The spec's error bodies: status 'error' plus one text field, `error`, or `message` (401,
+// a route's 404, 500).
 const error = (/** @type {string} */ text) => ({ status: 'error', error: text });
-/** ...or `message` (401, 404 for a route, 500). */
 const message = (/** @type {string} */ text) => ({ status: 'error', message: text });
 const INVALID_KEY = message('Invalid API key');
 const INTERNAL_ERROR = message('Internal server error. Please retry later.');
@@ -72,7 +67,7 @@ const validCampaign = (/** @type {Fields} */ fields) => ({
 	content: '<p>Happy Holidays!</p>',
 	...fields,
 });
-/** An email with a templateId (tmpl_welcome unless given) instead of text (html, when given, too). */
+/** An email with a templateId instead of text (and html, when given). */
 const templated = (/** @type {unknown} */ variables, templateId = 'tmpl_welcome', html = '') =>
 	mail({ text: undefined, html: html || undefined, templateId, templateVariables: variables });
 /** Add Profiles' body for a new list with these emails. */
@@ -88,16 +83,11 @@ const snapshot = (target) =>
 		key === 'quota' ? undefined : value instanceof Map ? [...value] : value,
 	);
 
-/**
- * @typedef {[title: string, route: string, body: unknown, status: number, answer: object,
- *   headers?: Record<string, string>, options?: import('./server').SandboxOptions]} Rejection
- */
-
 // Every route checks the key before the body (no key and a broken body: 401), then the JSON.
-/** @param {string} rule @param {string} name @param {string} route @returns {Rejection[]} */
+/** @param {string} rule @param {string} name @param {string} route */
 // prettier-ignore
 const keyThenJson = (rule, name, route) => [
-	[`${rule}: ${name} checks the key before the body`, route, '{oops', 401, INVALID_KEY, NO_KEY],
+	[`${rule}: ${name} checks the key before the body`, route, '{oops', 401, INVALID_KEY, {}],
 	[`${rule}: ${name}, a body that is not JSON`, route, '{oops', 400, error('Request body must be valid JSON')],
 	[`${rule}: ${name}, a JSON body that is not an object`, route, '[]', 400, error('Request body must be a JSON object')],
 ];
@@ -106,20 +96,8 @@ const sleep = (/** @type {number} */ ms) => new Promise((resolve) => setTimeout(
 
 /** @param {() => boolean} condition */
 async function waitFor(condition, timeoutMs = 2000) {
-	const deadline = Date.now() + timeoutMs;
-	while (!condition()) {
+	for (const deadline = Date.now() + timeoutMs; !condition(); await sleep(10)) {
 		if (Date.now() > deadline) throw new Error('waitFor: condition not met in time');
-		await sleep(10);
-	}
-}
-
-/** Runs `use` with a sandbox of its own. @param {import('./server').SandboxOptions} options @param {(own: import('./server').SandboxHandle) => Promise<void>} use */
-async function withSandbox(options, use) {
-	const own = await startSandbox(options);
-	try {
-		await use(own);
-	} finally {
-		await own.close();
 	}
 }
 
@@ -129,18 +107,29 @@ let sandbox;
 // Seeded, so every test has them (reset() brings them back), with a fixed clock.
 const ANN_ID = 'prof_ann';
 const ANN_LIST = 'list_ann';
+const OTHER_LIST = 'list_other';
 const CAMPAIGN = '64a55f1230000000000000a1'; // to ANN_LIST: one recipient
 const NO_LISTS = '64a55f1230000000000000a2';
 const EMPTY_LISTS = '64a55f1230000000000000a3'; // to a list without profiles
 const SEND_IT = { campaignId: CAMPAIGN };
+const NOW = '2025-03-01T10:00:00.000Z';
 
 beforeAll(async () => {
 	sandbox = await startSandbox({
-		now: () => new Date('2025-03-01T10:00:00Z'),
-		profiles: [{ profileId: ANN_ID, email: 'ann@customer.test' }],
+		now: () => new Date(NOW),
+		profiles: [
+			{ profileId: ANN_ID, email: 'ann@customer.test' },
+			{ profileId: 'prof_bob', email: 'bob@x.test' },
+		],
 		lists: [
 			{ listId: ANN_LIST, name: 'Ann', profiles: [{ email: 'ann@customer.test' }] },
 			{ listId: 'list_empty', name: 'Empty' },
+			// A profile of ANN_LIST again, in other case, then one of its own:
+			{
+				listId: OTHER_LIST,
+				name: 'Other',
+				profiles: [{ email: 'ANN@customer.test' }, { email: 'bob@x.test' }],
+			},
 		],
 		campaigns: [
 			{ _id: CAMPAIGN, name: 'Seeded', subject: 'Hi', recepientList: [ANN_LIST] },
@@ -165,45 +154,25 @@ const ONE_CONTENT = error('Provide exactly one of html, text or templateId');
 const NOT_SCALAR = error('Template variable "company" must be a string, number or boolean');
 const LIST_NOT_FOUND = error('List not found');
 const NO_NAME = error('name is required when listId is not provided');
+const NO_RECIPIENTS = error('Campaign has no recipients');
 const A = { email: 'a@customer.test' };
 /** Add Profiles' body with a valid profile and this one at index 1. */
 const withProfile1 = (/** @type {unknown} */ profile) => ({ name: 'X', profiles: [A, profile] });
-const brokenClock = {
-	now: () => {
-		throw new Error('clock broke');
-	},
-};
+// An invalid date: the route's toISOString() throws.
+const brokenClock = { now: () => new Date(Number.NaN) };
+const CUSTOM = { apiKeys: ['be_custom'], templates: { tmpl_order: ['orderId'] } };
+const CUSTOM_KEY = { authorization: 'Bearer be_custom' };
 
-// Rules 28, 29 (Create List's profile IDs), 35 (Create Campaign's list IDs): not an array (400),
-// a non-string (400 naming its index), an unknown ID (404 naming it).
-/** @returns {Rejection[]} */
-function idListRejections(
-	/** @type {any} */ { rules: [rule, unknownRule], route, field, kind, known, unknown },
-) {
-	const body = (/** @type {unknown} */ ids) =>
-		(route === CREATE_LIST ? validList : validCampaign)({ [field]: ids });
-	const noun = kind === 'profile' ? 'Profile' : 'List';
-	// prettier-ignore
-	return [
-		[`${rule}: ${field} null`, route, body(null), 400, error(`Field "${field}" must be an array of ${kind} IDs`)],
-		[`${rule}: a number among the ${kind} IDs`, route, body([known, 7]), 400,
-			error(`${field}[1] must be a ${kind} ID string`)],
-		...unknown.map((/** @type {string} */ id) => /** @type {Rejection} */ (
-			[`${unknownRule}: an unknown ${kind} ID ${JSON.stringify(id)}`, route, body([known, id]), 404,
-				error(`${noun} "${id}" not found`)])),
-	];
-}
+const listWith = (/** @type {unknown} */ profiles) => validList({ profiles });
+const campaignTo = (/** @type {unknown} */ recepientList) => validCampaign({ recepientList });
 
-const NO_RECIPIENTS = error('Campaign has no recipients');
-
-/** @type {Rejection[]} */
+// [title, route, body, status, answer, headers (default: the demo key), options]
 // prettier-ignore
 const REJECTED = [
-	['spec: Send Email without a key', SEND, mail(), 401, INVALID_KEY, NO_KEY],
 	['spec: Send Email with an unknown key', SEND, mail(), 401, INVALID_KEY, { authorization: 'Bearer x' }],
 	['spec: Send Email with the key but no "Bearer"', SEND, mail(), 401, INVALID_KEY, { authorization: DEMO_KEY }],
 	['spec, rule 14: Send Email with the key in Authroization', SEND, mail(), 401, INVALID_KEY, LIST_AUTH],
-	...keyThenJson('rule 1, rule 3', 'Send Email', SEND),
+	...keyThenJson('spec, rule 1, rule 3', 'Send Email', SEND),
 	['rule 3: an empty body', SEND, '', 400, error('Request body must be valid JSON')],
 	['spec, rule 5: "to" not an address', SEND, mail({ to: 'not-an-email' }), 400, BAD_TO],
 	['rule 5: "to" with a display name', SEND, mail({ to: 'Jane <jane@customer.test>' }), 400, BAD_TO],
@@ -225,6 +194,9 @@ const REJECTED = [
 	['rule 10: an object template value', SEND, templated({ company: { name: 'Acme' } }), 400, NOT_SCALAR],
 	['rule 10: templateVariables not an object', SEND, templated('x'), 400,
 		error('Field "templateVariables" must be an object')],
+	['sandbox: custom apiKeys replace the demo key', SEND, mail(), 401, INVALID_KEY, AUTH, CUSTOM],
+	['sandbox: custom templates replace tmpl_welcome', SEND, templated(undefined), 400,
+		error('Template "tmpl_welcome" not found'), CUSTOM_KEY, CUSTOM],
 	['rule 10: templateVariables without templateId', SEND, mail({ templateVariables: { firstName: 'Jane' } }), 400,
 		error('templateVariables can only be used together with templateId')],
 
@@ -246,8 +218,7 @@ const REJECTED = [
 	['rule 19: listId ""', ADD, { listId: '', profiles: [A] }, 404, LIST_NOT_FOUND],
 
 	...keyThenJson('rule 26', 'Create List', CREATE_LIST),
-	['rule 26: Create List with the key in Authroization', CREATE_LIST, validList(), 401, INVALID_KEY, LIST_AUTH],
-	['rule 26: listAuthHeader "either" does not apply to Create List', CREATE_LIST, validList(), 401, INVALID_KEY,
+	['rule 26: Create List reads only Authorization, listAuthHeader "either" too', CREATE_LIST, validList(), 401, INVALID_KEY,
 		LIST_AUTH, { listAuthHeader: 'either' }],
 	["spec, rule 27: Create List does not read Add Profiles' name and description", CREATE_LIST,
 		{ name: 'Newsletter', description: 'Monthly' }, 400, required('listName')],
@@ -255,8 +226,13 @@ const REJECTED = [
 		required('listDescription')],
 	['rule 27: listName ["x"]', CREATE_LIST, validList({ listName: ['x'] }), 400, notString('listName')],
 	['rule 27: a blank listName', CREATE_LIST, validList({ listName: '   ' }), 400, empty('listName')],
-	...idListRejections({ rules: ['rule 28', 'rule 29'], route: CREATE_LIST, field: 'profiles', kind: 'profile',
-		known: ANN_ID, unknown: ['prof_missing', '', 'ann@customer.test'] }),
+	['rule 28: profiles null', CREATE_LIST, listWith(null), 400, error('Field "profiles" must be an array of profile IDs')],
+	['rule 28: a number among the profile IDs', CREATE_LIST, listWith([ANN_ID, 7]), 400,
+		error('profiles[1] must be a profile ID string')],
+	['rule 29: an unknown profile ID', CREATE_LIST, listWith([ANN_ID, 'prof_x']), 404, error('Profile "prof_x" not found')],
+	['rule 29: the profile ID ""', CREATE_LIST, listWith([ANN_ID, '']), 404, error('Profile "" not found')],
+	['rule 29: an email as profile ID', CREATE_LIST, listWith(['ann@customer.test']), 404,
+		error('Profile "ann@customer.test" not found')],
 
 	...keyThenJson('rule 32', 'Create Campaign', CREATE_CAMPAIGN),
 	['spec, rule 32: Create Campaign with the key in Authroization', CREATE_CAMPAIGN, validCampaign(), 401,
@@ -264,8 +240,12 @@ const REJECTED = [
 	['rule 34: no subject', CREATE_CAMPAIGN, validCampaign({ subject: undefined }), 400, required('subject')],
 	['rule 34: content 42', CREATE_CAMPAIGN, validCampaign({ content: 42 }), 400, notString('content')],
 	['rule 34: a blank name', CREATE_CAMPAIGN, validCampaign({ name: '  ' }), 400, empty('name')],
-	...idListRejections({ rules: ['rule 35', 'rule 35'], route: CREATE_CAMPAIGN, field: 'recepientList', kind: 'list',
-		known: ANN_LIST, unknown: ['list_missing', ''] }),
+	['rule 35: recepientList null', CREATE_CAMPAIGN, campaignTo(null), 400,
+		error('Field "recepientList" must be an array of list IDs')],
+	['rule 35: a number among the list IDs', CREATE_CAMPAIGN, campaignTo([ANN_LIST, 7]), 400,
+		error('recepientList[1] must be a list ID string')],
+	['rule 35: an unknown list ID', CREATE_CAMPAIGN, campaignTo([ANN_LIST, 'list_x']), 404, error('List "list_x" not found')],
+	['rule 35: the list ID ""', CREATE_CAMPAIGN, campaignTo([ANN_LIST, '']), 404, error('List "" not found')],
 	['rule 33, rule 35: campaignListField "recipientList" names that spelling', CREATE_CAMPAIGN,
 		validCampaign({ recipientList: 'x' }), 400, error('Field "recipientList" must be an array of list IDs'),
 		undefined, { campaignListField: 'recipientList' }],
@@ -291,10 +271,20 @@ test.each(REJECTED)('rule 44, %s', async (...[, route, body, status, answer, hea
 
 // ---------------------------------------------------------------- accepted requests
 
-/**
- * [title, route, body, headers (default: the demo key), options, check of the answer's body]
- * @type {[string, string, unknown, Record<string, string>?, import('./server').SandboxOptions?, ((body: any) => void)?][]}
- */
+const EITHER = { campaignListField: /** @type {const} */ ('either') };
+/** Checks that Create Campaign stored and echoed these list IDs, under recepientList only. @param {string[]} ids */
+function readLists(ids) {
+	return (/** @type {any} */ { data: { campaign } }) => {
+		const stored = sandbox.state.campaigns.get(campaign._id)?.recepientList;
+		expect([campaign.recepientList, 'recipientList' in campaign, stored]).toEqual([
+			ids,
+			false,
+			ids,
+		]);
+	};
+}
+
+// [title, route, body, headers (default: the demo key), options, check of the answer's body]
 // prettier-ignore
 const ACCEPTED = [
 	['rule 2: the Bearer scheme in lower case', SEND, mail(), { authorization: `bearer ${DEMO_KEY}` }],
@@ -307,6 +297,7 @@ const ACCEPTED = [
 		() => expect(sandbox.state.emails[0].templateVariables).toEqual({ firstName: 'Jane', company: '42' })],
 	['rule 11: an unknown field, ignored', SEND, mail({ replyTo: 'x@y.test' }), undefined, undefined,
 		() => expect(sandbox.state.emails[0]).not.toHaveProperty('replyTo')],
+	['sandbox: custom apiKeys and templates', SEND, templated({ orderId: 'A-1' }, 'tmpl_order'), CUSTOM_KEY, CUSTOM],
 	['rule 14: listAuthHeader "Authorization", the key in Authorization', ADD, newList(), AUTH,
 		{ listAuthHeader: 'Authorization' }],
 	['rule 14: listAuthHeader "either", the key in Authorization', ADD, newList(), AUTH, { listAuthHeader: 'either' }],
@@ -314,6 +305,22 @@ const ACCEPTED = [
 		{ listAuthHeader: 'either' }],
 	['rule 16: an empty profiles array, addedCount 0, and the list is created', ADD, newList(), undefined, undefined,
 		(body) => expect([body.data.addedCount, sandbox.state.lists.has(body.data.listId)]).toEqual([0, true])],
+	['rule 34, rule 35: an empty content and an empty recepientList', CREATE_CAMPAIGN,
+		validCampaign({ content: '', recepientList: [] })],
+	['rule 33: by default the correctly spelled recipientList is ignored like any unknown field', CREATE_CAMPAIGN,
+		validCampaign({ recipientList: [ANN_LIST] }), undefined, undefined, readLists([])],
+	['rule 33: by default a malformed recipientList is not even checked', CREATE_CAMPAIGN,
+		validCampaign({ recipientList: 'oops' }), undefined, undefined, readLists([])],
+	['rule 33: campaignListField "recipientList" reads only that spelling', CREATE_CAMPAIGN,
+		validCampaign({ recipientList: [ANN_LIST], recepientList: [OTHER_LIST] }), undefined,
+		{ campaignListField: 'recipientList' }, readLists([ANN_LIST])],
+	['rule 33: campaignListField "either" reads recepientList', CREATE_CAMPAIGN, validCampaign({ recepientList: [ANN_LIST] }),
+		undefined, EITHER, readLists([ANN_LIST])],
+	['rule 33: campaignListField "either" reads recipientList', CREATE_CAMPAIGN, validCampaign({ recipientList: [OTHER_LIST] }),
+		undefined, EITHER, readLists([OTHER_LIST])],
+	['rule 33: campaignListField "either" combines both, each list once', CREATE_CAMPAIGN,
+		validCampaign({ recepientList: [ANN_LIST, OTHER_LIST], recipientList: [OTHER_LIST, 'list_empty'] }), undefined, EITHER,
+		readLists([ANN_LIST, OTHER_LIST, 'list_empty'])],
 ];
 
 test.each(ACCEPTED)('%s: 200', async (...[, route, body, headers, options, check]) => {
@@ -323,42 +330,65 @@ test.each(ACCEPTED)('%s: 200', async (...[, route, body, headers, options, check
 	check?.(answer.body);
 });
 
-// ---------------------------------------------------------------- Send Email
+// ---------------------------------------------------------------- accepted requests: the answers
 
-test('spec, rule 13: a valid email is queued: 200 with message, messageId (msg_<uuid>, new per email), count and limit', async () => {
-	const [first, second] = [await call(SEND, mail()), await call(SEND, mail())];
-	expect(first).toEqual({
-		status: 200,
-		body: {
-			status: 'success',
-			message: 'Email queued successfully',
-			data: {
-				messageId: expect.stringMatching(/^msg_[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$/),
-				dailyEmailCount: 1,
-				dailyEmailLimit: 100,
-			},
+const EVE = { email: 'eve@customer.test', firstName: 'Eve', lastName: 'Lee' };
+const HEX_24 = /^[0-9a-f]{24}$/;
+const like = (/** @type {RegExp} */ pattern) => expect.stringMatching(pattern);
+// [title, route, body, the answer past status 'success', a check of what it stored, a new ID]
+// prettier-ignore
+const ANSWERS = [
+	['spec, rule 13: Send Email queues the email: messageId msg_<uuid>, the count of the day including it, the limit',
+		SEND, mail(), { message: 'Email queued successfully', data: {
+			messageId: like(/^msg_[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$/), dailyEmailCount: 1, dailyEmailLimit: 100 } },
+		(data) => expect(sandbox.state.emails).toEqual([expect.objectContaining({ messageId: data.messageId, ...mail() })]),
+		(data) => data.messageId],
+	['spec, rule 22, rule 24: Add Profiles without listId creates a list_<16 hex> holding them; no profile IDs in the answer',
+		ADD, { name: 'Newsletter', description: 'Monthly news', profiles: [EVE, A] }, { data: { listId: like(LIST_ID), addedCount: 2 } },
+		(data) => {
+			expect(sandbox.state.lists.get(data.listId)).toMatchObject({ name: 'Newsletter', description: 'Monthly news' });
+			expect(listEntries(data.listId)).toEqual([EVE, A].map((profile) => ({ profileId: like(PROFILE_ID), ...profile })));
 		},
-	});
-	const ids = [first.body.data.messageId, second.body.data.messageId];
-	expect(ids[1]).not.toBe(ids[0]);
-	const [to, subject] = ['jane@customer.test', 'Welcome aboard'];
-	expect(sandbox.state.emails).toEqual([
-		expect.objectContaining({ messageId: ids[0], to, subject }),
-		expect.objectContaining({ messageId: ids[1] }),
-	]);
+		(data) => data.listId],
+	['spec, rule 27, rule 31: Create List creates an empty list (an empty listDescription, profiles [] and unknown fields allowed); the answer is only data.listId',
+		CREATE_LIST, validList({ listDescription: '', color: 'blue', profiles: [] }), { data: { listId: like(LIST_ID) } },
+		(data) => expect(sandbox.state.lists.get(data.listId))
+			.toEqual({ listId: data.listId, name: 'Newsletter', description: '', profiles: new Map() }),
+		(data) => data.listId],
+	['spec, rule 35, rule 36: Create Campaign stores the campaign (a repeated list ID once, unknown fields ignored) and echoes it, with a 24-hex _id and createdAt',
+		CREATE_CAMPAIGN, validCampaign({ recepientList: [ANN_LIST, 'list_empty', ANN_LIST], extra: 1 }),
+		{ data: { campaign: { _id: like(HEX_24), ...validCampaign({ recepientList: [ANN_LIST, 'list_empty'] }), createdAt: NOW } } },
+		(data) => expect(sandbox.state.campaigns.get(data.campaign._id)).toEqual(data.campaign),
+		(data) => data.campaign._id],
+	['rule 34, rule 36: without content and list IDs, a campaign has no content and recepientList []',
+		CREATE_CAMPAIGN, { name: 'Holiday Sale', subject: 'Hi' },
+		{ data: { campaign: { _id: like(HEX_24), name: 'Holiday Sale', subject: 'Hi', recepientList: [], createdAt: NOW } } },
+		(data) => expect(sandbox.state.campaigns.get(data.campaign._id)).toEqual(data.campaign),
+		(data) => data.campaign._id],
+	['spec, rule 39, rule 41: Send Campaign answers 200 "Campaign sending started", the send recorded before the answer',
+		SEND_CAMPAIGN, SEND_IT, { message: 'Campaign sending started', data: { campaignId: CAMPAIGN, recipientCount: 1 } },
+		() => expect(sandbox.state.campaignSends)
+			.toEqual([{ campaignId: CAMPAIGN, recipients: ['ann@customer.test'], sentAt: NOW }])],
+];
+
+test.each(ANSWERS)('%s', async (...[, route, body, answer, check, newId]) => {
+	const first = await call(route, body);
+	expect(first).toEqual({ status: 200, body: { status: 'success', ...answer } });
+	check(first.body.data);
+	if (newId) expect(newId((await call(route, body)).body.data)).not.toBe(newId(first.body.data));
 });
+
+// ---------------------------------------------------------------- Send Email's quota
 
 const OTHER_KEY = { authorization: 'Bearer be_second_key' };
 // [title, options, steps: [email overrides, headers, status, dailyEmailCount of a 200]]
-/** @type {[string, import('./server').SandboxOptions & { dailyLimit: number }, [object, object, number, number?][]][]} */
 // prettier-ignore
 const QUOTA_RUNS = [
-	['spec, rule 12: each success carries count and limit; at the limit 429', { dailyLimit: 2 },
-		[[{}, AUTH, 200, 1], [{}, AUTH, 200, 2], [{}, AUTH, 429]]],
 	['rule 1, rule 12: only accepted emails count, and validation comes before the quota', { dailyLimit: 1 },
 		[[{ to: 'bad' }, AUTH, 400], [{}, { authorization: 'Bearer wrong' }, 401], [{}, AUTH, 200, 1], [{ to: 'bad' }, AUTH, 400]]],
-	['rule 12: the quota is counted per API key', { apiKeys: [DEMO_KEY, 'be_second_key'], dailyLimit: 1 },
-		[[{}, AUTH, 200, 1], [{}, AUTH, 429], [{}, OTHER_KEY, 200, 1]]],
+	['spec, rule 12: the quota is counted per API key; each success counts itself; at the limit 429',
+		{ apiKeys: [DEMO_KEY, 'be_second_key'], dailyLimit: 2 },
+		[[{}, AUTH, 200, 1], [{}, AUTH, 200, 2], [{}, AUTH, 429], [{}, OTHER_KEY, 200, 1]]],
 ];
 
 test.each(QUOTA_RUNS)('%s; only accepted emails are queued', async (...[, options, steps]) => {
@@ -383,61 +413,26 @@ test('rule 12: the quota starts again at 0 on the next UTC day', async () => {
 
 // ---------------------------------------------------------------- Add Profiles and profile IDs
 
-test('spec, rule 22, rule 24: Add Profiles without listId creates a list (list_<16 hex>, new each time); the answer has no profile IDs', async () => {
-	const ann = { email: 'eve@customer.test', firstName: 'Ann', lastName: 'Lee' };
-	const profiles = [ann, { email: 'bob@customer.test' }];
-	const answer = await call(ADD, { name: 'Newsletter', description: 'Monthly news', profiles });
-	expect(answer).toEqual({
-		status: 200,
-		body: { status: 'success', data: { listId: expect.stringMatching(LIST_ID), addedCount: 2 } },
-	});
-	const { listId } = answer.body.data;
+test('spec, rule 20, rule 21, rule 23, rule 25: with listId Add Profiles adds to that list, ignoring name and description; duplicates (listed or repeated, any case) are neither added nor counted; an email keeps one profileId in the account, as first seen, while each list keeps the fields it was given', async () => {
+	const eve = { email: 'eve@customer.test', firstName: 'Eve' };
+	const evie = { email: 'Eve@Customer.test', firstName: 'Evie' };
+	const profiles = [eve, { ...eve, email: 'EVE@customer.test' }];
+	const { listId, addedCount } = (await call(ADD, { name: 'Original', profiles })).body.data;
+	const renamed = { listId, name: 'Renamed', description: 'New', profiles: [evie, A] };
+	const again = await call(ADD, renamed);
+	const other = await call(ADD, { name: 'Other', profiles: [evie] });
+	const added = { status: 'success', data: { listId, addedCount: 1 } };
+	expect([addedCount, again.body]).toEqual([1, added]);
+	// Three seeded lists and two new ones:
 	const { name, description } = sandbox.state.lists.get(listId) ?? {};
-	expect([name, description]).toEqual(['Newsletter', 'Monthly news']);
-	expect(listEntries(listId)).toEqual(
-		profiles.map((profile) => ({ profileId: expect.stringMatching(PROFILE_ID), ...profile })),
-	);
-	expect((await call(ADD, { name: 'Newsletter', profiles })).body.data.listId).not.toBe(listId);
-});
-
-test('spec, rule 20, rule 21: with listId it adds to that list, ignoring name and description; duplicates (listed or repeated, any case) are not added or counted, the first kept', async () => {
-	const eve = { email: 'eve@customer.test', firstName: 'Ann' };
-	const other = { email: 'EVE@customer.test', firstName: 'Other' };
-	const created = await call(ADD, { name: 'Original', profiles: [eve, other] });
-	const { listId } = created.body.data;
-	const listCount = sandbox.state.lists.size;
-	const profiles = [{ email: 'Eve@Customer.test' }, { email: 'bob@customer.test' }];
-	const again = await call(ADD, { listId, name: 'Renamed', description: 'New', profiles });
-
-	expect([created.body.data.addedCount, again.body]).toEqual([
-		1,
-		{ status: 'success', data: { listId, addedCount: 1 } },
-	]);
-	expect(sandbox.state.lists.size).toBe(listCount);
-	const { name, description } = sandbox.state.lists.get(listId) ?? {};
-	expect([name, description]).toEqual(['Original', undefined]);
-	expect(listEntries(listId)).toEqual([
-		{ profileId: expect.any(String), ...eve },
-		{ profileId: expect.any(String), email: 'bob@customer.test' },
-	]);
-});
-
-test('rule 23, rule 25: an email gets one profileId in the account, kept as first seen; each list keeps the fields it was given', async () => {
-	const eve = { email: 'eve@customer.test', firstName: 'Ann' };
-	const annie = { email: 'EVE@customer.test', firstName: 'Annie' };
-	const first = await call(ADD, { name: 'A', profiles: [eve] });
-	const second = await call(ADD, { name: 'B', profiles: [annie, { email: 'bob@customer.test' }] });
-	const entry = (/** @type {any} */ answer) =>
-		sandbox.state.lists.get(answer.body.data.listId)?.profiles.get('eve@customer.test');
-	const annId = entry(first)?.profileId;
-	expect(annId).toMatch(PROFILE_ID);
-	expect(entry(second)).toEqual({ profileId: annId, ...annie });
-	// After the seeded profile:
-	expect([...sandbox.state.profiles.values()].slice(1)).toEqual([
-		{ profileId: annId, ...eve },
-		{ profileId: expect.stringMatching(PROFILE_ID), email: 'bob@customer.test' },
-	]);
-	expect(sandbox.state.profileIdsByEmail.get('eve@customer.test')).toBe(annId);
+	expect([name, description, sandbox.state.lists.size]).toEqual(['Original', undefined, 5]);
+	const eveId = sandbox.state.profileIdsByEmail.get('eve@customer.test');
+	const aEntry = { profileId: like(PROFILE_ID), ...A };
+	expect(listEntries(listId)).toEqual([{ profileId: eveId, ...eve }, aEntry]);
+	expect(listEntries(other.body.data.listId)).toEqual([{ profileId: eveId, ...evie }]);
+	// After the seeded profiles:
+	const stored = [...sandbox.state.profiles.values()].slice(2);
+	expect(stored).toEqual([{ profileId: eveId, ...eve }, aEntry]);
 });
 
 // ---------------------------------------------------------------- routing, recording, options
@@ -469,34 +464,23 @@ test('rule 1, sandbox: unknown paths, other methods and paths outside basePath a
 	]);
 });
 
-test('sandbox, rule 24: the options are the documented defaults; seeded lists take the profileId of a seeded profile by email; reset() restores options and seeded state, and clears quota, requests and faults', async () => {
-	const seeded = snapshot(sandbox);
+test('sandbox, rule 24: seeded lists take the profileId of a seeded profile by email; reset() restores options and seeded state, and clears quota, requests and faults', async () => {
+	const [seeded, options] = [snapshot(sandbox), sandbox.options];
 	expect(listEntries(ANN_LIST)).toEqual([{ profileId: ANN_ID, email: 'ann@customer.test' }]);
 	sandbox.setOptions({ dailyLimit: 1, campaignListField: 'either' });
-	const changes = [
+	for (const [route, body] of [
 		[SEND, mail()],
 		[ADD, newList(['a@customer.test'])],
 		[SEND_CAMPAIGN, SEND_IT],
-	];
-	for (const [route, body] of changes) expect((await call(route, body)).status).toBe(200);
-	await call(CREATE_CAMPAIGN, validCampaign());
+		[CREATE_CAMPAIGN, validCampaign()],
+	]) {
+		expect((await call(route, body)).status).toBe(200);
+	}
 	sandbox.injectFaults({ status: 500 });
-
 	sandbox.reset();
-
-	expect(sandbox.options).toMatchObject({
-		host: '127.0.0.1',
-		basePath: '/api/v0/dev',
-		apiKeys: [DEMO_KEY],
-		dailyLimit: 100,
-		templates: { tmpl_welcome: ['firstName', 'company'] },
-		verifiedSenders: ['hello@example.com', 'noreply@example.com'],
-		listAuthHeader: 'Authroization',
-		campaignListField: 'recepientList',
-		latencyMs: 0,
-	});
-	expect(sandbox.baseUrl).toBe(`http://127.0.0.1:${sandbox.port}/api/v0/dev`);
+	expect(sandbox.options).toEqual(options);
 	expect([snapshot(sandbox), sandbox.requests.length]).toEqual([seeded, 0]);
+	expect(sandbox.baseUrl).toBe(`http://127.0.0.1:${sandbox.port}/api/v0/dev`);
 	// No fault left, and the quota counts from 0 again.
 	expect((await call(SEND, mail())).body.data.dailyEmailCount).toBe(1);
 });
@@ -530,77 +514,52 @@ test.each([
 	expect((await call(SEND, mail())).status).toBe(200);
 });
 
-test('sandbox: custom apiKeys and templates replace the defaults', async () => {
-	const options = { apiKeys: ['be_custom'], templates: { tmpl_order: ['orderId'] } };
-	await withSandbox(options, async (own) => {
-		const custom = { authorization: 'Bearer be_custom' };
-		const answers = [
-			await post(own, SEND, templated({ orderId: 'A-1' }, 'tmpl_order'), custom),
-			await post(own, SEND, templated(undefined), custom),
-			await post(own, SEND, mail()),
-		];
-		expect(answers.map(({ status }) => status)).toEqual([200, 400, 401]);
-	});
-});
-
 // ---------------------------------------------------------------- faults
 
-test('fault: a fault with a path is taken only by its requests; status, reset and faultRate faults change nothing; drop takes effect unanswered', async () => {
-	const before = snapshot(sandbox);
-	const listCount = sandbox.state.lists.size;
-	sandbox.injectFaults([
-		{ path: ADD, status: 503 },
-		{ path: ADD, action: 'reset' },
-	]);
-	expect((await call(SEND, mail())).status).toBe(200);
-	const afterSend = snapshot(sandbox);
-	expect(afterSend).not.toBe(before);
-	expect(await call(ADD, newList())).toEqual({ status: 503, body: message('Service Unavailable') });
-	await expect(call(ADD, newList())).rejects.toThrow('fetch failed');
-	sandbox.setOptions({ faultRate: 1 });
-	expect(await call(ADD, newList())).toEqual({ status: 500, body: INTERNAL_ERROR });
-	sandbox.setOptions({ faultRate: 0 });
-	expect(snapshot(sandbox)).toBe(afterSend);
+// Faults on a Send Email: [title, faults, options, the answer ([status, body, some headers]) or,
+// unanswered, what the request records, whether the email was queued]
+// prettier-ignore
+const FAULTS = [
+	["fault: a status answers it with the spec's body for it, changing nothing", { status: 500 }, {},
+		[500, INTERNAL_ERROR, { 'content-type': 'application/json; charset=utf-8' }], false],
+	['fault: a fault with a path is taken only by its requests; a status the spec has no body for: its text',
+		[{ path: ADD, status: 500 }, { path: SEND, status: 503 }], {}, [503, message('Service Unavailable')], false],
+	['fault: a status with the body and headers given', { status: 429, body: error('slow down'), headers: { 'Retry-After': '30' } },
+		{}, [429, error('slow down'), { 'retry-after': '30' }], false],
+	['fault: a string body is sent as it is', { status: 502, body: '<html>Bad gateway</html>', headers: { 'Content-Type': 'text/html' } },
+		{}, [502, '<html>Bad gateway</html>', { 'content-type': 'text/html' }], false],
+	['fault: faultRate 1 answers one of randomFaults (default a 500)', [], { faultRate: 1 },
+		[500, INTERNAL_ERROR], false],
+	['fault: reset ends the connection unanswered, nothing done', { action: 'reset' }, {}, 'reset', false],
+	['fault: drop does the request but ends the connection unanswered', { action: 'drop' }, {}, 'drop', true],
+];
 
-	sandbox.injectFaults({ path: ADD, action: 'drop' });
-	await expect(call(ADD, newList())).rejects.toThrow('fetch failed');
-	expect(sandbox.state.lists.size).toBe(listCount + 1);
-	expect(sandbox.requests.map((recorded) => [recorded.path, recorded.answer])).toEqual([
-		[SEND, 200],
-		[ADD, 503],
-		[ADD, 'reset'],
-		[ADD, 500],
-		[ADD, 'drop'],
-	]);
-});
-
-test("fault: a status fault answers that status with the spec's body for it, or the body and headers given (a string as it is), without touching state", async () => {
-	const slowDown = { status: 429, body: error('slow down'), headers: { 'Retry-After': '30' } };
-	const html = { 'Content-Type': 'text/html' };
-	const badGateway = { status: 502, body: '<html>Bad gateway</html>', headers: html };
-	sandbox.injectFaults([{ status: 500 }, slowDown, badGateway]);
-	const answers = [];
-	for (const header of ['content-type', 'retry-after', 'content-type']) {
+test.each(FAULTS)('%s', async (...[, faults, options, answer, queued]) => {
+	sandbox.injectFaults(faults);
+	sandbox.setOptions(options);
+	if (typeof answer === 'string') {
+		await expect(request(sandbox, SEND, mail())).rejects.toThrow('fetch failed');
+	} else {
+		const [status, body, headers = {}] = answer;
 		const response = await request(sandbox, SEND, mail());
-		answers.push([response.status, await response.text(), response.headers.get(header)]);
+		const text = typeof body === 'string' ? body : JSON.stringify(body);
+		expect([response.status, await response.text()]).toEqual([status, text]);
+		for (const name in headers) expect(response.headers.get(name)).toBe(headers[name]);
 	}
-	expect(answers).toEqual([
-		[500, JSON.stringify(INTERNAL_ERROR), 'application/json; charset=utf-8'],
-		[429, JSON.stringify(error('slow down')), '30'],
-		[502, '<html>Bad gateway</html>', 'text/html'],
-	]);
-	expect(sandbox.state.emails).toHaveLength(0);
-	expect((await call(SEND, mail())).body.data.dailyEmailCount).toBe(1);
+	expect(sandbox.state.emails).toHaveLength(queued ? 1 : 0);
+	sandbox.setOptions({ faultRate: 0 });
+	// The quota counted only a queued email.
+	expect((await call(SEND, mail())).body.data.dailyEmailCount).toBe(queued ? 2 : 1);
+	const recorded = typeof answer === 'string' ? answer : answer[0];
+	expect(sandbox.requests.map((request) => request.answer)).toEqual([recorded, 200]);
 });
 
 test.each([
-	['sandbox: latencyMs delays every answer', () => sandbox.setOptions({ latencyMs: 120 })],
-	[
-		'fault: delay waits delayMs, then handles the request normally',
-		() => sandbox.injectFaults({ action: 'delay', delayMs: 120 }),
-	],
-])('%s', async (_title, setUp) => {
-	setUp();
+	['sandbox: latencyMs delays every answer', { latencyMs: 120 }, []],
+	['fault: delay waits delayMs, then handles the request', {}, { action: 'delay', delayMs: 120 }],
+])('%s', async (_title, options, faults) => {
+	sandbox.setOptions(options);
+	sandbox.injectFaults(faults);
 	const startedAt = Date.now();
 	expect((await call(SEND, mail())).status).toBe(200);
 	expect(Date.now() - startedAt).toBeGreaterThanOrEqual(100);
@@ -611,11 +570,10 @@ test.each([
 	['fault: close() also ends requests waiting on a long latency', { latencyMs: 60_000 }, []],
 ])('%s', async (_title, options, faults) => {
 	const own = await startSandbox(options);
-	own.injectFaults(/** @type {any} */ (faults));
-	const outcome = post(own, SEND, mail()).then(
-		() => 'answered',
-		() => 'failed',
-	);
+	own.injectFaults(faults);
+	const outcome = post(own, SEND, mail())
+		.then(() => 'answered')
+		.catch(() => 'failed');
 	await waitFor(() => own.requests.length === 1);
 	expect(await Promise.race([outcome, sleep(200).then(() => 'pending')])).toBe('pending');
 	const closeStartedAt = Date.now();
@@ -626,60 +584,58 @@ test.each([
 });
 
 test('fault: randomFaults with a seed draws the same mix every time', async () => {
-	const statuses = async (/** @type {number} */ seed) => {
-		/** @type {number[]} */
+	const mix = { faultRate: 0.5, faultSeed: 7, randomFaults: [{ status: 500 }, { status: 503 }] };
+	const statuses = async () => {
+		sandbox.reset();
+		sandbox.setOptions(mix);
 		const seen = [];
-		const randomFaults = [{ status: 500 }, { status: 503 }];
-		await withSandbox({ faultRate: 0.5, faultSeed: seed, randomFaults }, async (own) => {
-			for (let index = 0; index < 20; index++) seen.push((await post(own, SEND, mail())).status);
-		});
+		for (let index = 0; index < 20; index++) seen.push((await call(SEND, mail())).status);
 		return seen;
 	};
-	const first = await statuses(7);
-	expect(await statuses(7)).toEqual(first);
+	const first = await statuses();
+	expect(await statuses()).toEqual(first);
 	expect(new Set(first)).toEqual(new Set([200, 500, 503]));
 });
 
 // ---------------------------------------------------------------- CLI
 
-/** Starts the CLI with `args`; `ready()` resolves with its base URL once the banner is printed. @param {string[]} args */
+/** Starts the CLI with `args`; `ready()` resolves once the banner is printed. @param {string[]} args */
 function spawnCli(args) {
-	const cli = path.join(__dirname, 'cli.js');
-	const child = spawn(process.execPath, [cli, '--port', '0', ...args], {
-		stdio: ['ignore', 'pipe', 'pipe'],
-	});
+	const child = spawn(process.execPath, [path.join(__dirname, 'cli.js'), '--port', '0', ...args]);
 	let output = '';
 	child.stdout.on('data', (chunk) => (output += chunk));
 	child.stderr.on('data', (chunk) => (output += chunk));
-	const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
-	const text = () => output;
-	/** Waits until the output has `count` lines with `line`. */
-	const logged = (/** @type {string} */ line, count = 1) =>
-		waitFor(() => output.split(line).length > count);
-	const ready = () =>
-		waitFor(() => output.includes('Press Ctrl+C'), 5000).then(() => {
+	const exited = new Promise((resolve) => child.on('exit', resolve));
+	return {
+		exited,
+		text: () => output,
+		shows: (/** @type {string[]} */ texts) =>
+			texts.forEach((text) => expect(output).toContain(text)),
+		/** Waits until the output has `count` lines with `line`. */
+		logged: (/** @type {string} */ line, count = 1) =>
+			waitFor(() => output.split(line).length > count),
+		ready: async () => {
+			await waitFor(() => output.includes('Press Ctrl+C'), 5000);
 			const baseUrl = /Base URL:\s+(\S+)/.exec(output)?.[1] ?? '';
 			const target = { baseUrl: baseUrl.replace('localhost', '127.0.0.1') };
-			return {
-				baseUrl,
-				/** @param {string} route @param {unknown} body @param {Record<string, string>} [headers] */
-				send: (route, body, headers) => post(target, route, body, headers),
-			};
-		});
-	/** Stops it with `signal`; it must exit with 0. */
-	const stop = async (/** @type {NodeJS.Signals} */ signal) => {
-		child.kill(signal);
-		expect(await exited).toBe(0);
+			/** @param {string} route @param {unknown} body @param {Record<string, string>} [headers] */
+			const send = (route, body, headers) => post(target, route, body, headers);
+			return { baseUrl, send };
+		},
+		/** Stops it with `signal`; it must exit with 0. */
+		stop: async (/** @type {NodeJS.Signals} */ signal) => {
+			child.kill(signal);
+			expect(await exited).toBe(0);
+		},
 	};
-	return { ready, exited, text, logged, stop };
 }
 
-test('cli: prints base URL, demo key, templates, senders and the campaign list field; logs the recipient and content of a sent email (the links of an HTML one) and new profiles (at most 10), as the onResponse summary says; honours --key, --daily-limit, --list-auth-header and --campaign-list-field; logs method, path and status, never the key; stops on SIGTERM and SIGINT; an invalid --campaign-list-field stops with a readable error', async () => {
+test('cli: prints base URL, demo key, templates, senders and the campaign list field; logs the recipient and content of a sent email (the links of an HTML one) and new profiles (at most 10), as the onResponse summary says; applies --key, --daily-limit, --list-auth-header, --campaign-list-field and --any-sender; logs method, path and status, never the key; stops on SIGTERM and SIGINT; an invalid --campaign-list-field stops with a readable error', async () => {
 	// Three at once: the defaults, every option given, an invalid one.
 	const secret = 'be_secret_key_never_printed';
 	const cli = spawnCli([]);
 	const custom = spawnCli([
-		...['--key', secret, '--daily-limit', '1'],
+		...['--key', secret, '--daily-limit', '1', '--any-sender'],
 		...['--list-auth-header', 'either', '--campaign-list-field', 'recipientList'],
 	]);
 	const invalid = spawnCli(['--campaign-list-field', 'x']);
@@ -688,14 +644,12 @@ test('cli: prints base URL, demo key, templates, senders and the campaign list f
 
 	const { baseUrl, send } = await cli.ready();
 	expect(baseUrl).toMatch(/^http:\/\/localhost:\d+\/api\/v0\/dev$/);
-	for (const text of [
-		DEMO_KEY,
+	cli.shows([
+		`API key:           ${DEMO_KEY}`,
 		'tmpl_welcome (variables: firstName, company)',
-		'hello@example.com, noreply@example.com',
+		'Verified senders:  hello@example.com, noreply@example.com',
 		'Campaign lists:    read from recepientList',
-	]) {
-		expect(cli.text()).toContain(text);
-	}
+	]);
 	const sent = await send(SEND, templated({ firstName: 'Ann' }));
 	await send(SEND, mail({ to: 'bob@customer.test' }));
 	// Send and Wait for Response: its answers can be clicked from the log.
@@ -707,60 +661,35 @@ test('cli: prints base URL, demo key, templates, senders and the campaign list f
 	await send(ADD, twelve);
 	await send(ADD, twelve);
 	await cli.logged('POST /list/addProfiles 200', 2);
-	const lines = [
+	for (const line of [
 		`/email/send 200 \\d+ms email ${sent.body.data.messageId} to jane@customer\\.test, template tmpl_welcome\n`,
 		'/email/send 200 \\d+ms email msg_\\S+ to bob@customer\\.test, plain text\n',
 		'/email/send 200 \\d+ms email msg_\\S+ to jane@customer\\.test, HTML, link: \\S+approved=false&signature=ab, link: \\S+approved=true&signature=ab\n',
 		'/list/addProfiles 200 \\d+ms new profiles: prof_[0-9a-f]{16} p0@customer\\.test, prof_[0-9a-f]{16} p1@customer\\.test, .*p9@customer\\.test \\(\\+2 more\\)\n',
 		// Known emails get no new IDs, so no summary.
 		'/list/addProfiles 200 \\d+ms\n',
-	];
-	for (const line of lines) expect(cli.text()).toMatch(new RegExp(`POST ${line}`));
+	]) {
+		expect(cli.text()).toMatch(new RegExp(`POST ${line}`));
+	}
 	await cli.stop('SIGTERM');
 
+	// The banner shows the options in effect; the key given is taken, where Add Profiles reads it too.
 	const sendCustom = (await custom.ready()).send;
-	expect(custom.text()).toContain('Campaign lists:    read from recipientList');
+	custom.shows([
+		'API key:           (as given with --key, not shown)',
+		'List auth header:  either',
+		'Campaign lists:    read from recipientList',
+		'Daily limit:       1 emails',
+		'Verified senders:  any',
+	]);
 	const auth = { authorization: `Bearer ${secret}` };
-	expect((await sendCustom(SEND, mail(), auth)).status).toBe(200);
-	expect((await sendCustom(SEND, mail(), auth)).status).toBe(429);
 	expect((await sendCustom(ADD, newList(), auth)).status).toBe(200);
-	const campaign = { name: 'X', subject: 'Y', recipientList: 'not an array' };
-	expect((await sendCustom(CREATE_CAMPAIGN, campaign, auth)).body).toEqual(
-		error('Field "recipientList" must be an array of list IDs'),
-	);
-	await custom.logged('POST /campaign/create 400');
-	for (const line of ['/list/addProfiles 200', '/email/send 200', '/email/send 429']) {
-		expect(custom.text()).toContain(`POST ${line}`);
-	}
+	await custom.logged('POST /list/addProfiles 200');
 	expect(custom.text()).not.toContain(secret);
 	await custom.stop('SIGINT');
 });
 
 // ---------------------------------------------------------------- Create List, Create Campaign, Send Campaign
-
-/** Creates lists through Create List; their IDs. @param {number} count */
-async function newLists(count) {
-	const ids = [];
-	for (let index = 0; index < count; index++) {
-		ids.push((await call(CREATE_LIST, validList({ listName: `List ${index}` }))).body.data.listId);
-	}
-	return ids;
-}
-
-test('spec, rule 27, rule 31: Create List creates an empty list from listName and listDescription (empty allowed, unknown fields ignored, profiles [] too); the answer is only data.listId, list_<16 hex>, new for the same name', async () => {
-	const fields = { listDescription: '', color: 'blue', profiles: [] };
-	const answer = await call(CREATE_LIST, validList(fields));
-	expect(answer).toEqual({
-		status: 200,
-		body: { status: 'success', data: { listId: expect.stringMatching(LIST_ID) } },
-	});
-	const { listId } = answer.body.data;
-	const list = sandbox.state.lists.get(listId);
-	expect(list).toMatchObject({ name: 'Newsletter', description: '' });
-	expect(list).not.toHaveProperty('color');
-	expect(list?.profiles.size).toBe(0);
-	expect((await call(CREATE_LIST, validList())).body.data.listId).not.toBe(listId);
-});
 
 test('spec, rule 30, rule 31: Create List with profile IDs (as Add Profiles made them) puts those profiles in the list, a repeated ID once; a list like any other for Add Profiles', async () => {
 	await call(ADD, newList(['cora@customer.test', 'Dan@customer.test'], 'Source'));
@@ -777,90 +706,24 @@ test('spec, rule 30, rule 31: Create List with profile IDs (as Add Profiles made
 	expect((await call(ADD, more)).body.data.addedCount).toBe(1);
 });
 
-test('spec, rule 34, rule 35, rule 36: Create Campaign stores the campaign (list IDs in the published recepientList, a repeated one once) and echoes it: _id (24 hex, new for the same name), name, subject, content, recepientList, createdAt; content and recepientList are optional (then no content, and recepientList []); an empty content and an empty recepientList are accepted', async () => {
-	const [first, second] = await newLists(2);
-	const fields = { recepientList: [first, second, first], extra: 1 };
-	const { status, body } = await call(CREATE_CAMPAIGN, validCampaign(fields));
-	expect(status).toBe(200);
-	expect(body).toEqual({
-		status: 'success',
-		data: {
-			campaign: {
-				_id: expect.stringMatching(/^[0-9a-f]{24}$/),
-				name: 'Holiday Sale',
-				subject: 'Exclusive 50% Off',
-				content: '<p>Happy Holidays!</p>',
-				recepientList: [first, second],
-				createdAt: '2025-03-01T10:00:00.000Z',
-			},
-		},
-	});
-	expect(sandbox.state.campaigns.get(body.data.campaign._id)).toEqual(body.data.campaign);
-	// The same name, no content and no lists:
-	const plain = (await call(CREATE_CAMPAIGN, { name: 'Holiday Sale', subject: 'Hi' })).body.data;
-	expect(plain.campaign._id).not.toBe(body.data.campaign._id);
-	expect(plain.campaign).not.toHaveProperty('content');
-	const stored = sandbox.state.campaigns.get(plain.campaign._id);
-	expect(stored).toMatchObject({ subject: 'Hi', recepientList: [] });
-	const empties = validCampaign({ content: '', recepientList: [] });
-	expect((await call(CREATE_CAMPAIGN, empties)).status).toBe(200);
-});
-
-test('rule 33: by default the correctly spelled recipientList is ignored like any unknown field, and not checked; "recipientList" reads only that spelling, stored and echoed as recepientList; "either" combines both, each list once', async () => {
-	const [first, second, third] = await newLists(3);
-	const lists = async (/** @type {object} */ fields) =>
-		(await call(CREATE_CAMPAIGN, validCampaign(fields))).body.data.campaign.recepientList;
-	expect(await lists({ recipientList: [first] })).toEqual([]);
-	expect(await lists({ recipientList: 'oops' })).toEqual([]);
-
-	sandbox.setOptions({ campaignListField: 'recipientList' });
-	const fields = { recipientList: [first], recepientList: [second] };
-	const { body } = await call(CREATE_CAMPAIGN, validCampaign(fields));
-	expect(sandbox.state.campaigns.get(body.data.campaign._id)?.recepientList).toEqual([first]);
-	expect(body.data.campaign).toMatchObject({ recepientList: [first] });
-	expect(body.data.campaign).not.toHaveProperty('recipientList');
-
-	sandbox.setOptions({ campaignListField: 'either' });
-	expect([
-		await lists({ recepientList: [first] }),
-		await lists({ recipientList: [second] }),
-		await lists({ recepientList: [first, second], recipientList: [second, third] }),
-	]).toEqual([[first], [second], [first, second, third]]);
-});
-
-test('spec, rule 39, rule 40, rule 41: Send Campaign sends to the lists\' profiles at send time, in list order, each email once: 200 "Campaign sending started" with campaignId and recipientCount; recorded before the answer, sentAt from the clock', async () => {
-	const [first, second] = [
-		newList(['ann@customer.test', 'bob@customer.test']),
-		newList(['BOB@customer.test', 'carl@customer.test']),
-	];
-	const recepientList = [];
-	for (const list of [first, second]) recepientList.push((await call(ADD, list)).body.data.listId);
-	const created = await call(CREATE_CAMPAIGN, validCampaign({ recepientList }));
-	const campaignId = created.body.data.campaign._id;
-	await call(ADD, { listId: recepientList[0], profiles: [{ email: 'dora@customer.test' }] });
-
-	expect(await call(SEND_CAMPAIGN, { campaignId })).toEqual({
-		status: 200,
-		body: {
-			status: 'success',
-			message: 'Campaign sending started',
-			data: { campaignId, recipientCount: 4 },
-		},
-	});
-	const recipients = ['ann', 'bob', 'dora', 'carl'].map((name) => `${name}@customer.test`);
-	expect(sandbox.state.campaignSends).toEqual([
-		{ campaignId, recipients, sentAt: '2025-03-01T10:00:00.000Z' },
+test("rule 40: Send Campaign sends to the lists' profiles at send time, lists in the campaign's order, profiles in list order, each email once, as first stored", async () => {
+	const lists = validCampaign({ recepientList: [ANN_LIST, OTHER_LIST] });
+	const { campaign } = (await call(CREATE_CAMPAIGN, lists)).body.data;
+	await call(ADD, { listId: ANN_LIST, profiles: [{ email: 'dora@customer.test' }] });
+	const { recipientCount } = (await call(SEND_CAMPAIGN, { campaignId: campaign._id })).body.data;
+	const recipients = ['ann@customer.test', 'dora@customer.test', 'bob@x.test'];
+	expect([recipientCount, sandbox.state.campaignSends]).toEqual([
+		3,
+		[{ campaignId: campaign._id, recipients, sentAt: NOW }],
 	]);
 });
 
-test('rule 42, rule 43, sandbox: a seeded campaign can be sent again and again, the daily quota used up or not; its emails do not count against the quota and are not in state.emails; a dropped send is recorded too, though unanswered; onResponse gets a summary naming its recipients', async () => {
+test('rule 42, rule 43, sandbox: a campaign is sent again at each request (a dropped one too), the daily quota used up or not, without counting against it or entering state.emails; onResponse names its recipients', async () => {
 	/** @type {import('./server').ResponseLogEntry[]} */
 	const entries = [];
 	sandbox.setOptions({ dailyLimit: 1, onResponse: (entry) => entries.push(entry) });
-	const sent = (await call(SEND_CAMPAIGN, SEND_IT)).body.data;
-	expect(sent).toEqual({ campaignId: CAMPAIGN, recipientCount: 1 });
-	const email = (await call(SEND, mail())).body.data;
-	expect(email).toMatchObject({ dailyEmailCount: 1, dailyEmailLimit: 1 });
+	await call(SEND_CAMPAIGN, SEND_IT);
+	expect((await call(SEND, mail())).body.data.dailyEmailCount).toBe(1);
 	expect((await call(SEND, mail())).status).toBe(429);
 	expect((await call(SEND_CAMPAIGN, SEND_IT)).status).toBe(200);
 	sandbox.injectFaults({ action: 'drop' });
@@ -871,12 +734,12 @@ test('rule 42, rule 43, sandbox: a seeded campaign can be sent again and again, 
 	const send = expect.objectContaining({ campaignId: CAMPAIGN, recipients: ['ann@customer.test'] });
 	expect(sandbox.state.campaignSends).toEqual([send, send, send]);
 	const summary = `campaign ${CAMPAIGN} sent to 1 recipient: ann@customer.test`;
-	const campaignEntries = entries.filter(({ path }) => path === SEND_CAMPAIGN);
-	expect(campaignEntries.map(({ status, summary }) => ({ status, summary }))).toEqual([
-		{ status: 200, summary },
-		{ status: 200, summary },
-		{ status: 'drop', summary },
-		{ status: 404, summary: undefined },
+	const logged = entries.filter(({ path }) => path === SEND_CAMPAIGN);
+	expect(logged.map(({ status, summary }) => [status, summary])).toEqual([
+		[200, summary],
+		[200, summary],
+		['drop', summary],
+		[404, undefined],
 	]);
-	expect(campaignEntries[3]).not.toHaveProperty('summary');
+	expect(logged[3]).not.toHaveProperty('summary');
 });
