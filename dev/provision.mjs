@@ -15,9 +15,6 @@
 //
 //   CLI:    [N8N_DEV_RUNTIME=v1] node dev/provision.mjs [--force]
 //   Module: const { node, n8nBin } = await provisionN8n({ onProgress: console.log });
-//
-// Cache root: $N8N_DEV_CACHE_DIR, else $XDG_CACHE_HOME/n8n-nodes-basicsengage,
-// else ~/.cache/n8n-nodes-basicsengage.
 
 import { spawn, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -272,8 +269,6 @@ export async function provisionN8n({ onProgress = (m) => console.error(`[provisi
 
 		const npm = npmCommand(node.node);
 		const env = envWithNode(node.binDir, { npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' });
-		// native addons are built against the headers of the Node that runs n8n
-		if (node.nodedir) env.npm_config_nodedir = node.nodedir;
 		const step = { cwd: n8nDir, env, logFile, onProgress };
 
 		onProgress(`installing n8n ${n8nVersion} into ${n8nDir} (first time only, a few minutes; log: ${logFile})...`);
@@ -290,20 +285,14 @@ export async function provisionN8n({ onProgress = (m) => console.error(`[provisi
 			onProgress(`sqlite3: the other n8n line's binary (same version) ${loads ? 'loads here: not compiled again' : 'does not load here: compiling it'}`);
 		}
 		try {
-			// sqlite3 is built by the Node running this script when n8n runs on a newer one: its
-			// binary then loads on both n8n lines, so the second line copies it instead of compiling
-			const host = thisNode();
-			if (rebuild.includes('sqlite3') && host.node !== node.node) {
-				onProgress(`building sqlite3 for Node ${host.version} (it loads on Node ${node.version} too)...`);
-				const hostNpm = npmCommand(host.node);
-				const hostEnv = envWithNode(host.binDir, { JOBS: 'max', ...(host.nodedir && { npm_config_nodedir: host.nodedir }) });
-				await run(hostNpm.cmd, [...hostNpm.prefixArgs, 'rebuild', 'sqlite3', '--foreground-scripts'], { ...step, env: hostEnv, label: 'building sqlite3' });
-				rebuild = rebuild.filter((addon) => addon !== 'sqlite3');
-			}
-			if (rebuild.length) {
-				// sqlite3: a prebuilt binary from GitHub when it can be downloaded, else compiled
-				onProgress(`building n8n's native addons (${rebuild.join(', ')}) for Node ${node.version}...`);
-				await run(npm.cmd, [...npm.prefixArgs, 'rebuild', ...rebuild, '--foreground-scripts'], { ...step, env: { ...env, JOBS: 'max' }, label: 'building native addons' });
+			// sqlite3 by the Node running this script, so both lines load its binary; the rest by n8n's
+			const byHost = rebuild.filter((addon) => addon === 'sqlite3');
+			for (const [builder, addons] of [[thisNode(), byHost], [node, rebuild.filter((addon) => !byHost.includes(addon))]]) {
+				if (!addons.length) continue;
+				onProgress(`building ${addons.join(', ')} for Node ${builder.version}...`);
+				const builderNpm = npmCommand(builder.node);
+				const builderEnv = envWithNode(builder.binDir, { JOBS: 'max', ...(builder.nodedir && { npm_config_nodedir: builder.nodedir }) });
+				await run(builderNpm.cmd, [...builderNpm.prefixArgs, 'rebuild', ...addons, '--foreground-scripts'], { ...step, env: builderEnv, label: `building ${addons.join(', ')}` });
 			}
 			const check = runtime.nativeRebuild.map((m) => `require(${JSON.stringify(m)});`).join('');
 			await run(node.node, ['-e', check], { ...step, label: 'loading native addons' });
