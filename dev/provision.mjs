@@ -272,7 +272,7 @@ export async function provisionN8n({ onProgress = (m) => console.error(`[provisi
 		const step = { cwd: n8nDir, env, logFile, onProgress };
 
 		onProgress(`installing n8n ${n8nVersion} into ${n8nDir} (first time only, a few minutes; log: ${logFile})...`);
-		await run(npm.cmd, [...npm.prefixArgs, 'ci', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', '--progress=false'], {
+		await run(npm.cmd, [...npm.prefixArgs, 'ci', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', '--progress=false', '--maxsockets=50'], {
 			...step,
 			label: `installing n8n ${n8nVersion}`,
 		});
@@ -285,15 +285,16 @@ export async function provisionN8n({ onProgress = (m) => console.error(`[provisi
 			onProgress(`sqlite3: the other n8n line's binary (same version) ${loads ? 'loads here: not compiled again' : 'does not load here: compiling it'}`);
 		}
 		try {
-			// sqlite3 by the Node running this script, so both lines load its binary; the rest by n8n's
+			// sqlite3 by the Node running this script, so both lines load its binary; the rest by
+			// n8n's, at the same time
 			const byHost = rebuild.filter((addon) => addon === 'sqlite3');
-			for (const [builder, addons] of [[thisNode(), byHost], [node, rebuild.filter((addon) => !byHost.includes(addon))]]) {
-				if (!addons.length) continue;
+			const builds = [[thisNode(), byHost], [node, rebuild.filter((addon) => !byHost.includes(addon))]];
+			await Promise.all(builds.filter(([, addons]) => addons.length).map(([builder, addons]) => {
 				onProgress(`building ${addons.join(', ')} for Node ${builder.version}...`);
 				const builderNpm = npmCommand(builder.node);
 				const builderEnv = envWithNode(builder.binDir, { JOBS: 'max', ...(builder.nodedir && { npm_config_nodedir: builder.nodedir }) });
-				await run(builderNpm.cmd, [...builderNpm.prefixArgs, 'rebuild', ...addons, '--foreground-scripts'], { ...step, env: builderEnv, label: `building ${addons.join(', ')}` });
-			}
+				return run(builderNpm.cmd, [...builderNpm.prefixArgs, 'rebuild', ...addons, '--foreground-scripts'], { ...step, env: builderEnv, label: `building ${addons.join(', ')}` });
+			}));
 			const check = runtime.nativeRebuild.map((m) => `require(${JSON.stringify(m)});`).join('');
 			await run(node.node, ['-e', check], { ...step, label: 'loading native addons' });
 		} catch (error) {
