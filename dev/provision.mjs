@@ -272,7 +272,7 @@ export async function provisionN8n({ onProgress = (m) => console.error(`[provisi
 		const step = { cwd: n8nDir, env, logFile, onProgress };
 
 		onProgress(`installing n8n ${n8nVersion} into ${n8nDir} (first time only, a few minutes; log: ${logFile})...`);
-		await run(npm.cmd, [...npm.prefixArgs, 'ci', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', '--progress=false', '--maxsockets=50'], {
+		await run(npm.cmd, [...npm.prefixArgs, 'ci', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', '--progress=false'], {
 			...step,
 			label: `installing n8n ${n8nVersion}`,
 		});
