@@ -285,15 +285,13 @@ export async function provisionN8n({ onProgress = (m) => console.error(`[provisi
 			onProgress(`sqlite3: the other n8n line's binary (same version) ${loads ? 'loads here: not compiled again' : 'does not load here: compiling it'}`);
 		}
 		try {
-			// sqlite3 by the Node running this script, so both lines load its binary; the rest by
-			// n8n's, at the same time
-			const byHost = rebuild.filter((addon) => addon === 'sqlite3');
-			const builds = [[thisNode(), byHost], [node, rebuild.filter((addon) => !byHost.includes(addon))]];
-			await Promise.all(builds.filter(([, addons]) => addons.length).map(([builder, addons]) => {
-				onProgress(`building ${addons.join(', ')} for Node ${builder.version}...`);
+			// Each addon at once; sqlite3 by the Node running this script, so both lines load its binary
+			await Promise.all(rebuild.map((addon) => {
+				const builder = addon === 'sqlite3' ? thisNode() : node;
+				onProgress(`building ${addon} for Node ${builder.version}...`);
 				const builderNpm = npmCommand(builder.node);
 				const builderEnv = envWithNode(builder.binDir, { JOBS: 'max', ...(builder.nodedir && { npm_config_nodedir: builder.nodedir }) });
-				return run(builderNpm.cmd, [...builderNpm.prefixArgs, 'rebuild', ...addons, '--foreground-scripts'], { ...step, env: builderEnv, label: `building ${addons.join(', ')}` });
+				return run(builderNpm.cmd, [...builderNpm.prefixArgs, 'rebuild', addon, '--foreground-scripts'], { ...step, env: builderEnv, label: `building ${addon}` });
 			}));
 			const check = runtime.nativeRebuild.map((m) => `require(${JSON.stringify(m)});`).join('');
 			await run(node.node, ['-e', check], { ...step, label: 'loading native addons' });
