@@ -4,9 +4,11 @@
 import { startTestEnvironment } from './helpers.mjs';
 
 export let env;
+/** Every sandbox answer since the start, kept across resets: what a run resumed during a later test sent. */
+export const answers = [];
 
 beforeAll(async () => {
-	env = await startTestEnvironment();
+	env = await startTestEnvironment({ onSandboxResponse: (entry) => answers.push(entry) });
 }, 300_000);
 
 afterAll(() => env?.stop(), 60_000);
