@@ -34,14 +34,11 @@ export interface OperationRequests extends Endpoint {
 	 * its answer. The output is in input order regardless.
 	 */
 	readonly concurrency?: number;
-	/** Told each request's result as it comes: why the run must stop now, if it must. */
-	afterRequest?: (
-		result: ApiResult,
-		sent: IDataObject,
-		itemIndexes: number[],
-	) => string | undefined;
-	/** Items answered without their request (Send Email's Skip Emails Already Sent). */
-	skip?: SkipHook;
+	/**
+	 * Stands around the run's requests: Add Profiles learns its new list's ID from the request
+	 * that created it; Skip Emails Already Sent claims each email just before it is sent.
+	 */
+	guard?: RequestGuard;
 	/**
 	 * Puts the execution to wait until then once every request succeeded (Send and Wait), and
 	 * outputs the input items instead of the answers.
@@ -54,19 +51,25 @@ export interface ItemBody {
 	body: IDataObject;
 }
 
-/** Answers some items without their requests; for items sent in one request each. */
-export interface SkipHook {
-	/**
-	 * Before any request (and in a dry run), given the items to send in their order: those
-	 * answered without asking any store. The others meet `beforeSend`.
-	 */
-	plan: (itemIndexes: number[]) => Map<number, ApiResult>;
-	/** Just before the item's request: an answer instead of sending it, or undefined to send. */
-	beforeSend: (itemIndex: number) => Promise<ApiResult | undefined>;
-	/** What the request came to; undefined when it never left. */
-	afterSend: (itemIndex: number, result: ApiResult | undefined) => void;
-	/** Waits until what `afterSend` was told is stored; answers a note for items it could not store. */
-	flush: () => Promise<Map<number, string>>;
+/** What a request came to: its body when it was sent, none when answered instead of it. */
+export interface Sent {
+	result: ApiResult;
+	body?: IDataObject;
+	/** Why the run sends nothing more, whatever On Error says. */
+	stopsRun?: string;
+}
+
+/** A request of the run, with what an earlier try of the run answered it (none in a dry run). */
+export type GuardedRequest = { itemIndexes: number[]; body: IDataObject; earlier?: ApiResult };
+type Sending = Promise<Sent | undefined>;
+
+export interface RequestGuard {
+	/** Told each request in order before any is sent: an answer instead of sending it, if any. */
+	plan: (request: GuardedRequest) => ApiResult | void;
+	/** Around each request: `send` sends it, or gives undefined when the run has stopped. */
+	send: (request: GuardedRequest, send: () => Sending) => Sending;
+	/** After the run's last request: waits for the guard's writes; a note for items it failed. */
+	finish?: () => Promise<Map<number, string>>;
 }
 
 /** A request's items and what they came to: an output json, or a failure. */
@@ -97,10 +100,10 @@ export async function runOperation(
 		const planned = readItems(context, operation, outcomes, continueOnFail);
 		if (dryRun) {
 			// Every check above, no request, nothing recorded; items the run would skip, skipped.
-			const answered = operation.skip?.plan(planned.map(({ itemIndexes }) => itemIndexes[0]));
-			for (const { itemIndexes, body } of planned) {
-				const request = { method: 'POST', path: operation.path, body: body() };
-				const skipped = answered?.get(itemIndexes[0]) as IDataObject | undefined;
+			for (const { itemIndexes, body: build } of planned) {
+				const body = build();
+				const skipped = operation.guard?.plan({ itemIndexes, body }) as IDataObject | undefined;
+				const request = { method: 'POST', path: operation.path, body };
 				outcomes.push({
 					itemIndexes,
 					result: { validateOnly: true, ...(skipped ?? { request }) },
@@ -267,20 +270,18 @@ async function sendAll(
 	outcomes: Outcome[],
 ): Promise<void> {
 	const { settings, memory, stopSignal, continueOnFail } = run;
-	const { skip, afterRequest } = operation;
+	const { guard } = operation;
 	// What an earlier try of this run sent, which the memory answers without a request (asked
-	// once per request): told to the operation first, in order (Add Profiles: the list that try
-	// created, so no second one), and not claimed by Skip Emails Already Sent (what is sent again is).
+	// once per request), is told to the guard first, in order: Add Profiles learns the list that
+	// try created, so no second one.
 	const requests = toSend.map(({ itemIndexes, body: build }) => {
 		const body = build();
 		const earlier = memory.answer(itemIndexes, body, repeatableOf(operation, body));
-		if (earlier && !(earlier instanceof Failure)) afterRequest?.(earlier, body, itemIndexes);
-		return { itemIndexes, build, earlier };
+		const instead = guard?.plan({ itemIndexes, body, earlier });
+		if (instead) outcomes.push({ itemIndexes, result: instead, batch: !!operation.batches });
+		return { itemIndexes, body, build, earlier, instead };
 	});
-	const fresh = requests.filter(({ earlier }) => !earlier).map(({ itemIndexes }) => itemIndexes[0]);
-	const answered = skip?.plan(fresh) ?? new Map<number, ApiResult>();
-	for (const [itemIndex, result] of answered) outcomes.push({ itemIndexes: [itemIndex], result });
-	const planned = requests.filter(({ itemIndexes }) => !answered.has(itemIndexes[0]));
+	const planned = requests.filter(({ instead }) => !instead);
 
 	let stoppedBy: { failure: Failure; why: string } | undefined;
 	let failuresInARow = 0;
@@ -291,45 +292,44 @@ async function sendAll(
 	const stopsTheRun = (failure: Failure) =>
 		!failure.fromEarlierTry && (!continueOnFail || KINDS[failure.kind].stopTrying !== undefined);
 
-	const send = async ({ itemIndexes, build, earlier }: (typeof planned)[number]) => {
-		const instead = await skip?.beforeSend(itemIndexes[0]);
-		if (instead) {
+	const send = async (request: (typeof planned)[number]) => {
+		const sendIt = async (): Promise<Sent | undefined> => {
+			// A Stop while the guard was at work (claiming the email): the request never leaves.
+			if (stopped()) return undefined;
+			const { itemIndexes, earlier } = request;
+			// An earlier try's answer keeps the body the memory knew it by.
+			const body = earlier ? request.body : request.build();
+			const result = earlier ?? (await sendRequest(run, operation, body, itemIndexes));
+			if (!(result instanceof Failure && result.fromEarlierTry)) {
+				// Server and network failures in a row; any other answer shows the server is up.
+				const serverDown = result instanceof Failure && KINDS[result.kind].serverDown;
+				failuresInARow = serverDown ? failuresInARow + 1 : 0;
+				if (failuresInARow >= GIVE_UP_AFTER) {
+					stopFor(
+						result as Failure,
+						`${GIVE_UP_AFTER} requests in a row failed, so the run stopped sending`,
+					);
+				}
+			}
+			return { body, result };
+		};
+		const sent = await (guard?.send(request, sendIt) ?? sendIt());
+		const result = sent?.result;
+		if (result instanceof Failure && (sent?.stopsRun || stopsTheRun(result))) {
 			// Under Stop Workflow the run stops at the first failure, whatever found it.
-			if (instead instanceof Failure && stopsTheRun(instead)) {
-				stopFor(instead, 'an earlier item of this run failed');
-			}
-			return { result: instead };
-		}
-		// A Stop while the item was being marked: it never leaves (and `flush` releases its mark).
-		if (stopped()) return undefined;
-		const body = build();
-		const result = earlier ?? (await sendRequest(run, operation, body, itemIndexes));
-		skip?.afterSend(itemIndexes[0], result);
-		if (!(result instanceof Failure && result.fromEarlierTry)) {
-			// Server and network failures in a row; any other answer shows the server is up.
-			const serverDown = result instanceof Failure && KINDS[result.kind].serverDown;
-			failuresInARow = serverDown ? failuresInARow + 1 : 0;
-			if (failuresInARow >= GIVE_UP_AFTER) {
-				stopFor(
-					result as Failure,
-					`${GIVE_UP_AFTER} requests in a row failed, so the run stopped sending`,
-				);
-			}
-		}
-		const why = afterRequest?.(result, body, itemIndexes);
-		if (result instanceof Failure && (why || stopsTheRun(result))) {
-			const stopReason =
-				result.kind === 'quota_exceeded'
+			const why = !sent?.body
+				? 'an earlier item of this run failed'
+				: result.kind === 'quota_exceeded'
 					? 'the daily email quota was exceeded earlier in this run'
 					: 'an earlier request of this run failed';
-			stopFor(result, why ?? stopReason);
+			stopFor(result, sent?.stopsRun ?? why);
 		}
-		return { body, result };
+		return sent;
 	};
 
 	const { throttle } = settings;
-	// What each started request came to; without `body` when Skip Emails Already Sent answered.
-	const sent: Array<Awaited<ReturnType<typeof send>>> = new Array(planned.length).fill(undefined);
+	// What each started request came to; without `body` when the guard answered instead.
+	const sent: Array<Sent | undefined> = new Array(planned.length).fill(undefined);
 	const inFlight = new Set<Promise<void>>();
 	for (let index = 0; index < planned.length && !stopped(); index++) {
 		if (throttle && index > 0 && index % throttle.requestsPerBatch === 0) {
@@ -344,7 +344,7 @@ async function sendAll(
 		inFlight.add(sending);
 	}
 	await Promise.all(inFlight);
-	const notes = (await skip?.flush()) ?? new Map<number, string>();
+	const notes = (await guard?.finish?.()) ?? new Map<number, string>();
 
 	// What each request came to; an item answered instead of sent (skipped) was no request.
 	const results = sent.map((request) =>
@@ -379,7 +379,7 @@ async function sendAll(
 		const { itemIndexes } = planned[at];
 		const result = request?.result ?? notSent;
 		if (!(result instanceof Failure)) {
-			// Answered by BasicsEngage, or instead of it by Skip Emails Already Sent (as it is).
+			// Answered by BasicsEngage, or instead of it by the guard (as it is).
 			const json = request?.body && operation.toJson(result, request.body, itemIndexes);
 			const kept = json ? keepServerValues(json, settings.secrets) : result;
 			outcomes.push({ itemIndexes, result: kept, batch: !!operation.batches });

@@ -212,7 +212,7 @@ export const requests: DeclareRequests = function (options) {
 		repeatable,
 		done: 'Queued',
 		concurrency: readNumberOption(options, emailConcurrency),
-		skip,
+		guard: skip,
 	};
 };
 

@@ -3,7 +3,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { readForRun, readNumberOption } from '../../helpers/read';
 import { DeduplicationStore } from './deduplicationStore';
 import { Failure, KINDS } from '../../helpers/failure';
-import type { ApiResult, SkipHook } from '../../transport';
+import type { ApiResult, RequestGuard } from '../../transport';
 
 const historySizeValue: INodeProperties = {
 	displayName: 'History Size',
@@ -75,14 +75,14 @@ function notQueued(result: Answer): boolean {
 }
 
 /**
- * The option's hook into the run, or undefined when it is off. `sendUnknown` (Retry Send On
- * Server Error) sends an email whose earlier outcome is unknown instead of failing it.
+ * The option's guard of the run's requests, or undefined when it is off. `sendUnknown` (Retry
+ * Send On Server Error) sends an email whose earlier outcome is unknown instead of failing it.
  */
 export function skipAlreadySent(
 	context: IExecuteFunctions,
 	options: IDataObject,
 	sendUnknown: boolean,
-): (SkipHook & { readKey: (itemIndex: number, email: IDataObject) => void }) | undefined {
+): (RequestGuard & { readKey: (itemIndex: number, email: IDataObject) => void }) | undefined {
 	// Left unread by readOptions: its Key is read per item.
 	if (!(options.skipAlreadySent as IDataObject | undefined)?.settings) return undefined;
 	const setting = (name: string, itemIndex = 0) =>
@@ -93,8 +93,10 @@ export function skipAlreadySent(
 		return new DeduplicationStore(context, scope, historySize);
 	});
 	const keys = new Map<number, string>();
+	const firstWithKey = new Map<string, number>();
 	/** Each planned item's batch, claimed in one store call when its first item is sent. */
 	const batchOf = new Map<number, { items: number[]; answers?: Promise<Answer[]> }>();
+	let filling: { items: number[] } = { items: [] };
 	/** Items whose entries are this run's to settle once their request is done. */
 	const ours = new Set<number>();
 	return {
@@ -105,38 +107,38 @@ export function skipAlreadySent(
 			const whole = JSON.stringify({ ...email, to: String(email.to).toLowerCase() });
 			keys.set(itemIndex, key !== '' ? `key:${key}` : `email:${whole}`);
 		},
-		plan(itemIndexes) {
-			const firstWithKey = new Map<string, number>();
-			const answered = new Map<number, ApiResult>();
-			for (const itemIndex of itemIndexes) {
-				const key = keys.get(itemIndex) as string;
-				const first = firstWithKey.get(key);
-				if (first === undefined) firstWithKey.set(key, itemIndex);
-				else answered.set(itemIndex, skipped(`item ${first} of this run has the same key`));
-			}
-			const toClaim = [...firstWithKey.values()];
-			for (let start = 0; start < toClaim.length; start += CLAIM_BATCH) {
-				const batch = { items: toClaim.slice(start, start + CLAIM_BATCH) };
-				for (const itemIndex of batch.items) batchOf.set(itemIndex, batch);
-			}
-			return answered;
+		plan({ itemIndexes: [itemIndex], earlier }) {
+			// The run's memory answers it, unclaimed (what is sent again is claimed).
+			if (earlier) return undefined;
+			const key = keys.get(itemIndex) as string;
+			const first = firstWithKey.get(key);
+			if (first !== undefined) return skipped(`item ${first} of this run has the same key`);
+			firstWithKey.set(key, itemIndex);
+			if (filling.items.length === CLAIM_BATCH) filling = { items: [] };
+			filling.items.push(itemIndex);
+			batchOf.set(itemIndex, filling);
+			return undefined;
 		},
-		async beforeSend(itemIndex) {
+		async send({ itemIndexes: [itemIndex] }, sendEmail) {
 			const batch = batchOf.get(itemIndex);
-			// Not planned: the run's memory answers it without a request.
-			if (!batch) return undefined;
-			batch.answers ??= claim(batch.items);
-			return (await batch.answers)[batch.items.indexOf(itemIndex)];
+			if (batch) {
+				batch.answers ??= claim(batch.items);
+				const instead = (await batch.answers)[batch.items.indexOf(itemIndex)];
+				if (instead) return { result: instead };
+			}
+			const sent = await sendEmail();
+			settle(itemIndex, sent?.result);
+			return sent;
 		},
-		afterSend,
-		async flush() {
+		async finish() {
 			// Claimed ahead, never sent (the run stopped): released as never sent.
-			for (const itemIndex of ours) afterSend(itemIndex, undefined);
+			for (const itemIndex of ours) settle(itemIndex, undefined);
 			return new Map((await store.flush()).map((itemIndex) => [itemIndex, UNRECORDED]));
 		},
 	};
 
-	function afterSend(itemIndex: number, result: Answer): void {
+	/** Settles a claimed email's entries by what its request came to. */
+	function settle(itemIndex: number, result: Answer): void {
 		if (!ours.delete(itemIndex)) return;
 		const key = keys.get(itemIndex) as string;
 		if (notQueued(result)) store.remove(itemIndex, [SENT + key, SENDING + key]);

@@ -3,7 +3,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 
 import { concurrencyOption, optionsCollection, retryOptions } from '../../helpers/options';
 import { readForRun, readNumberOption, readOptionalText, readTrimmed } from '../../helpers/read';
-import type { DeclareRequests, ItemBody, SuccessContract } from '../../transport';
+import type { ApiResult, DeclareRequests, ItemBody, SuccessContract } from '../../transport';
 import { Failure } from '../../transport';
 import { autoMapper, toProfile } from './autoMap';
 
@@ -174,8 +174,16 @@ export const requests: DeclareRequests = function (options) {
 			? autoMapper(this.getInputData())
 			: (itemIndex: number) => readProfileFields(this, itemIndex);
 	let createdListId: string | undefined;
-	/** The first item of the batch that created the list (in this try or an earlier one). */
-	let creatingItem: number | undefined;
+	/** Learns the new list's ID from the request creating it; why the run stops, if it must. */
+	const learnListId = (sent: IDataObject, result?: ApiResult) => {
+		if (sent.listId !== undefined || !result) return undefined;
+		// A lost answer to the creating request may hide a list that now exists; creating
+		// another would break "one list per run", so the rest of the run is not sent.
+		if (result instanceof Failure && result.mayHaveTakenEffect)
+			return 'the request creating the list got no clear answer, so the list may exist already: check the lists in BasicsEngage and add these profiles by List ID';
+		if (!(result instanceof Failure)) createdListId = (result.data as IDataObject).listId as string;
+		return undefined;
+	};
 	return {
 		path: '/list/addProfiles',
 		// The batch's list (none: the run's new list) and the profile, as `profiles` lists it.
@@ -199,13 +207,13 @@ export const requests: DeclareRequests = function (options) {
 			return newList && createdListId === undefined ? 1 : concurrency;
 		},
 		contract: (body) => profilesAdded(body.listId === undefined),
-		toJson: (answer, _sent, itemIndexes) => {
+		toJson: (answer, sent, itemIndexes) => {
 			const data = answer.data as IDataObject;
 			return {
 				listId: data.listId,
 				addedCount: data.addedCount,
 				submittedCount: itemIndexes.length,
-				listCreated: itemIndexes[0] === creatingItem,
+				listCreated: sent.listId === undefined,
 			};
 		},
 		// Adding to a list can be sent again; the request that creates the list is not, once it
@@ -213,18 +221,13 @@ export const requests: DeclareRequests = function (options) {
 		repeatable: (body) => body.listId !== undefined,
 		done: 'Added',
 		misspelledAuthHeader: true,
-		afterRequest: (result, sent, itemIndexes) => {
-			if (sent.listId !== undefined) return undefined;
-			if (!(result instanceof Failure)) {
-				createdListId = (result.data as IDataObject).listId as string;
-				creatingItem = itemIndexes[0];
-				return undefined;
-			}
-			// A lost answer to the creating request may hide a list that now exists; creating
-			// another would break "one list per run", so the rest of the run is not sent.
-			return result.mayHaveTakenEffect
-				? 'the request creating the list got no clear answer, so the list may exist already: check the lists in BasicsEngage and add these profiles by List ID'
-				: undefined;
+		guard: {
+			// An earlier try of this run may have created the list: a Retry creates no second one.
+			plan: ({ body, earlier }) => void learnListId(body, earlier),
+			send: async (_, sendBatch) => {
+				const sent = await sendBatch();
+				return sent?.body && { ...sent, stopsRun: learnListId(sent.body, sent.result) };
+			},
 		},
 	};
 };
