@@ -10,9 +10,9 @@
 //   installed there with `npm ci --ignore-scripts`, then the native addons n8n needs are built
 //   (sqlite3, and isolated-vm on 2.x). sqlite3 is a Node-API addon, built by the Node running this
 //   script (one built on Node 24 uses Node-API 10, which Node 20 lacks): its binary loads on both
-//   lines, so the other line copies it instead of compiling it again. It links the system's SQLite
-//   when its headers are there (Debian's libsqlite3-dev), else compiles its bundled copy. A marker
-//   file records a hash of the inputs, so a second run is instant; a changed lockfile reinstalls.
+//   lines, so the other line copies it. It links the system's SQLite when its headers are there
+//   (Debian's libsqlite3-dev: 11 s, against 2 minutes for its bundled copy). A marker file
+//   records a hash of the inputs, so a second run is instant; a changed lockfile reinstalls.
 //
 //   CLI:    [N8N_DEV_RUNTIME=v1] node dev/provision.mjs [--force]
 //   Module: const { node, n8nBin } = await provisionN8n({ onProgress: console.log });
@@ -292,7 +292,6 @@ export async function provisionN8n({ onProgress = (m) => console.error(`[provisi
 				onProgress(`building ${addon} for Node ${builder.version}...`);
 				const builderNpm = npmCommand(builder.node);
 				const builderEnv = envWithNode(builder.binDir, { JOBS: 'max', ...(builder.nodedir && { npm_config_nodedir: builder.nodedir }) });
-				// the system's SQLite: 11 s against about 2 minutes for the bundled one
 				const systemSqlite = addon === 'sqlite3' && fs.existsSync('/usr/include/sqlite3.h') ? ['--sqlite=/usr'] : [];
 				return run(builderNpm.cmd, [...builderNpm.prefixArgs, 'rebuild', addon, '--foreground-scripts', ...systemSqlite], { ...step, env: builderEnv, label: `building ${addon}` });
 			}));

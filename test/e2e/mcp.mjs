@@ -23,6 +23,7 @@ const JANE = {
 
 /** MCP clients by workflow: the example (On Error: Stop) and two variants with Continue. */
 const clients = {};
+const workflowIds = [MCP];
 const VARIANTS = {
 	continueRegularOutput: { id: 'beExampleMcpCReg', triggerPath: 'basicsengage-continue-regular' },
 	continueErrorOutput: { id: 'beExampleMcpCErr', triggerPath: 'basicsengage-continue-error' },
@@ -36,6 +37,7 @@ beforeAll(async () => {
 		const { workflow, node } = exampleVariant(MCP, { ...variant, label: `On Error: ${onError}` });
 		node('Send Email').onError = onError;
 		await importWorkflow(env, workflow);
+		workflowIds.push(workflow.id);
 		const url = mcpUrl(env.n8n.url, variant.triggerPath);
 		await waitForMcp(url);
 		clients[onError] = await connectMcp(url);
@@ -63,8 +65,8 @@ const requestsTo = (p) => env.sandbox.requests.filter((r) => r.path === p);
  * record the call), then a little longer: whatever n8n would still send has been sent.
  */
 async function settled() {
-	const ids = [MCP, ...Object.values(VARIANTS).map((v) => v.id)];
-	const all = async () => (await Promise.all(ids.map((id) => listExecutions(env.rest, id)))).flat();
+	const all = async () =>
+		(await Promise.all(workflowIds.map((id) => listExecutions(env.rest, id)))).flat();
 	const done = async () => !(await all()).some((e) => ['new', 'running'].includes(e.status));
 	await until(done, 'executions still running');
 	await new Promise((r) => setTimeout(r, 500));

@@ -138,11 +138,11 @@ describe('the examples run by n8n execute --id', () => {
 
 	test('CSV contacts export to a list: Download, Extract From File, Add Profiles mapping automatically: 4 rows in one request, the row without an email on the error output', async () => {
 		// The example downloads from `npm run dev`'s sandbox on port 4010: a copy points at this one.
-		const { workflow } = readExamples().find((e) => e.id === CSV_SYNC);
-		const download = workflow.nodes.find((n) => n.type === 'n8n-nodes-base.httpRequest');
-		download.parameters.url = `${env.sandbox.baseUrl}/examples/contacts-export.csv`;
+		const { workflow, node } = exampleVariant(CSV_SYNC, { id: 'beExampleCsvSyn2', label: 'here' });
+		node('Download the contacts export').parameters.url =
+			`${env.sandbox.baseUrl}/examples/contacts-export.csv`;
 		await importWorkflow(env, workflow, { publish: false });
-		const output = await execute(CSV_SYNC);
+		const output = await execute(workflow.id);
 
 		expect(requestsTo('/list/addProfiles').map((r) => r.body)).toEqual([
 			{
@@ -265,14 +265,18 @@ describe('sign-up form (published, real form submissions)', () => {
 });
 
 describe("Skip Emails Already Sent (n8n's deduplication store, in its database)", () => {
-	const SKIPPING = 'beExampleSignupD';
 	const triggerPath = 'basicsengage-signup-skipping';
-	const submit = (person) => signUp(person, SKIPPING, `/form/${triggerPath}`);
+	const variant = {
+		id: 'beExampleSignupD',
+		label: 'Skip Emails Already Sent',
+		triggerPath,
+		tag: 'd0d0',
+	};
+	const { workflow, node } = exampleVariant(SIGNUP, variant);
+	const submit = (person) => signUp(person, workflow.id, `/form/${triggerPath}`);
 
 	/** The sign-up example with the option on, as its own published workflow and form. */
 	beforeAll(async () => {
-		const variant = { id: SKIPPING, label: 'Skip Emails Already Sent', triggerPath, tag: 'd0d0' };
-		const { workflow, node } = exampleVariant(SIGNUP, variant);
 		node('Send welcome email').parameters.options = { skipAlreadySent: { settings: {} } };
 		await importWorkflow(env, workflow);
 		await waitForForm(`${env.n8n.url}/form/${triggerPath}`);

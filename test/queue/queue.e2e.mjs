@@ -155,18 +155,17 @@ test.each([
 		// regular mode: an n8n of its own, for this test only (the queue environment stays idle)
 		const target = workers ? env : await startQueueTestEnvironment({ workers: 0 });
 		try {
-			const [workflowId, formPath] = ['beQueueSkipBurst1', 'basicsengage-signup-skip-burst'];
-			const label = 'skip emails already sent';
+			const formPath = 'basicsengage-signup-skip-burst';
 			const { workflow, node } = exampleVariant(SIGNUP, {
-				id: workflowId,
-				label,
+				id: 'beQueueSkipBurst1',
+				label: 'skip emails already sent',
 				triggerPath: formPath,
 			});
 			const settings = { key: '={{ $json.Email }}' };
 			node('Send welcome email').parameters.options = { skipAlreadySent: { settings } };
 			await importWorkflow(target, workflow);
 			await waitForForm(target.formUrl(formPath));
-			const options = { workflowId, formPath };
+			const options = { workflowId: workflow.id, formPath };
 			const persons = people(BURST, 'skip');
 			const { skippedOn: _, ...first } = await skipBurst(target, persons, options);
 			const { skippedOn, ...second } = await skipBurst(target, persons, options);
