@@ -293,7 +293,7 @@ test('free text: the Respond link opens a form page; the form, posted as a brows
 // about once a minute, so the minute passes while the other tests run.
 let timedOut;
 beforeAll(async () => {
-	// 3 seconds
+	// A limit of 3 seconds (0.05 minutes)
 	timedOut = await publishVariant('d1d1', (ask) => {
 		const values = { limitType: 'afterTimeInterval', resumeAmount: 0.05, resumeUnit: 'minutes' };
 		ask.options = { limitWaitTime: { values } };
