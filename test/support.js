@@ -137,23 +137,19 @@ function expectNoSecret(result, apiKey) {
 	expect(visible).not.toContain(apiKey);
 }
 
-/** The package copies restarted n8ns load, removed when the test process exits. */
-const restartedCopies = new Set();
-
 // After n8n died (`diesWhen`): the package loaded again from a copy, without the dead one's state.
+// The loader requires every file at once, so the copy is removed as soon as it is loaded (an exit
+// listener never ran in jest's workers, which are killed: copies piled up in the temp folder).
 async function restartN8n() {
 	const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'basicsengage-restarted-'));
-	fs.cpSync(path.join(PACKAGE_DIR, 'dist'), path.join(copy, 'dist'), { recursive: true });
-	fs.copyFileSync(path.join(PACKAGE_DIR, 'package.json'), path.join(copy, 'package.json'));
-	fs.symlinkSync(path.join(PACKAGE_DIR, 'node_modules'), path.join(copy, 'node_modules'));
-	// One exit listener for every copy: a long model run restarts n8n hundreds of times.
-	if (restartedCopies.size === 0) {
-		process.once('exit', () => {
-			for (const dir of restartedCopies) fs.rmSync(dir, { recursive: true, force: true });
-		});
+	try {
+		fs.cpSync(path.join(PACKAGE_DIR, 'dist'), path.join(copy, 'dist'), { recursive: true });
+		fs.copyFileSync(path.join(PACKAGE_DIR, 'package.json'), path.join(copy, 'package.json'));
+		fs.symlinkSync(path.join(PACKAGE_DIR, 'node_modules'), path.join(copy, 'node_modules'));
+		await loadPackage(copy);
+	} finally {
+		fs.rmSync(copy, { recursive: true, force: true });
 	}
-	restartedCopies.add(copy);
-	await loadPackage(copy);
 }
 
 /** One saved workflow with one node, run again and again (runNode options). */

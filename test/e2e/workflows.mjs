@@ -65,7 +65,11 @@ describe('n8n lists the package', () => {
 
 	test('/types/nodes.json has the node, its AI tool variant (2.x: and its human-review tool, Response Type fixed to Approval), the resources and operations; /types/credentials.json the credential', async () => {
 		const cookie = { headers: { cookie: env.cookie } };
-		const nodes = await (await fetch(`${env.n8n.url}/types/nodes.json`, cookie)).json();
+		// Both asked at once: parsing nodes.json blocked a loaded machine past n8n's keep-alive,
+		// and the next request went out on the socket n8n had just closed ("other side closed").
+		const [nodes, credentials] = await Promise.all(
+			['nodes', 'credentials'].map(async (types) => (await fetch(`${env.n8n.url}/types/${types}.json`, cookie)).json()),
+		);
 		const byName = Object.fromEntries(nodes.map((n) => [n.name, n]));
 		expect(byName[`${NODE_TYPE}Tool`]).toBeDefined();
 		// n8n 2.x derives the human-review tool from the node (Custom Form stays out of it); 1.x has none
@@ -99,7 +103,6 @@ describe('n8n lists the package', () => {
 			]),
 		);
 
-		const credentials = await (await fetch(`${env.n8n.url}/types/credentials.json`, cookie)).json();
 		const credential = credentials.find((c) => c.name === 'basicsEngageApi');
 		// (n8n adds its own allowed-domains fields to every credential type)
 		expect(credential.properties.map((p) => p.name)).toEqual(
