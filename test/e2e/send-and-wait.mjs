@@ -3,9 +3,7 @@
 // answered through n8n's own waiting webhooks and signature check: links opened as a scanner does
 // (GET and HEAD, any User-Agent) and by a person in Chromium. The node's own logic (the email, the
 // pages, the answer's shape, what is refused) is test/node/send-and-wait.test.js.
-import fsp from 'node:fs/promises';
 import http from 'node:http';
-import path from 'node:path';
 
 import {
 	listExecutions,
@@ -181,7 +179,6 @@ async function startFakeModel() {
 	};
 }
 
-const FAKE_MODEL = { id: 'beE2eFakeModel01', name: 'Fake model (e2e)' };
 /** A BasicsEngage tool node (type `${NODE_TYPE}${variant}`) sending from hello@example.com. */
 const emailTool = (name, variant, link, parameters) => ({
 	name,
@@ -197,11 +194,9 @@ const emailTool = (name, variant, link, parameters) => ({
 	async () => {
 		const model = await startFakeModel();
 		try {
-			const credentials = path.join(env.tmp, 'fake-model-credential.json');
 			const data = { apiKey: 'sk-e2e-fake', url: model.url };
-			const file = [{ ...FAKE_MODEL, type: 'openAiApi', data }];
-			await fsp.writeFile(credentials, JSON.stringify(file));
-			expect((await env.n8n.runCli(['import:credentials', `--input=${credentials}`])).code).toBe(0);
+			const fakeModel = { name: 'Fake model (e2e)', type: 'openAiApi', data };
+			const { id } = await env.rest.post('/rest/credentials', fakeModel);
 			const workflow = buildWorkflow('beE2eAgentGate01', "a person approves the agent's email", [
 				{
 					name: 'Start',
@@ -224,7 +219,7 @@ const emailTool = (name, variant, link, parameters) => ({
 					type: '@n8n/n8n-nodes-langchain.lmChatOpenAi',
 					typeVersion: 1.2,
 					parameters: { model: { __rl: true, mode: 'id', value: 'gpt-4o-mini' }, options: {} },
-					credentials: { openAiApi: FAKE_MODEL },
+					credentials: { openAiApi: { id, name: fakeModel.name } },
 					link: ['AI Agent', 'ai_languageModel'],
 				},
 				emailTool('Ask finance', 'HitlTool', ['AI Agent', 'ai_tool'], {

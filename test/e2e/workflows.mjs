@@ -1,11 +1,12 @@
 // The example workflows in a real n8n with this package installed as a community package: the
-// sync, CSV and campaign ones through `n8n execute`, the sign-up form through real submissions to
+// sync, CSV and campaign ones run by hand as the editor runs them, the sign-up form through real submissions to
 // its published URL; and what n8n lists and serves for the node and its credential.
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 
 import {
 	NEWSLETTER_LIST,
+	getExecution,
 	listExecutions,
 	nodeOutput,
 	readExamples,
@@ -14,7 +15,7 @@ import {
 	waitForForm,
 } from '../../dev/n8n-setup.mjs';
 import { env } from './shared.mjs';
-import { exampleVariant, importWorkflow, NODE_TYPE, parseCliJson, REPO_DIR } from './helpers.mjs';
+import { exampleVariant, importWorkflow, NODE_TYPE, REPO_DIR } from './helpers.mjs';
 
 const SYNC = 'beExampleSync001';
 const SIGNUP = 'beExampleSignup1';
@@ -34,13 +35,22 @@ async function signUp(person = JANE, workflowId = SIGNUP, formPath = signupForm)
 
 const ran = (execution) => Object.keys(execution.runData).sort();
 const requestsTo = (p) => env.sandbox.requests.filter((r) => r.path === p);
-/** `n8n execute --id` of a workflow: the json each node output. */
+/**
+ * A run by hand from the workflow's manual trigger, as the editor's Execute Workflow button starts
+ * it (n8n 1.x takes the workflow in the body, 2.x the saved one): the json each node output.
+ */
 async function execute(workflowId) {
-	const res = await env.n8n.runCli(['execute', `--id=${workflowId}`, '--rawOutput']);
-	expect(res.code).toBe(0);
-	const run = parseCliJson(res.stdout);
+	const workflowData = await env.rest.get(`/rest/workflows/${workflowId}`);
+	const trigger = workflowData.nodes.find((n) => n.type === 'n8n-nodes-base.manualTrigger');
+	const body = { workflowData, triggerToStartFrom: { name: trigger.name } };
+	const { executionId } = await env.rest.post(`/rest/workflows/${workflowId}/run`, body);
+	let run;
+	do {
+		await new Promise((resolve) => setTimeout(resolve, 300));
+		run = await getExecution(env.rest, executionId, { n8nDir: env.n8nDir });
+	} while (['new', 'running'].includes(run.status));
 	expect(run.status).toBe('success');
-	return (name) => run.data.resultData.runData[name][0].data.main[0].map((i) => i.json);
+	return (name) => run.runData[name][0].data.main[0].map((i) => i.json);
 }
 const newLists = () =>
 	[...env.sandbox.state.lists.values()].filter((l) => l.listId !== NEWSLETTER_LIST.listId);
@@ -68,7 +78,9 @@ describe('n8n lists the package', () => {
 		// Both asked at once: parsing nodes.json blocked a loaded machine past n8n's keep-alive,
 		// and the next request went out on the socket n8n had just closed ("other side closed").
 		const [nodes, credentials] = await Promise.all(
-			['nodes', 'credentials'].map(async (types) => (await fetch(`${env.n8n.url}/types/${types}.json`, cookie)).json()),
+			['nodes', 'credentials'].map(async (types) =>
+				(await fetch(`${env.n8n.url}/types/${types}.json`, cookie)).json(),
+			),
 		);
 		const byName = Object.fromEntries(nodes.map((n) => [n.name, n]));
 		expect(byName[`${NODE_TYPE}Tool`]).toBeDefined();
@@ -111,7 +123,7 @@ describe('n8n lists the package', () => {
 	});
 });
 
-describe('the examples run by n8n execute --id', () => {
+describe('the examples run by hand (Execute Workflow)', () => {
 	test('scheduled contact sync: 5 contacts in batches of 2: 3 requests, one new list, summary adds up', async () => {
 		const output = await execute(SYNC);
 		const requests = requestsTo('/list/addProfiles');
