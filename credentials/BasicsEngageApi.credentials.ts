@@ -54,12 +54,20 @@ export function isLoopback(hostname: string): boolean {
 }
 
 /**
- * The credential form's notice shows for what this matches (n8n's `_cnd` regex, no flags): an
- * http:// Base URL whose host is not localhost, 127.x.x.x or [::1]. `isLoopback` decides at run
- * time; this only has to agree on what people type.
+ * When the credential form's notice shows: an http:// Base URL whose host is not localhost,
+ * 127.x.x.x or [::1] (`isLoopback` decides at run time). Prefixes, not a `_cnd` regex: n8n 2.x
+ * runs such a regex with a 250 ms timeout on every read of the credential, and a busy n8n failed
+ * the read ("Regular expression execution timed out").
  */
-export const PLAIN_HTTP_TO_ANOTHER_HOST =
-	'^\\s*[hH][tT][tT][pP]://(?!([lL][oO][cC][aA][lL][hH][oO][sS][tT]|127(\\.[0-9]+){3}|\\[::1\\])([:/]|\\s*$))[^\\s/]';
+const SCHEMES = ['http://', 'HTTP://'];
+export const PLAIN_HTTP_NOTICE = {
+	show: { baseUrl: SCHEMES.map((scheme) => ({ _cnd: { startsWith: scheme } })) },
+	hide: {
+		baseUrl: SCHEMES.flatMap((scheme) =>
+			['localhost', '127.', '[::1]'].map((host) => ({ _cnd: { startsWith: scheme + host } })),
+		),
+	},
+};
 
 export class BasicsEngageApi implements ICredentialType {
 	name = 'basicsEngageApi';
@@ -99,7 +107,7 @@ export class BasicsEngageApi implements ICredentialType {
 			name: 'plainHttpNotice',
 			type: 'notice',
 			default: '',
-			displayOptions: { show: { baseUrl: [{ _cnd: { regex: PLAIN_HTTP_TO_ANOTHER_HOST } }] } },
+			displayOptions: PLAIN_HTTP_NOTICE,
 		},
 	];
 

@@ -154,6 +154,15 @@ test('credential: password-masked key, base URL with the public default', async 
 	expect(signed.headers).toEqual({ A: '1', Authorization: 'Bearer key_1' });
 });
 
+test('no parameter of the node or the credential is shown, hidden or validated by a regex: n8n 2.x runs one with a 250 ms timeout on every read, and a busy n8n failed to read the credential', async () => {
+	const loaded = await loadPackage(PACKAGE_DIR);
+	const properties = [
+		...Object.values(loaded.nodes).map((/** @type {any} */ n) => n.description.properties),
+		loaded.credentials[CREDENTIAL_TYPE].type.properties,
+	];
+	expect(JSON.stringify(properties)).not.toMatch(/"regex"/);
+});
+
 test("index.js exports the node and credential classes from dist/, and names the same files as package.json's n8n section, which exist", () => {
 	const entry = require(path.join(PACKAGE_DIR, 'index.js'));
 	expect(new entry.BasicsEngage().description.name).toBe('basicsEngage');

@@ -15,6 +15,7 @@ import { chromium } from 'playwright-core';
 import { startEnvironment } from '../../dev/dev.mjs';
 import {
 	activateWorkflow,
+	getExecution,
 	MCP_TRIGGER_TYPE,
 	readExamples,
 	REPO_DIR,
@@ -125,6 +126,23 @@ export async function importWorkflow(env, workflow, { publish = true } = {}) {
 }
 
 /**
+ * Runs a saved workflow by hand from its manual trigger, as the editor's Execute Workflow button
+ * does (n8n 1.x takes the workflow in the body, 2.x the saved one), and waits for the run:
+ * `getExecution`'s execution. Unlike `n8n execute`, it boots no second n8n.
+ */
+export async function runByHand({ rest, n8nDir }, workflowId) {
+	const workflowData = await rest.get(`/rest/workflows/${workflowId}`);
+	const trigger = workflowData.nodes.find((n) => n.type === 'n8n-nodes-base.manualTrigger');
+	const body = { workflowData, triggerToStartFrom: { name: trigger.name } };
+	const { executionId } = await rest.post(`/rest/workflows/${workflowId}/run`, body);
+	for (;;) {
+		await new Promise((resolve) => setTimeout(resolve, 300));
+		const run = await getExecution(rest, executionId, { n8nDir });
+		if (!['new', 'running'].includes(run.status)) return run;
+	}
+}
+
+/**
  * A copy of an example as a workflow of its own: `id`, `(label)` after its name, its trigger on
  * `triggerPath`, its webhook ids ending in `tag`; edit its nodes with `node(name)`.
  */
@@ -187,24 +205,6 @@ export async function launchBrowser() {
 			await fsp.rm(userDataDir, { recursive: true, force: true });
 		},
 	};
-}
-
-// `n8n execute --rawOutput` prints the run's JSON between log lines: from a line starting with `{`
-// to the first line `}` that closes it.
-
-export function parseCliJson(stdout) {
-	const start = stdout.search(/^\{/m);
-	if (start < 0) throw new Error(`no JSON in n8n output:\n${stdout.slice(0, 2000)}`);
-	const closing = /^\}[ \t]*$/gm;
-	closing.lastIndex = start;
-	for (let match; (match = closing.exec(stdout)); ) {
-		try {
-			return JSON.parse(stdout.slice(start, match.index + 1));
-		} catch {
-			// a nested object's closing brace at the start of a line: keep looking
-		}
-	}
-	return JSON.parse(stdout.slice(start));
 }
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));

@@ -9,14 +9,22 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 
-import { importCredential } from '../../dev/n8n-setup.mjs';
-import { startN8n } from '../../dev/start-n8n.mjs';
-import { buildWorkflow, CREDENTIALS, log, NODE_TYPE, PACKAGE, parseCliJson, REPO_DIR } from './helpers.mjs';
+import { DEMO_API_KEY, nodeOutput, restClient, SANDBOX_CREDENTIAL } from '../../dev/n8n-setup.mjs';
+import { provisionN8n } from '../../dev/provision.mjs';
+import { setupOwner, startN8n } from '../../dev/start-n8n.mjs';
+import {
+	buildWorkflow,
+	importWorkflow,
+	log,
+	NODE_TYPE,
+	PACKAGE,
+	REPO_DIR,
+	runByHand,
+} from './helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const { startSandbox } = require('../sandbox/server.js');
 
-const WORKFLOW_ID = 'beTarballCheck01';
 const MARKER = '<!-- install-from-tarball';
 
 /** The shell block that follows the marker in README.md, and the tarball path it names. */
@@ -42,12 +50,11 @@ function userEnv(home) {
 	return { ...env, HOME: home };
 }
 
-const workflow = buildWorkflow(WORKFLOW_ID, 'installed from the tarball', [
+const workflow = buildWorkflow('beTarballCheck01', 'installed from the tarball', [
 	{ name: 'Run it', type: 'n8n-nodes-base.manualTrigger' },
 	{
 		name: 'Send Email',
 		type: NODE_TYPE,
-		credentials: CREDENTIALS,
 		parameters: {
 			resource: 'email',
 			operation: 'send',
@@ -119,7 +126,8 @@ test("README's install commands name this version's tarball and succeed", () => 
 	expect(path.basename(install.tarball ?? '(none)')).toBe(path.basename(tarball));
 	expect(install.script).toMatch(/mkdir -p ~\/\.n8n\/nodes/);
 	const { status, stdout, stderr } = install.result;
-	if (status !== 0) throw new Error(`README's commands failed (exit ${status}):\n${stdout}\n${stderr}`);
+	if (status !== 0)
+		throw new Error(`README's commands failed (exit ${status}):\n${stdout}\n${stderr}`);
 });
 
 test('~/.n8n/nodes holds the package and nothing else: no second n8n-workflow', async () => {
@@ -128,32 +136,45 @@ test('~/.n8n/nodes holds the package and nothing else: no second n8n-workflow', 
 		(name) => !name.startsWith('.'),
 	);
 	expect(installed).toEqual([PACKAGE.name]);
-	const { dependencies } = JSON.parse(await fsp.readFile(path.join(nodesDir, 'package.json'), 'utf8'));
+	const { dependencies } = JSON.parse(
+		await fsp.readFile(path.join(nodesDir, 'package.json'), 'utf8'),
+	);
 	expect(Object.keys(dependencies)).toEqual([PACKAGE.name]);
 	for (const file of [...PACKAGE.n8n.nodes, ...PACKAGE.n8n.credentials]) {
 		expect(fs.existsSync(path.join(nodesDir, 'node_modules', PACKAGE.name, file))).toBe(true);
 	}
 });
 
-test('n8n loads the node: a workflow with it runs and sends one email to the sandbox', async () => {
-	await importCredential(n8n, { baseUrl: sandbox.baseUrl });
-	const file = path.join(tmp, 'workflow.json');
-	await fsp.writeFile(file, JSON.stringify(workflow));
-	const imported = await n8n.runCli(['import:workflow', `--input=${file}`]);
-	expect(imported.code).toBe(0);
+// The credential and workflow are saved and run through n8n's REST API, as in the editor: each
+// `n8n` CLI command boots a whole n8n (the wrong key's run below keeps `n8n execute`, whose output
+// shows how n8n takes the node's error class).
+const credential = { name: SANDBOX_CREDENTIAL.name, type: SANDBOX_CREDENTIAL.type };
+let rest; // the owner's session
 
-	const res = await n8n.runCli(['execute', `--id=${WORKFLOW_ID}`, '--rawOutput']);
-	if (res.code !== 0) throw new Error(`n8n execute failed (exit ${res.code}):\n${res.stdout}\n${res.stderr}`);
-	const run = parseCliJson(res.stdout);
+test('n8n loads the node: a workflow with it runs and sends one email to the sandbox', async () => {
+	rest = restClient(n8n.url, (await setupOwner(n8n.url)).cookie);
+	credential.data = { apiKey: DEMO_API_KEY, baseUrl: sandbox.baseUrl };
+	credential.id = (await rest.post('/rest/credentials', credential)).id;
+	workflow.nodes[1].credentials = { basicsEngageApi: { id: credential.id, name: credential.name } };
+	await importWorkflow({ rest }, workflow, { publish: false });
+
+	const run = await runByHand({ rest, n8nDir: (await provisionN8n()).n8nDir }, workflow.id);
 	expect(run.status).toBe('success');
-	const output = run.data.resultData.runData['Send Email'][0].data.main[0].map((i) => i.json);
-	expect(output).toEqual([expect.objectContaining({ status: 'success', messageId: expect.any(String) })]);
-	expect(sandbox.requests.map((r) => [r.path, r.body.subject])).toEqual([['/email/send', 'Installed from the tarball']]);
+	expect(nodeOutput(run, 'Send Email')).toEqual([
+		expect.objectContaining({ status: 'success', messageId: expect.any(String) }),
+	]);
+	expect(sandbox.requests.map((r) => [r.path, r.body.subject])).toEqual([
+		['/email/send', 'Installed from the tarball'],
+	]);
 });
 
 test("the node's errors are n8n's own: a wrong key fails with the node's message", async () => {
-	await importCredential(n8n, { apiKey: 'not_a_valid_key', baseUrl: sandbox.baseUrl });
-	const res = await n8n.runCli(['execute', `--id=${WORKFLOW_ID}`, '--rawOutput']);
+	const { id, ...saved } = credential;
+	await rest.patch(`/rest/credentials/${id}`, {
+		...saved,
+		data: { ...saved.data, apiKey: 'not_a_valid_key' },
+	});
+	const res = await n8n.runCli(['execute', `--id=${workflow.id}`, '--rawOutput']);
 	expect(res.code).not.toBe(0);
 	// with a second n8n-workflow, n8n prints the bare class name "NodeApiError" and a stack instead
 	expect(res.stdout).toContain('BasicsEngage rejected the API key');

@@ -6,7 +6,6 @@ import path from 'node:path';
 
 import {
 	NEWSLETTER_LIST,
-	getExecution,
 	listExecutions,
 	nodeOutput,
 	readExamples,
@@ -15,7 +14,7 @@ import {
 	waitForForm,
 } from '../../dev/n8n-setup.mjs';
 import { env } from './shared.mjs';
-import { exampleVariant, importWorkflow, NODE_TYPE, REPO_DIR } from './helpers.mjs';
+import { exampleVariant, importWorkflow, NODE_TYPE, REPO_DIR, runByHand } from './helpers.mjs';
 
 const SYNC = 'beExampleSync001';
 const SIGNUP = 'beExampleSignup1';
@@ -35,22 +34,11 @@ async function signUp(person = JANE, workflowId = SIGNUP, formPath = signupForm)
 
 const ran = (execution) => Object.keys(execution.runData).sort();
 const requestsTo = (p) => env.sandbox.requests.filter((r) => r.path === p);
-/**
- * A run by hand from the workflow's manual trigger, as the editor's Execute Workflow button starts
- * it (n8n 1.x takes the workflow in the body, 2.x the saved one): the json each node output.
- */
+/** The example run by hand (`runByHand`): the json each node output. */
 async function execute(workflowId) {
-	const workflowData = await env.rest.get(`/rest/workflows/${workflowId}`);
-	const trigger = workflowData.nodes.find((n) => n.type === 'n8n-nodes-base.manualTrigger');
-	const body = { workflowData, triggerToStartFrom: { name: trigger.name } };
-	const { executionId } = await env.rest.post(`/rest/workflows/${workflowId}/run`, body);
-	let run;
-	do {
-		await new Promise((resolve) => setTimeout(resolve, 300));
-		run = await getExecution(env.rest, executionId, { n8nDir: env.n8nDir });
-	} while (['new', 'running'].includes(run.status));
+	const run = await runByHand(env, workflowId);
 	expect(run.status).toBe('success');
-	return (name) => run.runData[name][0].data.main[0].map((i) => i.json);
+	return (name) => nodeOutput(run, name);
 }
 const newLists = () =>
 	[...env.sandbox.state.lists.values()].filter((l) => l.listId !== NEWSLETTER_LIST.listId);
