@@ -60,7 +60,7 @@ export function isLoopback(hostname: string): boolean {
  * the read ("Regular expression execution timed out").
  */
 const SCHEMES = ['http://', 'HTTP://'];
-export const PLAIN_HTTP_NOTICE = {
+const PLAIN_HTTP_NOTICE = {
 	show: { baseUrl: SCHEMES.map((scheme) => ({ _cnd: { startsWith: scheme } })) },
 	hide: {
 		baseUrl: SCHEMES.flatMap((scheme) =>

@@ -10,7 +10,7 @@
 const fc = require('fast-check');
 const { NodeHelpers } = require('n8n-workflow');
 const {
-	PLAIN_HTTP_NOTICE,
+	BasicsEngageApi,
 	checkCredential,
 	concurrencyOption,
 	isLoopback,
@@ -171,7 +171,7 @@ describe('credential checks', () => {
 		['HTTP://10.0.0.5/api', '10.0.0.5', true],
 	])('plain http to another machine: %s -> notice %s', (baseUrl, host, notice) => {
 		// The form's notice (as n8n's own displayOptions logic shows it) and the run-time check agree.
-		const shown = { name: 'notice', type: 'notice', default: '', displayOptions: PLAIN_HTTP_NOTICE };
+		const shown = new BasicsEngageApi().properties.find((p) => p.name === 'plainHttpNotice');
 		expect(NodeHelpers.displayParameter({ baseUrl }, /** @type {any} */ (shown), null)).toBe(notice);
 		expect(!isLoopback(host) && baseUrl.toLowerCase().startsWith('http:')).toBe(notice);
 	});
