@@ -163,6 +163,16 @@ test('no parameter of the node or the credential is shown, hidden or validated b
 	expect(JSON.stringify(properties)).not.toMatch(/"regex"/);
 });
 
+test.each(['README.md', 'docs/errors-and-retries.md'])(
+	'%s: its table of error kinds lists each kind the node gives, once',
+	(file) => {
+		const { KINDS } = require(path.join(PACKAGE_DIR, 'dist/nodes/BasicsEngage/helpers/failure'));
+		const text = fs.readFileSync(path.join(PACKAGE_DIR, file), 'utf8');
+		const rows = [...text.matchAll(/^\| `([a-z_]+)` \|/gm)].map((match) => match[1]);
+		expect(rows.sort()).toEqual(Object.keys(KINDS).sort());
+	},
+);
+
 test("index.js exports the node and credential classes from dist/, and names the same files as package.json's n8n section, which exist", () => {
 	const entry = require(path.join(PACKAGE_DIR, 'index.js'));
 	expect(new entry.BasicsEngage().description.name).toBe('basicsEngage');

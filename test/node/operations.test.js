@@ -450,6 +450,7 @@ describe('a setting that cannot work fails every item as invalid_input, naming i
 		'a proxy password with a stray "%"': { run: { parameters: { requestOptions: { proxy: 'http://user:s3cret-pw50%off@127.0.0.1:9' } } }, names: /^The Proxy in Request Options is not valid: .*"%"/, shown: 's3cret-pw' },
 		'a Retries option out of range': { run: { parameters: { options: { retries: '={{ 11 }}' } } }, names: /Retries must be/, shown: '\u0000' },
 		'a Timeout that is no number': { run: { parameters: { requestOptions: { timeout: '={{ "soon" }}' } } }, names: /Timeout must be/, shown: '\u0000' },
+		'no credential selected (n8n: "Node does not have any credentials set")': { run: { nodeOverrides: { credentials: {} } }, names: /^The BasicsEngage credential could not be read$/, shown: '\u0000' },
 	};
 
 	test.each(NAMES.flatMap((name) => Object.keys(settings).map((setting) => [name, setting])))(

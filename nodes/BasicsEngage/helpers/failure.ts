@@ -94,6 +94,10 @@ const kinds = {
 		message: 'Not sent: Skip Emails Already Sent could not reach n8n’s deduplication store',
 		cause: 'temporarily-unavailable',
 	},
+	credential_unavailable: {
+		message: 'Not sent: n8n could not read the BasicsEngage credential',
+		cause: 'temporarily-unavailable',
+	},
 	network_error: { message: 'BasicsEngage could not be reached', serverDown: true },
 	unexpected_response: { message: 'BasicsEngage answered unexpectedly' },
 	outcome_unknown: {

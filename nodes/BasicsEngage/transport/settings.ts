@@ -1,6 +1,7 @@
 import type { IDataObject, IExecuteFunctions, IHttpRequestOptions } from 'n8n-workflow';
 
 import { checkCredential, normalizeBaseUrl, parseHttpUrl } from '../helpers/credentialChecks';
+import { Failure, KINDS } from '../helpers/failure';
 import { requestBatchingValues, requestTimeout } from '../helpers/options';
 import { badSetting, readNumberOption, readOptions } from '../helpers/read';
 import { secretsOf } from './classify';
@@ -18,10 +19,16 @@ const DEFAULT_TIMEOUT_MS = 300_000;
  */
 export async function readSettings(context: IExecuteFunctions) {
 	const credentials = await context.getCredentials(CREDENTIAL_TYPE).catch((error: Error) => {
-		throw badSetting(
-			'The BasicsEngage credential could not be read',
-			`Select a BasicsEngage API credential in the node. n8n said: ${error.message}.`,
-		);
+		throw n8nFailedReading(error)
+			? new Failure({
+					kind: 'credential_unavailable',
+					message: KINDS.credential_unavailable.message,
+					description: `n8n said: ${error.message}. The credential itself may be fine: try again later. Nothing was sent.`,
+				})
+			: badSetting(
+					'The BasicsEngage credential could not be read',
+					`Select a BasicsEngage API credential in the node. n8n said: ${error.message}.`,
+				);
 	});
 	const baseUrl = normalizeBaseUrl(credentials.baseUrl);
 	const apiKey = String(credentials.apiKey ?? '').trim();
@@ -52,6 +59,14 @@ export async function readSettings(context: IExecuteFunctions) {
 				: undefined,
 	};
 }
+
+/**
+ * n8n gives its errors a level: 'info' and 'warning' for a user's or a setting's problem (no
+ * credential selected, one that no longer exists), which it does not report as its own failure.
+ * Anything else (its database, a regex timeout on a busy instance) is n8n failing to read it.
+ */
+const n8nFailedReading = (error: Error & { level?: string }) =>
+	error.level !== 'info' && error.level !== 'warning';
 
 function parseProxy(proxy: string): IHttpRequestOptions['proxy'] {
 	const parsed = parseHttpUrl(proxy.trim());
