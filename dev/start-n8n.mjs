@@ -17,7 +17,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
-import { provisionN8n, npmCommand, envWithNode } from './provision.mjs';
+import { provisionN8n, npmCommand, envWithNode, trackChild, untrackChild } from './provision.mjs';
 
 const DEFAULT_PORT = 5678;
 const DEFAULT_BROKER_PORT = 5679;
@@ -51,30 +51,6 @@ async function pickPort(preferred, taken) {
 	}
 }
 
-// n8n runs in its own process group (so stop() reaches its task runners too), so it would outlive
-// this process if a signal ended it. While any n8n runs, SIGINT/SIGTERM/SIGHUP first take the n8n
-// groups down; then, unless the host program handles the signal itself, the services n8n needs
-// (queue mode's Redis and Postgres, tracked as `last`: stopping them with n8n would fail n8n's own
-// shutdown) and the signal is re-raised so this process ends as it would have.
-const groups = new Map(); // kill -> last
-const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-function onSignal(signal) {
-	for (const [kill, last] of groups) if (!last) kill('SIGTERM');
-	if (process.listeners(signal).every((listener) => listener === onSignal)) {
-		for (const [kill] of groups) kill('SIGTERM');
-		for (const s of SIGNALS) process.off(s, onSignal);
-		process.kill(process.pid, signal);
-	}
-}
-/** Registers a process-group killer for the signal handling above. */
-export function trackChild(kill, { last = false } = {}) {
-	if (groups.size === 0) for (const s of SIGNALS) process.on(s, onSignal);
-	groups.set(kill, last);
-}
-export function untrackChild(kill) {
-	if (groups.delete(kill) && groups.size === 0) for (const s of SIGNALS) process.off(s, onSignal);
-}
-
 /** A child in a process group of its own, ended with it by stop() and when this process exits. */
 export function spawnGroup(cmd, args, { logFile, stopSignal = 'SIGTERM', last = false, ...options }) {
 	const logFd = fs.openSync(logFile, 'a');
@@ -94,13 +70,12 @@ export function spawnGroup(cmd, args, { logFile, stopSignal = 'SIGTERM', last = 
 			process.kill(-child.pid, signal);
 		} catch {}
 	};
+	// in a group of its own so stop() reaches its task runners too
 	const onExit = () => killGroup(stopSignal);
-	process.on('exit', onExit);
 	trackChild(onExit, { last });
 	let stopping;
 	const stop = ({ timeoutMs = 30_000 } = {}) =>
 		(stopping ??= (async () => {
-			process.off('exit', onExit);
 			untrackChild(onExit);
 			if (!exited) {
 				killGroup(stopSignal);
