@@ -145,9 +145,8 @@ test('~/.n8n/nodes holds the package and nothing else: no second n8n-workflow', 
 	}
 });
 
-// The credential and workflow are saved and run through n8n's REST API, as in the editor: each
-// `n8n` CLI command boots a whole n8n (the wrong key's run below keeps `n8n execute`, whose output
-// shows how n8n takes the node's error class).
+// Saved and run over REST as in the editor (each `n8n` CLI call boots a whole n8n); the wrong
+// key's run keeps `n8n execute`, whose output shows how n8n takes the node's error class.
 const credential = { name: SANDBOX_CREDENTIAL.name, type: SANDBOX_CREDENTIAL.type };
 let rest; // the owner's session
 
@@ -155,7 +154,9 @@ test('n8n loads the node: a workflow with it runs and sends one email to the san
 	rest = restClient(n8n.url, (await setupOwner(n8n.url)).cookie);
 	credential.data = { apiKey: DEMO_API_KEY, baseUrl: sandbox.baseUrl };
 	credential.id = (await rest.post('/rest/credentials', credential)).id;
-	workflow.nodes[1].credentials = { basicsEngageApi: { id: credential.id, name: credential.name } };
+	workflow.nodes.find((node) => node.type === NODE_TYPE).credentials = {
+		basicsEngageApi: { id: credential.id, name: credential.name },
+	};
 	await importWorkflow({ rest }, workflow, { publish: false });
 
 	const run = await runByHand({ rest, n8nDir: (await provisionN8n()).n8nDir }, workflow.id);

@@ -438,7 +438,7 @@ describe('the API key never leaves for another host', () => {
 	);
 });
 
-describe('a setting that cannot work fails every item as invalid_input, naming it, sending nothing', () => {
+describe('a setting that cannot work fails every item as invalid_input (credential_unavailable when n8n itself fails to read the credential), naming it, sending nothing', () => {
 	/** What each setting is, what its error names, and a part of it no output may show. */
 	// prettier-ignore
 	const settings = {
@@ -451,12 +451,15 @@ describe('a setting that cannot work fails every item as invalid_input, naming i
 		'a Retries option out of range': { run: { parameters: { options: { retries: '={{ 11 }}' } } }, names: /Retries must be/, shown: '\u0000' },
 		'a Timeout that is no number': { run: { parameters: { requestOptions: { timeout: '={{ "soon" }}' } } }, names: /Timeout must be/, shown: '\u0000' },
 		'no credential selected (n8n: "Node does not have any credentials set")': { run: { nodeOverrides: { credentials: {} } }, names: /^The BasicsEngage credential could not be read$/, shown: '\u0000' },
+		'a credential n8n fails to read (its own error: a regex timeout on a busy n8n, its database)': { run: { baseUrl: () => { throw new Error('Regular expression execution timed out'); } }, names: /^Not sent: n8n could not read the BasicsEngage credential$/, shown: '\u0000', kind: 'credential_unavailable' },
 	};
 
 	test.each(NAMES.flatMap((name) => Object.keys(settings).map((setting) => [name, setting])))(
 		'%s: %s',
 		async (name, setting) => {
-			const { run: wrong, names, shown } = settings[/** @type {keyof typeof settings} */ (setting)];
+			const row = settings[/** @type {keyof typeof settings} */ (setting)];
+			const { run: wrong, names, shown } = row;
+			const kind = 'kind' in row ? row.kind : 'invalid_input';
 			const result = await run(/** @type {keyof typeof OPERATIONS} */ (name), {
 				...wrong,
 				items: contacts(2),
@@ -465,10 +468,7 @@ describe('a setting that cannot work fails every item as invalid_input, naming i
 			expect(sandbox.requests).toHaveLength(0);
 			expect(result.success).toEqual([]);
 			expect(result.waitTill).toBeUndefined();
-			expect(result.errors.map((item) => item.json.details.kind)).toEqual([
-				'invalid_input',
-				'invalid_input',
-			]);
+			expect(result.errors.map((item) => item.json.details.kind)).toEqual([kind, kind]);
 			expectEachInputExactlyOnce(result, 2);
 			for (const item of result.errors) {
 				expect(item.json.error).toMatch(names);

@@ -78,34 +78,6 @@ test.each(CREDENTIAL_REFUSALS)(
 	},
 );
 
-test('n8n failing to read the credential (its own error: a regex timeout on a busy instance, its database) is credential_unavailable, temporary, not a setting to fix; nothing is sent', async () => {
-	const said = 'Regular expression execution timed out';
-	const unreadable = () => {
-		throw new Error(said);
-	};
-	const failed = await runNode(sandbox, {
-		baseUrl: unreadable,
-		parameters: sendParameters(),
-		items: contacts(2),
-		onError: 'continueErrorOutput',
-	});
-	expect(failed.errors.map((item) => [item.json.error, item.json.details.kind])).toEqual(
-		Array(2).fill([
-			'Not sent: n8n could not read the BasicsEngage credential',
-			'credential_unavailable',
-		]),
-	);
-	expect(failed.errors[0].json.details.description).toBe(
-		`n8n said: ${said}. The credential itself may be fine: try again later. Nothing was sent.`,
-	);
-	expectEachInputExactlyOnce(failed, 2);
-	const stopped = await runNode(sandbox, { baseUrl: unreadable, parameters: sendParameters() });
-	expect(stopped.error.failure?.cause ?? stopped.nodeError?.failure?.cause).toBe(
-		'temporarily-unavailable',
-	);
-	expect(sandbox.requests).toHaveLength(0);
-});
-
 describe('a Base URL without the API path', () => {
 	test.each([
 		['404', () => new URL(sandbox.baseUrl).origin],
