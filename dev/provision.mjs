@@ -295,7 +295,7 @@ export async function provisionN8n({ onProgress = (m) => console.error(`[provisi
 		const step = { cwd: n8nDir, env, logFile, onProgress };
 
 		const bun = await ensureBun(root, onProgress);
-		onProgress(`installing n8n ${n8nVersion} into ${n8nDir} with ${bun ? 'bun' : 'npm'} (first time only, a few minutes; log: ${logFile})...`);
+		onProgress(`installing n8n ${n8nVersion} into ${n8nDir} with ${bun ? 'bun' : 'npm'} (first time only; log: ${logFile})...`);
 		const [cmd, ...args] = bun
 			? [bun, 'install', '--frozen-lockfile', '--ignore-scripts', '--no-progress']
 			: [npm.cmd, ...npm.prefixArgs, 'ci', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', '--progress=false'];
