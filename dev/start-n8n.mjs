@@ -56,6 +56,7 @@ export function spawnGroup(cmd, args, { logFile, stopSignal = 'SIGTERM', last = 
 	const logFd = fs.openSync(logFile, 'a');
 	let child;
 	try {
+		// a group of its own, so stop() reaches n8n's task runners too
 		child = spawn(cmd, args, { ...options, detached: true, stdio: ['ignore', logFd, logFd] });
 	} finally {
 		fs.closeSync(logFd);
@@ -70,7 +71,6 @@ export function spawnGroup(cmd, args, { logFile, stopSignal = 'SIGTERM', last = 
 			process.kill(-child.pid, signal);
 		} catch {}
 	};
-	// in a group of its own so stop() reaches its task runners too
 	const onExit = () => killGroup(stopSignal);
 	trackChild(onExit, { last });
 	let stopping;
