@@ -33,8 +33,9 @@ export class Failure extends Error {
 	 */
 	readonly fromEarlierTry?: boolean;
 
-	constructor({ message, ...fields }: FailureFields) {
-		super(message);
+	/** Without a message, the kind's own (KINDS). */
+	constructor({ message, ...fields }: Omit<FailureFields, 'message'> & { message?: string }) {
+		super(message ?? KINDS[fields.kind].message);
 		Object.assign(this, fields);
 	}
 

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, IHttpRequestOptions } from 'n8n-workflow';
 
 import { checkCredential, normalizeBaseUrl, parseHttpUrl } from '../helpers/credentialChecks';
-import { Failure, KINDS } from '../helpers/failure';
+import { Failure } from '../helpers/failure';
 import { requestBatchingValues, requestTimeout } from '../helpers/options';
 import { badSetting, readNumberOption, readOptions } from '../helpers/read';
 import { secretsOf } from './classify';
@@ -22,7 +22,6 @@ export async function readSettings(context: IExecuteFunctions) {
 		throw n8nFailedReading(error)
 			? new Failure({
 					kind: 'credential_unavailable',
-					message: KINDS.credential_unavailable.message,
 					description: `n8n said: ${error.message}. The credential itself may be fine: try again later. Nothing was sent.`,
 				})
 			: badSetting(

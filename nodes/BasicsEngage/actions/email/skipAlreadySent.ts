@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 
 import { readForRun, readNumberOption } from '../../helpers/read';
 import { DeduplicationStore } from './deduplicationStore';
-import { Failure, KINDS } from '../../helpers/failure';
+import { Failure } from '../../helpers/failure';
 import type { ApiResult, RequestGuard } from '../../transport';
 
 const historySizeValue: INodeProperties = {
@@ -179,7 +179,6 @@ const RELEASE_UNKNOWN =
 /** An email whose earlier request got no answer that says whether it was queued. */
 const UNKNOWN_EARLIER_OUTCOME = new Failure({
 	kind: 'outcome_unknown',
-	message: KINDS.outcome_unknown.message,
 	description: `Nobody knows whether BasicsEngage queued it (its answer was lost or timed out, or the run was cut off), so it is not sent again. ${RELEASE_UNKNOWN}`,
 });
 
@@ -189,7 +188,6 @@ const UNRECORDED = `Skip Emails Already Sent could not record that it was not se
 function storeUnavailable(error: Error): Failure {
 	return new Failure({
 		kind: 'store_unavailable',
-		message: KINDS.store_unavailable.message,
 		description: `Nothing was sent or recorded for this email, so a later run sends it. n8n said: ${error.message}.`,
 	});
 }
