@@ -314,6 +314,7 @@ async function launch({ command, args, info, port, brokerPort, userFolder, extra
 		pid: service.pid,
 		process: service.child,
 		n8nVersion: info.n8nVersion,
+		n8nDir: info.n8nDir,
 		communityPackage: installed,
 		runCli,
 		stop: service.stop,

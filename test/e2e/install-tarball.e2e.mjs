@@ -10,7 +10,6 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { DEMO_API_KEY, nodeOutput, restClient, SANDBOX_CREDENTIAL } from '../../dev/n8n-setup.mjs';
-import { provisionN8n } from '../../dev/provision.mjs';
 import { setupOwner, startN8n } from '../../dev/start-n8n.mjs';
 import {
 	buildWorkflow,
@@ -159,7 +158,7 @@ test('n8n loads the node: a workflow with it runs and sends one email to the san
 	};
 	await importWorkflow({ rest }, workflow, { publish: false });
 
-	const run = await runByHand({ rest, n8nDir: (await provisionN8n()).n8nDir }, workflow.id);
+	const run = await runByHand({ rest, n8nDir: n8n.n8nDir }, workflow.id);
 	expect(run.status).toBe('success');
 	expect(nodeOutput(run, 'Send Email')).toEqual([
 		expect.objectContaining({ status: 'success', messageId: expect.any(String) }),
