@@ -54,7 +54,10 @@ const require = createRequire(import.meta.url);
 export const DEFAULT_N8N_PORT = 5678;
 export const DEFAULT_SANDBOX_PORT = 4010;
 // n8n 1.x cannot open a database n8n 2.x has migrated, so each line keeps its own data folder
-export const DEFAULT_USER_FOLDER = path.join(REPO_DIR, selectRuntime().name === 'v1' ? '.n8n-dev-v1' : '.n8n-dev');
+export const DEFAULT_USER_FOLDER = path.join(
+	REPO_DIR,
+	selectRuntime().name === 'v1' ? '.n8n-dev-v1' : '.n8n-dev',
+);
 export const DEFAULT_QUEUE_USER_FOLDER = path.join(REPO_DIR, '.n8n-dev-queue');
 export const DEFAULT_WORKERS = 2;
 
@@ -65,7 +68,11 @@ export function buildPackage() {
 	return new Promise((resolve, reject) => {
 		const child = spawn('npm', ['run', 'build', '--silent'], { cwd: REPO_DIR, stdio: 'inherit' });
 		child.on('error', reject);
-		child.on('close', (code, signal) => (code === 0 ? resolve() : reject(new Error(`npm run build failed (${signal ?? `exit ${code}`})`))));
+		child.on('close', (code, signal) =>
+			code === 0
+				? resolve()
+				: reject(new Error(`npm run build failed (${signal ?? `exit ${code}`})`)),
+		);
 	});
 }
 
@@ -76,7 +83,9 @@ async function ownerSession(url, owner) {
 		try {
 			return { ...(await login(url, owner)), created: false };
 		} catch (loginError) {
-			throw new Error(`could not create the owner (${setupError.message}) nor log in as ${owner.email} (${loginError.message}). Start over with \`npm run dev -- --reset\`.`);
+			throw new Error(
+				`could not create the owner (${setupError.message}) nor log in as ${owner.email} (${loginError.message}). Start over with \`npm run dev -- --reset\`.`,
+			);
 		}
 	}
 }
@@ -135,15 +144,24 @@ export async function startEnvironment({
 		await started.sandbox?.close();
 	};
 	try {
-		started.sandbox = await startSandbox({ port: sandboxPort, lists: [NEWSLETTER_LIST], onResponse: onSandboxResponse, ...sandboxOptions }).catch((error) => {
+		started.sandbox = await startSandbox({
+			port: sandboxPort,
+			lists: [NEWSLETTER_LIST],
+			onResponse: onSandboxResponse,
+			...sandboxOptions,
+		}).catch((error) => {
 			if (error.code !== 'EADDRINUSE') throw error;
-			throw new Error(`port ${sandboxPort} is in use (another sandbox or \`npm run dev\`?); pick another with --sandbox-port`);
+			throw new Error(
+				`port ${sandboxPort} is in use (another sandbox or \`npm run dev\`?); pick another with --sandbox-port`,
+			);
 		});
 		const { sandbox } = started;
 		onProgress(`sandbox listening on ${sandbox.baseUrl}`);
 
 		const info = await provisionN8n({ onProgress: (m) => onProgress(`n8n install: ${m}`) });
-		const queueEnv = queue ? await startQueueServices(started, { userFolder, queue, onProgress }) : {};
+		const queueEnv = queue
+			? await startQueueServices(started, { userFolder, queue, onProgress })
+			: {};
 		started.n8n = await startN8n({
 			port: n8nPort,
 			userFolder,
@@ -154,10 +172,18 @@ export async function startEnvironment({
 		});
 		const { n8n } = started;
 		// workers after the main process: it has run the database migrations and installed the package
-		if (queue) started.workers = await startWorkers({ count: queue.workers ?? DEFAULT_WORKERS, userFolder, queueEnv, args: queue.workerArgs, onProgress });
+		if (queue)
+			started.workers = await startWorkers({
+				count: queue.workers ?? DEFAULT_WORKERS,
+				userFolder,
+				queueEnv,
+				args: queue.workerArgs,
+				onProgress,
+			});
 
 		const session = owner ? await ownerSession(n8n.url, owner) : undefined;
-		if (session) onProgress(session.created ? `owner ${owner.email} created` : `logged in as ${owner.email}`);
+		if (session)
+			onProgress(session.created ? `owner ${owner.email} created` : `logged in as ${owner.email}`);
 		const rest = session ? restClient(n8n.url, session.cookie) : undefined;
 
 		// The credential always follows the sandbox's address (and the demo key).
@@ -165,7 +191,9 @@ export async function startEnvironment({
 		onProgress(`credential "${SANDBOX_CREDENTIAL.name}" -> ${sandbox.baseUrl}`);
 
 		const examples = readExamples();
-		for (const example of examples) example.imported = importExamples === 'always' || !rest || !(await workflowExists(rest, example.id));
+		for (const example of examples)
+			example.imported =
+				importExamples === 'always' || !rest || !(await workflowExists(rest, example.id));
 		const missing = examples.filter((e) => e.imported);
 		if (missing.length > 0) {
 			await importWorkflows(n8n, missing);
@@ -183,7 +211,8 @@ export async function startEnvironment({
 				onProgress(`published "${example.name}": its MCP server is live`);
 			}
 		}
-		for (const example of examples.filter((e) => live(e) && rest)) example.published = isPublished(await rest.get(`/rest/workflows/${example.id}`));
+		for (const example of examples.filter((e) => live(e) && rest))
+			example.published = isPublished(await rest.get(`/rest/workflows/${example.id}`));
 		return { ...started, sandbox, n8n, info, cookie: session?.cookie, rest, examples, stop };
 	} catch (error) {
 		await stop();
@@ -194,7 +223,9 @@ export async function startEnvironment({
 /** The encryption key n8n keeps in <userFolder>/.n8n/config, or a new one for a new folder. */
 function encryptionKeyFor(userFolder) {
 	try {
-		const { encryptionKey } = JSON.parse(fs.readFileSync(path.join(userFolder, '.n8n', 'config'), 'utf8'));
+		const { encryptionKey } = JSON.parse(
+			fs.readFileSync(path.join(userFolder, '.n8n', 'config'), 'utf8'),
+		);
 		if (encryptionKey) return encryptionKey;
 	} catch {
 		// a new user folder: n8n writes the key we give it into .n8n/config
@@ -271,12 +302,16 @@ function banner({ sandbox, n8n, examples, workers = [], redis, postgres }, owner
 	const queueLines = workers.length
 		? [
 				`  queue mode:           the main process below takes the form and the editor; ${workers.length} workers run the executions`,
-				...workers.map((w) => `    ${`n8n ${w.name}:`.padEnd(20)}pid ${w.pid}, health ${w.url}/healthz, log ${rel(w.logFile)}`),
+				...workers.map(
+					(w) =>
+						`    ${`n8n ${w.name}:`.padEnd(20)}pid ${w.pid}, health ${w.url}/healthz, log ${rel(w.logFile)}`,
+				),
 				`    Redis (job queue):  ${redis.host}:${redis.port} (log ${rel(redis.logFile)})`,
 				`    Postgres:           ${postgres.host}:${postgres.port}, database "${postgres.database}", user "${postgres.user}" (password in ${rel(postgres.dataDir)}.password)`,
 			]
 		: [];
-	const unpublished = (e) => (e.published === false ? ' (not published: publish the workflow in the editor)' : '');
+	const unpublished = (e) =>
+		e.published === false ? ' (not published: publish the workflow in the editor)' : '';
 	const lines = [
 		'',
 		'================ BasicsEngage dev environment is running ================',
@@ -287,8 +322,18 @@ function banner({ sandbox, n8n, examples, workers = [], redis, postgres }, owner
 		`    credential:         "${SANDBOX_CREDENTIAL.name}" (points at the sandbox)`,
 		'    example workflows:',
 		...examples.map((e) => `      - ${e.name}: ${editor}/workflow/${e.id}`),
-		...examples.filter((e) => e.formPath).map((e) => `    ${`${e.formName.toLowerCase()}:`.padEnd(20)}${editor}/form/${e.formPath}${unpublished(e)}`),
-		...examples.filter((e) => e.mcpPath).map((e) => `    MCP server:         ${mcpUrl(editor, e.mcpPath)} (Streamable HTTP)${unpublished(e)}`),
+		...examples
+			.filter((e) => e.formPath)
+			.map(
+				(e) =>
+					`    ${`${e.formName.toLowerCase()}:`.padEnd(20)}${editor}/form/${e.formPath}${unpublished(e)}`,
+			),
+		...examples
+			.filter((e) => e.mcpPath)
+			.map(
+				(e) =>
+					`    MCP server:         ${mcpUrl(editor, e.mcpPath)} (Streamable HTTP)${unpublished(e)}`,
+			),
 		`    data and log:       ${rel(n8n.userFolder)}/ (${rel(n8n.logFile)})`,
 		`  BasicsEngage sandbox: ${localhost(sandbox.baseUrl)}`,
 		`    API key:            ${DEMO_API_KEY}`,
@@ -345,15 +390,21 @@ function watchSources({ installDir, isStopping }) {
 			const files = [...changed];
 			changed.clear();
 			const t0 = Date.now();
-			say(`--watch: ${files.slice(0, 3).join(', ')}${files.length > 3 ? ` and ${files.length - 3} more` : ''} changed: rebuilding...`);
+			say(
+				`--watch: ${files.slice(0, 3).join(', ')}${files.length > 3 ? ` and ${files.length - 3} more` : ''} changed: rebuilding...`,
+			);
 			try {
 				await buildPackage();
 				if (isStopping()) break;
 				lastSave = Date.now();
 				syncInPlace(path.join(REPO_DIR, 'dist'), path.join(installDir, 'dist'));
-				say(`--watch: rebuilt in ${((Date.now() - t0) / 1000).toFixed(1)}s and copied into n8n; n8n reloads it...`);
+				say(
+					`--watch: rebuilt in ${((Date.now() - t0) / 1000).toFixed(1)}s and copied into n8n; n8n reloads it...`,
+				);
 			} catch (error) {
-				say(`--watch: ${error.message}; n8n keeps the previous build. Fix the error and save again.`);
+				say(
+					`--watch: ${error.message}; n8n keeps the previous build. Fix the error and save again.`,
+				);
 			}
 		} while (again && !isStopping());
 		running = false;
@@ -366,39 +417,58 @@ function watchSources({ installDir, isStopping }) {
 			timer = setTimeout(rebuild, 300);
 		});
 	}
-	say(`--watch: watching ${WATCHED.map((d) => `${d}/`).join(' and ')}; a change rebuilds the package and n8n reloads it`);
+	say(
+		`--watch: watching ${WATCHED.map((d) => `${d}/`).join(' and ')}; a change rebuilds the package and n8n reloads it`,
+	);
 }
 
 /** n8n's log lines about its hot reload, for --watch. */
 function reloadReporter(line) {
 	if (/Hot reload triggered for n8n-nodes-basicsengage/.test(line)) {
 		const after = lastSave ? ` ${((Date.now() - lastSave) / 1000).toFixed(1)}s after the copy` : '';
-		say(`--watch: n8n reloaded the package${after}. In the editor, reload the page to see changed parameters.`);
+		say(
+			`--watch: n8n reloaded the package${after}. In the editor, reload the page to see changed parameters.`,
+		);
 	} else if (/Hot reload failed for n8n-nodes-basicsengage/.test(line)) {
-		say('--watch: n8n could not reload the package (see its log); restart `npm run dev` if it persists.');
+		say(
+			'--watch: n8n could not reload the package (see its log); restart `npm run dev` if it persists.',
+		);
 	}
 }
 
 async function main(argv) {
 	const opt = (name) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
 	if (argv.includes('--help') || argv.includes('-h')) {
-		console.log('Usage: npm run dev [-- --reset] [--port N] [--sandbox-port N] [--user-folder DIR] [--no-build] [--watch] [--queue [--workers N]]');
+		console.log(
+			'Usage: npm run dev [-- --reset] [--port N] [--sandbox-port N] [--user-folder DIR] [--no-build] [--watch] [--queue [--workers N]]',
+		);
 		return;
 	}
-	const queue = argv.includes('--queue') ? { workers: Number(opt('--workers') ?? DEFAULT_WORKERS) } : undefined;
+	const queue = argv.includes('--queue')
+		? { workers: Number(opt('--workers') ?? DEFAULT_WORKERS) }
+		: undefined;
 	const watch = argv.includes('--watch');
 	const refusal =
-		(queue && !(Number.isInteger(queue.workers) && queue.workers >= 1) && '--workers needs a whole number of at least 1') ||
+		(queue &&
+			!(Number.isInteger(queue.workers) && queue.workers >= 1) &&
+			'--workers needs a whole number of at least 1') ||
 		(watch && queue && '--watch runs with one n8n process only (not with --queue)') ||
-		(queue && selectRuntime().name !== 'v2' && '--queue runs n8n 2.x only (not with N8N_DEV_RUNTIME=v1)') ||
-		(!fs.existsSync(path.join(REPO_DIR, 'node_modules')) && 'node_modules is missing: run `npm ci` first.');
+		(queue &&
+			selectRuntime().name !== 'v2' &&
+			'--queue runs n8n 2.x only (not with N8N_DEV_RUNTIME=v1)') ||
+		(!fs.existsSync(path.join(REPO_DIR, 'node_modules')) &&
+			'node_modules is missing: run `npm ci` first.');
 	if (refusal) {
 		console.error(`[dev] ${refusal}`);
 		process.exit(1);
 	}
-	const userFolder = path.resolve(opt('--user-folder') ?? (queue ? DEFAULT_QUEUE_USER_FOLDER : DEFAULT_USER_FOLDER));
-	const n8nPort = opt('--port') !== undefined ? Number(opt('--port')) || undefined : DEFAULT_N8N_PORT;
-	const sandboxPort = opt('--sandbox-port') !== undefined ? Number(opt('--sandbox-port')) : DEFAULT_SANDBOX_PORT;
+	const userFolder = path.resolve(
+		opt('--user-folder') ?? (queue ? DEFAULT_QUEUE_USER_FOLDER : DEFAULT_USER_FOLDER),
+	);
+	const n8nPort =
+		opt('--port') !== undefined ? Number(opt('--port')) || undefined : DEFAULT_N8N_PORT;
+	const sandboxPort =
+		opt('--sandbox-port') !== undefined ? Number(opt('--sandbox-port')) : DEFAULT_SANDBOX_PORT;
 
 	// Ctrl-C / SIGTERM at any point: stop what has been started, then exit.
 	let env;
@@ -410,14 +480,23 @@ async function main(argv) {
 			process.exit(130);
 		}
 		stopping = true;
-		console.log(`\n[dev] ${signal}: stopping n8n${queue ? ', its workers, Redis, Postgres' : ''} and the sandbox...`);
+		console.log(
+			`\n[dev] ${signal}: stopping n8n${queue ? ', its workers, Redis, Postgres' : ''} and the sandbox...`,
+		);
 		// still starting: startEnvironment() cleans up after itself when n8n dies mid-start
-		const running = env ?? (starting && (await Promise.race([starting.catch(() => undefined), new Promise((r) => setTimeout(r, 30_000))])));
+		const running =
+			env ??
+			(starting &&
+				(await Promise.race([
+					starting.catch(() => undefined),
+					new Promise((r) => setTimeout(r, 30_000)),
+				])));
 		await running?.stop();
 		console.log('[dev] stopped.');
 		process.exit(0);
 	};
-	for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => void shutdown(signal));
+	for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'])
+		process.on(signal, () => void shutdown(signal));
 
 	const t0 = Date.now();
 	if (argv.includes('--reset')) {
@@ -437,7 +516,9 @@ async function main(argv) {
 		queue,
 		...(watch ? { n8nEnv: { N8N_DEV_RELOAD: 'true' }, onN8nLog: reloadReporter } : {}),
 		onSandboxResponse: ({ method, path: p, status, durationMs, summary }) =>
-			console.log(`[sandbox] ${new Date().toISOString()} ${method} ${p} ${status} ${durationMs}ms${summary === undefined ? '' : ` ${summary}`}`),
+			console.log(
+				`[sandbox] ${new Date().toISOString()} ${method} ${p} ${status} ${durationMs}ms${summary === undefined ? '' : ` ${summary}`}`,
+			),
 	});
 	try {
 		env = await starting;
@@ -448,13 +529,16 @@ async function main(argv) {
 	if (stopping) return;
 	banner(env, DEV_OWNER);
 	say(`ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
-	if (watch) watchSources({ installDir: env.n8n.communityPackage.installDir, isStopping: () => stopping });
+	if (watch)
+		watchSources({ installDir: env.n8n.communityPackage.installDir, isStopping: () => stopping });
 
 	for (const proc of [env.n8n, ...env.workers]) {
 		proc.process.on('exit', async (code, signal) => {
 			if (stopping) return;
 			stopping = true;
-			console.error(`[dev] n8n${proc.name ? ` ${proc.name}` : ''} exited unexpectedly (${signal ?? `code ${code}`}); see ${proc.logFile}. Stopping the rest...`);
+			console.error(
+				`[dev] n8n${proc.name ? ` ${proc.name}` : ''} exited unexpectedly (${signal ?? `code ${code}`}); see ${proc.logFile}. Stopping the rest...`,
+			);
 			await env.stop();
 			process.exit(1);
 		});
@@ -464,7 +548,9 @@ async function main(argv) {
 const isMain = process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url);
 if (isMain) {
 	main(process.argv.slice(2)).catch((error) => {
-		const hint = /^Port \d+ is already in use/.test(error.message) ? ' (another n8n, or `npm run dev` already running? Stop it, or pick another port with `npm run dev -- --port N`)' : '';
+		const hint = /^Port \d+ is already in use/.test(error.message)
+			? ' (another n8n, or `npm run dev` already running? Stop it, or pick another port with `npm run dev -- --port N`)'
+			: '';
 		console.error(`[dev] FAILED: ${error.message}${hint}`);
 		process.exit(1);
 	});

@@ -64,7 +64,10 @@ export function readExamples() {
 
 async function cli(n8n, args) {
 	const res = await n8n.runCli(args);
-	if (res.code !== 0) throw new Error(`n8n ${args.join(' ')} failed (exit ${res.code}):\n${res.stdout}\n${res.stderr}`);
+	if (res.code !== 0)
+		throw new Error(
+			`n8n ${args.join(' ')} failed (exit ${res.code}):\n${res.stdout}\n${res.stderr}`,
+		);
 	return res;
 }
 
@@ -74,7 +77,11 @@ export async function importCredential(n8n, { apiKey = DEMO_API_KEY, baseUrl }) 
 	try {
 		const file = path.join(dir, 'credential.json');
 		// plain data: n8n encrypts it with the instance's key on import
-		await fsp.writeFile(file, JSON.stringify([{ ...SANDBOX_CREDENTIAL, data: { apiKey, baseUrl } }]), { mode: 0o600 });
+		await fsp.writeFile(
+			file,
+			JSON.stringify([{ ...SANDBOX_CREDENTIAL, data: { apiKey, baseUrl } }]),
+			{ mode: 0o600 },
+		);
 		return await cli(n8n, ['import:credentials', `--input=${file}`]);
 	} finally {
 		await fsp.rm(dir, { recursive: true, force: true });
@@ -104,7 +111,10 @@ export function restClient(url, cookie) {
 			body: body === undefined ? undefined : JSON.stringify(body),
 		});
 		const text = await res.text();
-		if (!res.ok) throw Object.assign(new Error(`${method} ${p} -> ${res.status} ${text.slice(0, 500)}`), { status: res.status });
+		if (!res.ok)
+			throw Object.assign(new Error(`${method} ${p} -> ${res.status} ${text.slice(0, 500)}`), {
+				status: res.status,
+			});
 		let json;
 		try {
 			json = JSON.parse(text);
@@ -133,9 +143,15 @@ export function isPublished(workflow) {
 export async function activateWorkflow(rest, workflowId) {
 	const workflow = await rest.get(`/rest/workflows/${workflowId}`);
 	if (isPublished(workflow)) return workflow;
-	if ('activeVersionId' in workflow) return await rest.post(`/rest/workflows/${workflowId}/activate`, { versionId: workflow.versionId });
+	if ('activeVersionId' in workflow)
+		return await rest.post(`/rest/workflows/${workflowId}/activate`, {
+			versionId: workflow.versionId,
+		});
 	// n8n 1.x: activating is an update of the `active` flag
-	return await rest.patch(`/rest/workflows/${workflowId}`, { active: true, versionId: workflow.versionId });
+	return await rest.patch(`/rest/workflows/${workflowId}`, {
+		active: true,
+		versionId: workflow.versionId,
+	});
 }
 
 /** Executions of a workflow, newest first: [{ id, status, finished, mode, ... }]. */
@@ -149,14 +165,19 @@ export async function listExecutions(rest, workflowId) {
  * Waits for a new execution of `workflowId` (id greater than `afterId`) to end and returns it
  * with its run data decoded: { id, status, runData: { [nodeName]: taskData[] }, lastNodeExecuted }.
  */
-export async function waitForExecution(rest, workflowId, { afterId = 0, timeoutMs = 60_000, n8nDir } = {}) {
+export async function waitForExecution(
+	rest,
+	workflowId,
+	{ afterId = 0, timeoutMs = 60_000, n8nDir } = {},
+) {
 	const deadline = Date.now() + timeoutMs;
 	for (;;) {
 		const done = (await listExecutions(rest, workflowId)).find(
 			(e) => Number(e.id) > Number(afterId) && !['new', 'running', 'waiting'].includes(e.status),
 		);
 		if (done) return await getExecution(rest, done.id, { n8nDir });
-		if (Date.now() > deadline) throw new Error(`no finished execution of ${workflowId} after ${timeoutMs} ms`);
+		if (Date.now() > deadline)
+			throw new Error(`no finished execution of ${workflowId} after ${timeoutMs} ms`);
 		await new Promise((r) => setTimeout(r, 300));
 	}
 }
@@ -199,7 +220,10 @@ export async function waitForForm(formUrl, { timeoutMs = 30_000 } = {}) {
 	for (;;) {
 		const res = await fetch(formUrl).catch(() => undefined);
 		if (res?.status === 200) return await res.text();
-		if (Date.now() > deadline) throw new Error(`${formUrl} did not answer 200 within ${timeoutMs} ms (last: ${res?.status})`);
+		if (Date.now() > deadline)
+			throw new Error(
+				`${formUrl} did not answer 200 within ${timeoutMs} ms (last: ${res?.status})`,
+			);
 		await new Promise((r) => setTimeout(r, 200));
 	}
 }
@@ -222,12 +246,16 @@ export async function waitForMcp(url, { timeoutMs = 30_000 } = {}) {
 	for (;;) {
 		const res = await fetch(url, {
 			method: 'POST',
-			headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+			headers: {
+				'content-type': 'application/json',
+				accept: 'application/json, text/event-stream',
+			},
 			body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'ping' }),
 		}).catch(() => undefined);
 		await res?.body?.cancel().catch(() => {});
 		if (res && res.status !== 404 && res.status < 500) return res.status;
-		if (Date.now() > deadline) throw new Error(`${url} did not answer within ${timeoutMs} ms (last: ${res?.status})`);
+		if (Date.now() > deadline)
+			throw new Error(`${url} did not answer within ${timeoutMs} ms (last: ${res?.status})`);
 		await new Promise((r) => setTimeout(r, 200));
 	}
 }
@@ -235,7 +263,16 @@ export async function waitForMcp(url, { timeoutMs = 30_000 } = {}) {
 // ---------------------------------------------------------------- many executions (queue mode)
 
 /** Every execution status n8n 2.x knows; listing by status is what lets the REST API page. */
-const EXECUTION_STATUSES = ['new', 'running', 'waiting', 'success', 'error', 'crashed', 'canceled', 'unknown'];
+const EXECUTION_STATUSES = [
+	'new',
+	'running',
+	'waiting',
+	'success',
+	'error',
+	'crashed',
+	'canceled',
+	'unknown',
+];
 const UNFINISHED = ['new', 'running', 'waiting'];
 
 /** `filter=` of GET /rest/executions: one workflow, every status (plus `extra`, e.g. startedBefore). */
@@ -253,7 +290,9 @@ const executionsFilter = (workflowId, extra = {}) =>
  */
 export async function listExecutionsSince(rest, workflowId, { afterId = 0 } = {}) {
 	const byId = new Map();
-	let { results = [] } = await rest.get(`/rest/executions?filter=${executionsFilter(workflowId)}&limit=100`);
+	let { results = [] } = await rest.get(
+		`/rest/executions?filter=${executionsFilter(workflowId)}&limit=100`,
+	);
 	for (let page = 0; ; page++) {
 		let added = 0;
 		for (const execution of results) {
@@ -261,19 +300,27 @@ export async function listExecutionsSince(rest, workflowId, { afterId = 0 } = {}
 			byId.set(String(execution.id), execution);
 			added++;
 		}
-		const starts = results.map((e) => e.startedAt).filter(Boolean).sort();
+		const starts = results
+			.map((e) => e.startedAt)
+			.filter(Boolean)
+			.sort();
 		if (results.length < 100 || starts.length === 0) break;
-		if (page > 0 && added === 0) throw new Error(`listing the executions of ${workflowId}: 100 of them share one start time`);
+		if (page > 0 && added === 0)
+			throw new Error(`listing the executions of ${workflowId}: 100 of them share one start time`);
 		const filter = executionsFilter(workflowId, { startedBefore: starts[0] });
 		({ results = [] } = await rest.get(`/rest/executions?filter=${filter}&limit=100`));
 	}
-	return [...byId.values()].filter((e) => Number(e.id) > Number(afterId)).sort((a, b) => Number(a.id) - Number(b.id));
+	return [...byId.values()]
+		.filter((e) => Number(e.id) > Number(afterId))
+		.sort((a, b) => Number(a.id) - Number(b.id));
 }
 
 /** The id of the newest execution of `workflowId`, whatever its status (0 when none). */
 export async function latestExecutionId(rest, workflowId) {
 	// the highest id of the newest 100: n8n 2.41 sorts a page by start time, not by id
-	const { results = [] } = await rest.get(`/rest/executions?filter=${executionsFilter(workflowId)}&limit=100`);
+	const { results = [] } = await rest.get(
+		`/rest/executions?filter=${executionsFilter(workflowId)}&limit=100`,
+	);
 	return results.reduce((max, e) => Math.max(max, Number(e.id)), 0);
 }
 
@@ -281,7 +328,11 @@ export async function latestExecutionId(rest, workflowId) {
  * Waits until `count` executions of `workflowId` above `afterId` have ended (polling once a
  * second) and returns them, oldest first. Throws after `timeoutMs`, saying how far it got.
  */
-export async function waitForExecutions(rest, workflowId, { afterId = 0, count, timeoutMs = 120_000, onProgress } = {}) {
+export async function waitForExecutions(
+	rest,
+	workflowId,
+	{ afterId = 0, count, timeoutMs = 120_000, onProgress } = {},
+) {
 	const deadline = Date.now() + timeoutMs;
 	let lastReport = 0;
 	for (;;) {
@@ -289,7 +340,9 @@ export async function waitForExecutions(rest, workflowId, { afterId = 0, count, 
 		const ended = executions.filter((e) => !UNFINISHED.includes(e.status));
 		if (ended.length >= count) return ended;
 		if (Date.now() > deadline)
-			throw new Error(`${ended.length} of ${count} executions of ${workflowId} ended within ${timeoutMs} ms (${executions.length} started)`);
+			throw new Error(
+				`${ended.length} of ${count} executions of ${workflowId} ended within ${timeoutMs} ms (${executions.length} started)`,
+			);
 		if (onProgress && Date.now() - lastReport > 10_000) {
 			lastReport = Date.now();
 			onProgress(`${ended.length}/${count} executions ended`);
@@ -312,7 +365,11 @@ export async function submitForms(formUrl, rows, { concurrency = 10, timeoutMs =
 			const body = new FormData();
 			rows[index].forEach((value, field) => body.append(`field-${field}`, String(value)));
 			try {
-				const res = await fetch(formUrl, { method: 'POST', body, signal: AbortSignal.timeout(timeoutMs) });
+				const res = await fetch(formUrl, {
+					method: 'POST',
+					body,
+					signal: AbortSignal.timeout(timeoutMs),
+				});
 				results[index] = { status: res.status, body: await res.text() };
 			} catch (error) {
 				results[index] = { status: 0, body: String(error?.cause?.code ?? error?.message ?? error) };

@@ -63,12 +63,17 @@ const RECIPE_VERSION = 2;
 
 export function cacheRoot() {
 	if (process.env.N8N_DEV_CACHE_DIR) return path.resolve(process.env.N8N_DEV_CACHE_DIR);
-	return path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'n8n-nodes-basicsengage');
+	return path.join(
+		process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'),
+		'n8n-nodes-basicsengage',
+	);
 }
 
 function nodeFits(version, { minNode, maxNodeMajor }) {
 	const [major, minor] = version.replace(/^v/, '').split('.').map(Number);
-	return major <= maxNodeMajor && (major > minNode[0] || (major === minNode[0] && minor >= minNode[1]));
+	return (
+		major <= maxNodeMajor && (major > minNode[0] || (major === minNode[0] && minor >= minNode[1]))
+	);
 }
 
 const formatSeconds = (ms) => `${Math.round(ms / 1000)}s`;
@@ -90,7 +95,8 @@ function onSignal(signal) {
 		process.kill(process.pid, signal);
 	}
 }
-const listen = (on) => [...SIGNALS, 'exit'].forEach((s) => process[on](s, s === 'exit' ? killAll : onSignal));
+const listen = (on) =>
+	[...SIGNALS, 'exit'].forEach((s) => process[on](s, s === 'exit' ? killAll : onSignal));
 /** Has `kill` called when a signal or this process's exit would leave its child running. */
 export function trackChild(kill, { last = false } = {}) {
 	if (children.size === 0) listen('on');
@@ -110,14 +116,21 @@ function run(cmd, args, { cwd, env, logFile, label, onProgress }) {
 		const kill = () => child.kill('SIGKILL');
 		trackChild(kill);
 		const started = Date.now();
-		const timer = setInterval(() => onProgress(`${label}: ${formatSeconds(Date.now() - started)} elapsed`), 15_000);
+		const timer = setInterval(
+			() => onProgress(`${label}: ${formatSeconds(Date.now() - started)} elapsed`),
+			15_000,
+		);
 		child.on('error', reject);
 		child.on('close', (code, signal) => {
 			untrackChild(kill);
 			clearInterval(timer);
 			if (code === 0) return resolve();
 			const tail = fs.readFileSync(logFile, 'utf8').split('\n').slice(-40).join('\n');
-			reject(new Error(`${cmd} ${args.join(' ')} failed (${signal ?? `exit ${code}`}); full log: ${logFile}\n--- last lines ---\n${tail}`));
+			reject(
+				new Error(
+					`${cmd} ${args.join(' ')} failed (${signal ?? `exit ${code}`}); full log: ${logFile}\n--- last lines ---\n${tail}`,
+				),
+			);
 		});
 	});
 }
@@ -137,7 +150,8 @@ async function withLock(lockDir, onProgress, fn) {
 				if (!alive) alive = process.kill(holder, 0);
 			} catch {}
 			if (!alive) await fsp.rm(lockDir, { recursive: true, force: true });
-			else if (!warned) onProgress(`waiting for another provisioning run (pid ${holder}) to finish...`);
+			else if (!warned)
+				onProgress(`waiting for another provisioning run (pid ${holder}) to finish...`);
 			warned ||= alive;
 			await new Promise((r) => setTimeout(r, alive ? 2_000 : 0));
 		}
@@ -153,16 +167,35 @@ async function withLock(lockDir, onProgress, fn) {
 export function npmCommand(nodeBin) {
 	const cli = [
 		process.env.npm_execpath,
-		path.join(path.dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js'),
+		path.join(
+			path.dirname(process.execPath),
+			'..',
+			'lib',
+			'node_modules',
+			'npm',
+			'bin',
+			'npm-cli.js',
+		),
 	].find((file) => file && /npm-cli\.js$/.test(file) && fs.existsSync(file));
-	return cli ? { cmd: nodeBin, prefixArgs: [fs.realpathSync(cli)] } : { cmd: 'npm', prefixArgs: [] };
+	return cli
+		? { cmd: nodeBin, prefixArgs: [fs.realpathSync(cli)] }
+		: { cmd: 'npm', prefixArgs: [] };
 }
 
 export function envWithNode(nodeBinDir, extra = {}) {
-	const env = { ...process.env, ...extra, PATH: [nodeBinDir, process.env.PATH].join(path.delimiter) };
+	const env = {
+		...process.env,
+		...extra,
+		PATH: [nodeBinDir, process.env.PATH].join(path.delimiter),
+	};
 	// an outer `npm run` must not force its settings onto the nested npm
 	for (const key of Object.keys(env)) {
-		if (/^npm_config_(ignore_scripts|prefix|global|nodedir|node_gyp|production|omit|include)$/i.test(key)) delete env[key];
+		if (
+			/^npm_config_(ignore_scripts|prefix|global|nodedir|node_gyp|production|omit|include)$/i.test(
+				key,
+			)
+		)
+			delete env[key];
 	}
 	delete env.NODE_OPTIONS;
 	// jest sets NODE_ENV=test, and n8n exits at startup with it; `production` makes npm skip packages
@@ -174,14 +207,24 @@ export function envWithNode(nodeBinDir, extra = {}) {
 function thisNode() {
 	const prefix = path.resolve(path.dirname(process.execPath), '..');
 	const headers = fs.existsSync(path.join(prefix, 'include', 'node', 'node_version.h'));
-	return { node: process.execPath, version: process.version, binDir: path.dirname(process.execPath), nodedir: headers ? prefix : undefined };
+	return {
+		node: process.execPath,
+		version: process.version,
+		binDir: path.dirname(process.execPath),
+		nodedir: headers ? prefix : undefined,
+	};
 }
 
 /** `bin` of the npm package `pkg`, unpacked into `dir` (`npm pack`) unless it answers `version` there. */
 async function fromRegistry({ root, pkg, dir, bin, version, onProgress }) {
 	const ready = () => {
 		try {
-			return execFileSync(bin, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() === version;
+			return (
+				execFileSync(bin, ['--version'], {
+					encoding: 'utf8',
+					stdio: ['ignore', 'pipe', 'ignore'],
+				}).trim() === version
+			);
 		} catch {
 			return false;
 		}
@@ -192,11 +235,29 @@ async function fromRegistry({ root, pkg, dir, bin, version, onProgress }) {
 	const staging = await fsp.mkdtemp(path.join(root, '.staging-'));
 	try {
 		const npm = npmCommand(process.execPath);
-		const args = [...npm.prefixArgs, 'pack', pkg, '--pack-destination', staging, '--json', '--ignore-scripts'];
-		const out = execFileSync(npm.cmd, args, { cwd: staging, encoding: 'utf8', env: envWithNode(path.dirname(process.execPath)) });
+		const args = [
+			...npm.prefixArgs,
+			'pack',
+			pkg,
+			'--pack-destination',
+			staging,
+			'--json',
+			'--ignore-scripts',
+		];
+		const out = execFileSync(npm.cmd, args, {
+			cwd: staging,
+			encoding: 'utf8',
+			env: envWithNode(path.dirname(process.execPath)),
+		});
 		const unpacked = path.join(staging, 'unpacked');
 		await fsp.mkdir(unpacked);
-		execFileSync('tar', ['-xzf', path.join(staging, JSON.parse(out)[0].filename), '-C', unpacked, '--strip-components=1']);
+		execFileSync('tar', [
+			'-xzf',
+			path.join(staging, JSON.parse(out)[0].filename),
+			'-C',
+			unpacked,
+			'--strip-components=1',
+		]);
 		await fsp.rm(dir, { recursive: true, force: true });
 		await fsp.rename(unpacked, dir);
 	} finally {
@@ -211,7 +272,14 @@ async function ensureNode(root, runtime, onProgress) {
 	if (nodeFits(process.version, runtime)) return thisNode();
 	const dir = path.join(root, `node-v${NODE24_VERSION}-${process.platform}-${process.arch}`);
 	const pkg = `node-${process.platform}-${process.arch}@${NODE24_VERSION}`;
-	const node = await fromRegistry({ root, pkg, dir, bin: path.join(dir, 'bin', 'node'), version: `v${NODE24_VERSION}`, onProgress });
+	const node = await fromRegistry({
+		root,
+		pkg,
+		dir,
+		bin: path.join(dir, 'bin', 'node'),
+		version: `v${NODE24_VERSION}`,
+		onProgress,
+	});
 	return { node, version: `v${NODE24_VERSION}`, binDir: path.dirname(node), nodedir: dir };
 }
 
@@ -223,7 +291,14 @@ function ensureBun(root, onProgress) {
 	if (!arch || !['linux', 'darwin'].includes(process.platform)) return undefined;
 	const dir = path.join(root, `bun-v${BUN_VERSION}-${process.platform}-${arch}`);
 	const pkg = `@oven/bun-${process.platform}-${arch}@${BUN_VERSION}`;
-	return fromRegistry({ root, pkg, dir, bin: path.join(dir, 'bin', 'bun'), version: BUN_VERSION, onProgress }).catch(() => undefined);
+	return fromRegistry({
+		root,
+		pkg,
+		dir,
+		bin: path.join(dir, 'bin', 'bun'),
+		version: BUN_VERSION,
+		onProgress,
+	}).catch(() => undefined);
 }
 
 /**
@@ -242,7 +317,11 @@ async function reuseSqlite3(root, n8nDir) {
 	for (const other of fs.readdirSync(root)) {
 		const source = path.join(root, other, 'node_modules', 'sqlite3');
 		if (source === target || !fs.existsSync(path.join(root, other, '.provisioned.json'))) continue;
-		if (version(source) !== version(target) || !fs.existsSync(path.join(source, 'build', 'Release', 'node_sqlite3.node'))) continue;
+		if (
+			version(source) !== version(target) ||
+			!fs.existsSync(path.join(source, 'build', 'Release', 'node_sqlite3.node'))
+		)
+			continue;
 		await fsp.cp(path.join(source, 'build'), path.join(target, 'build'), { recursive: true });
 		return true;
 	}
@@ -255,7 +334,11 @@ async function reuseSqlite3(root, n8nDir) {
  *   serverEnv: Record<string, string>, n8nVersion: string, n8nDir: string, n8nBin: string,
  *   cacheDir: string, installed: boolean }>}
  */
-export async function provisionN8n({ onProgress = (m) => console.error(`[provision] ${m}`), force = false, runtime: runtimeName } = {}) {
+export async function provisionN8n({
+	onProgress = (m) => console.error(`[provision] ${m}`),
+	force = false,
+	runtime: runtimeName,
+} = {}) {
 	const root = cacheRoot();
 	const runtime = selectRuntime(runtimeName);
 	const pkgText = fs.readFileSync(path.join(runtime.dir, 'package.json'), 'utf8');
@@ -266,17 +349,38 @@ export async function provisionN8n({ onProgress = (m) => console.error(`[provisi
 	const markerPath = path.join(n8nDir, '.provisioned.json');
 	const node = await ensureNode(root, runtime, onProgress);
 	const inputsHash = createHash('sha256')
-		.update(JSON.stringify({ RECIPE_VERSION, node: node.version, platform: process.platform, arch: process.arch }))
+		.update(
+			JSON.stringify({
+				RECIPE_VERSION,
+				node: node.version,
+				platform: process.platform,
+				arch: process.arch,
+			}),
+		)
 		.update(`\0${pkgText}\0${lockText}`)
 		.digest('hex');
 	const isCurrent = () => {
 		try {
-			return JSON.parse(fs.readFileSync(markerPath, 'utf8')).inputsHash === inputsHash && fs.existsSync(n8nBin);
+			return (
+				JSON.parse(fs.readFileSync(markerPath, 'utf8')).inputsHash === inputsHash &&
+				fs.existsSync(n8nBin)
+			);
 		} catch {
 			return false;
 		}
 	};
-	const result = (installed) => ({ node: node.node, nodeVersion: node.version, nodeBinDir: node.binDir, runtime: runtime.name, serverEnv: runtime.serverEnv, n8nVersion, n8nDir, n8nBin, cacheDir: root, installed });
+	const result = (installed) => ({
+		node: node.node,
+		nodeVersion: node.version,
+		nodeBinDir: node.binDir,
+		runtime: runtime.name,
+		serverEnv: runtime.serverEnv,
+		n8nVersion,
+		n8nDir,
+		n8nBin,
+		cacheDir: root,
+		installed,
+	});
 	if (!force && isCurrent()) return result(false);
 
 	await fsp.mkdir(root, { recursive: true });
@@ -291,42 +395,93 @@ export async function provisionN8n({ onProgress = (m) => console.error(`[provisi
 		await fsp.writeFile(path.join(n8nDir, 'package-lock.json'), lockText);
 
 		const npm = npmCommand(node.node);
-		const env = envWithNode(node.binDir, { npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' });
+		const env = envWithNode(node.binDir, {
+			npm_config_update_notifier: 'false',
+			npm_config_fund: 'false',
+			npm_config_audit: 'false',
+		});
 		const step = { cwd: n8nDir, env, logFile, onProgress };
 
 		const bun = await ensureBun(root, onProgress);
-		onProgress(`installing n8n ${n8nVersion} into ${n8nDir} with ${bun ? 'bun' : 'npm'} (first time only; log: ${logFile})...`);
+		onProgress(
+			`installing n8n ${n8nVersion} into ${n8nDir} with ${bun ? 'bun' : 'npm'} (first time only; log: ${logFile})...`,
+		);
 		const [cmd, ...args] = bun
 			? [bun, 'install', '--frozen-lockfile', '--ignore-scripts', '--no-progress']
-			: [npm.cmd, ...npm.prefixArgs, 'ci', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', '--progress=false'];
+			: [
+					npm.cmd,
+					...npm.prefixArgs,
+					'ci',
+					'--ignore-scripts',
+					'--prefer-offline',
+					'--no-audit',
+					'--no-fund',
+					'--progress=false',
+				];
 		// bun keeps its downloads beside the installs (hard links into them: no space of its own)
-		await run(cmd, args, { ...step, env: { ...env, BUN_INSTALL_CACHE_DIR: path.join(root, 'bun-cache') }, label: `installing n8n ${n8nVersion}` });
+		await run(cmd, args, {
+			...step,
+			env: { ...env, BUN_INSTALL_CACHE_DIR: path.join(root, 'bun-cache') },
+			label: `installing n8n ${n8nVersion}`,
+		});
 		let rebuild = runtime.nativeRebuild;
 		if (rebuild.includes('sqlite3') && (await reuseSqlite3(root, n8nDir))) {
 			// a binary built for a newer Node-API version than this Node's does not load: build it then
-			const loads = await run(node.node, ['-e', 'require("sqlite3")'], { ...step, label: 'loading sqlite3' }).then(() => true, () => false);
+			const loads = await run(node.node, ['-e', 'require("sqlite3")'], {
+				...step,
+				label: 'loading sqlite3',
+			}).then(
+				() => true,
+				() => false,
+			);
 			if (loads) rebuild = rebuild.filter((addon) => addon !== 'sqlite3');
-			else await fsp.rm(path.join(n8nDir, 'node_modules', 'sqlite3', 'build'), { recursive: true, force: true });
-			onProgress(`sqlite3: the other n8n line's binary (same version) ${loads ? 'loads here: not compiled again' : 'does not load here: compiling it'}`);
+			else
+				await fsp.rm(path.join(n8nDir, 'node_modules', 'sqlite3', 'build'), {
+					recursive: true,
+					force: true,
+				});
+			onProgress(
+				`sqlite3: the other n8n line's binary (same version) ${loads ? 'loads here: not compiled again' : 'does not load here: compiling it'}`,
+			);
 		}
 		try {
 			// Each addon at once; sqlite3 by the Node running this script, so both lines load its binary
-			await Promise.all(rebuild.map((addon) => {
-				const builder = addon === 'sqlite3' ? thisNode() : node;
-				onProgress(`building ${addon} for Node ${builder.version}...`);
-				const builderNpm = npmCommand(builder.node);
-				const builderEnv = envWithNode(builder.binDir, { JOBS: 'max', ...(builder.nodedir && { npm_config_nodedir: builder.nodedir }) });
-				const systemSqlite = addon === 'sqlite3' && fs.existsSync('/usr/include/sqlite3.h') ? ['--sqlite=/usr'] : [];
-				return run(builderNpm.cmd, [...builderNpm.prefixArgs, 'rebuild', addon, '--foreground-scripts', ...systemSqlite], { ...step, env: builderEnv, label: `building ${addon}` });
-			}));
+			await Promise.all(
+				rebuild.map((addon) => {
+					const builder = addon === 'sqlite3' ? thisNode() : node;
+					onProgress(`building ${addon} for Node ${builder.version}...`);
+					const builderNpm = npmCommand(builder.node);
+					const builderEnv = envWithNode(builder.binDir, {
+						JOBS: 'max',
+						...(builder.nodedir && { npm_config_nodedir: builder.nodedir }),
+					});
+					const systemSqlite =
+						addon === 'sqlite3' && fs.existsSync('/usr/include/sqlite3.h') ? ['--sqlite=/usr'] : [];
+					return run(
+						builderNpm.cmd,
+						[...builderNpm.prefixArgs, 'rebuild', addon, '--foreground-scripts', ...systemSqlite],
+						{ ...step, env: builderEnv, label: `building ${addon}` },
+					);
+				}),
+			);
 			const check = runtime.nativeRebuild.map((m) => `require(${JSON.stringify(m)});`).join('');
 			await run(node.node, ['-e', check], { ...step, label: 'loading native addons' });
 		} catch (error) {
-			error.message += '\n\nCompiling sqlite3 needs Python 3, make and a C/C++ compiler: on Debian or Ubuntu, sudo apt-get install -y python3 make g++';
+			error.message +=
+				'\n\nCompiling sqlite3 needs Python 3, make and a C/C++ compiler: on Debian or Ubuntu, sudo apt-get install -y python3 make g++';
 			throw error;
 		}
-		await fsp.writeFile(markerPath, JSON.stringify({ inputsHash, n8nVersion, node: node.version, completedAt: new Date().toISOString() }, null, 2) + '\n');
-		onProgress(`n8n ${n8nVersion} installed in ${formatSeconds(Date.now() - started)} (it stays in ${root}; later runs skip this)`);
+		await fsp.writeFile(
+			markerPath,
+			JSON.stringify(
+				{ inputsHash, n8nVersion, node: node.version, completedAt: new Date().toISOString() },
+				null,
+				2,
+			) + '\n',
+		);
+		onProgress(
+			`n8n ${n8nVersion} installed in ${formatSeconds(Date.now() - started)} (it stays in ${root}; later runs skip this)`,
+		);
 		return result(true);
 	});
 }
@@ -334,7 +489,9 @@ export async function provisionN8n({ onProgress = (m) => console.error(`[provisi
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
 	try {
 		const info = await provisionN8n({ force: process.argv.includes('--force') });
-		console.log(`n8n ${info.n8nVersion} (${info.runtime}): ${info.n8nBin}, Node ${info.nodeVersion}: ${info.node}`);
+		console.log(
+			`n8n ${info.n8nVersion} (${info.runtime}): ${info.n8nBin}, Node ${info.nodeVersion}: ${info.node}`,
+		);
 	} catch (error) {
 		console.error(`[provision] FAILED: ${error.message}`);
 		process.exit(1);

@@ -56,13 +56,26 @@ export async function aptInstall(packages, installed, { onProgress = defaultProg
 	if (installed()) return;
 	const t0 = Date.now();
 	const sudo = process.getuid?.() === 0 ? [] : ['sudo', '-n'];
-	onProgress(`installing Debian's ${packages.join(' ')} with apt-get${sudo.length ? ' (through sudo -n)' : ''}...`);
+	onProgress(
+		`installing Debian's ${packages.join(' ')} with apt-get${sudo.length ? ' (through sudo -n)' : ''}...`,
+	);
 	const apt = (...args) =>
-		execFileP(sudo[0] ?? 'apt-get', [...sudo.slice(1), ...(sudo.length ? ['apt-get'] : []), ...args], {
-			env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-			maxBuffer: 64 * 1024 * 1024,
-		}).catch((error) => {
-			throw new Error(`could not install ${packages.join(' ')} (apt-get ${args[0]}: ${String(error.stderr || error.message).trim().split('\n').pop()}); install them yourself: sudo apt-get install ${packages.join(' ')}`);
+		execFileP(
+			sudo[0] ?? 'apt-get',
+			[...sudo.slice(1), ...(sudo.length ? ['apt-get'] : []), ...args],
+			{
+				env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+				maxBuffer: 64 * 1024 * 1024,
+			},
+		).catch((error) => {
+			throw new Error(
+				`could not install ${packages.join(' ')} (apt-get ${args[0]}: ${String(
+					error.stderr || error.message,
+				)
+					.trim()
+					.split('\n')
+					.pop()}); install them yourself: sudo apt-get install ${packages.join(' ')}`,
+			);
 		});
 	await apt('update', '-qq');
 	await apt('install', '-y', '-qq', ...packages);
@@ -120,7 +133,24 @@ export async function startRedis({
 	// no persistence: it holds only the queue's jobs, which n8n also keeps in Postgres
 	const service = spawnGroup(
 		REDIS_SERVER,
-		['--port', String(port), '--bind', host, '--protected-mode', 'yes', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--dir', dir, '--databases', '1'],
+		[
+			'--port',
+			String(port),
+			'--bind',
+			host,
+			'--protected-mode',
+			'yes',
+			'--save',
+			'',
+			'--appendonly',
+			'no',
+			'--daemonize',
+			'no',
+			'--dir',
+			dir,
+			'--databases',
+			'1',
+		],
 		{ logFile, cwd: dir, last: true },
 	);
 	const deadline = Date.now() + timeoutMs;
@@ -211,7 +241,18 @@ export async function startPostgres({
 			onProgress(
 				`initdb: a new Postgres ${pg.version} cluster in ${dataDir}${owner ? ' (owned by the postgres user)' : ''}`,
 			);
-			const res = runAs(owner, bin('initdb'), ['-D', dataDir, '-U', user, `--pwfile=${pwFile}`, '--auth=scram-sha-256', '-E', 'UTF8', '--locale=C', '--no-instructions']);
+			const res = runAs(owner, bin('initdb'), [
+				'-D',
+				dataDir,
+				'-U',
+				user,
+				`--pwfile=${pwFile}`,
+				'--auth=scram-sha-256',
+				'-E',
+				'UTF8',
+				'--locale=C',
+				'--no-instructions',
+			]);
 			if (res.status !== 0)
 				throw new Error(`initdb failed (exit ${res.status}):\n${res.stdout}\n${res.stderr}`);
 		} finally {
@@ -229,14 +270,29 @@ export async function startPostgres({
 		logFile,
 		`\n===== ${new Date().toISOString()} starting Postgres on ${host}:${port}\n`,
 	);
-	const service = spawnGroup(bin('postgres'), ['-D', dataDir, '-p', String(port), '-c', `listen_addresses=${host}`, '-c', 'unix_socket_directories=', '-c', 'max_connections=100'], {
-		logFile,
-		cwd: '/',
-		...(owner ?? {}),
-		stopSignal: 'SIGINT', // "fast shutdown": roll back open transactions, stop
-		last: true,
-		env: { PATH: process.env.PATH, LANG: 'C', LC_ALL: 'C' },
-	});
+	const service = spawnGroup(
+		bin('postgres'),
+		[
+			'-D',
+			dataDir,
+			'-p',
+			String(port),
+			'-c',
+			`listen_addresses=${host}`,
+			'-c',
+			'unix_socket_directories=',
+			'-c',
+			'max_connections=100',
+		],
+		{
+			logFile,
+			cwd: '/',
+			...(owner ?? {}),
+			stopSignal: 'SIGINT', // "fast shutdown": roll back open transactions, stop
+			last: true,
+			env: { PATH: process.env.PATH, LANG: 'C', LC_ALL: 'C' },
+		},
+	);
 	// How pg_isready, psql and createdb reach this server, as this user
 	const connect = ['-h', host, '-p', String(port), '-U', user];
 	const deadline = Date.now() + timeoutMs;
@@ -252,7 +308,18 @@ export async function startPostgres({
 		await sleep(200);
 	}
 	const env = { PGPASSWORD: password };
-	const exists = runAs(owner, bin('psql'), [...connect, '-d', 'postgres', '-tAc', `SELECT 1 FROM pg_database WHERE datname = '${database}'`], { env });
+	const exists = runAs(
+		owner,
+		bin('psql'),
+		[
+			...connect,
+			'-d',
+			'postgres',
+			'-tAc',
+			`SELECT 1 FROM pg_database WHERE datname = '${database}'`,
+		],
+		{ env },
+	);
 	if (exists.status !== 0) {
 		await service.stop();
 		throw new Error(`psql failed: ${exists.stderr}`);

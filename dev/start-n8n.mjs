@@ -43,7 +43,12 @@ export function getFreePort() {
 
 /** `preferred` when nothing listens there (loopback nor wildcard), else a free port not in `taken`. */
 async function pickPort(preferred, taken) {
-	if (preferred !== undefined && !taken.has(preferred) && (await canListen(preferred, '127.0.0.1')) && (await canListen(preferred)))
+	if (
+		preferred !== undefined &&
+		!taken.has(preferred) &&
+		(await canListen(preferred, '127.0.0.1')) &&
+		(await canListen(preferred))
+	)
 		return preferred;
 	for (;;) {
 		const port = await getFreePort();
@@ -52,7 +57,11 @@ async function pickPort(preferred, taken) {
 }
 
 /** A child in a process group of its own, ended with it by stop() and when this process exits. */
-export function spawnGroup(cmd, args, { logFile, stopSignal = 'SIGTERM', last = false, ...options }) {
+export function spawnGroup(
+	cmd,
+	args,
+	{ logFile, stopSignal = 'SIGTERM', last = false, ...options },
+) {
 	const logFd = fs.openSync(logFile, 'a');
 	let child;
 	try {
@@ -90,7 +99,12 @@ export function spawnGroup(cmd, args, { logFile, stopSignal = 'SIGTERM', last = 
 }
 
 const runQuiet = (cmd, args, options) =>
-	execFileSync(cmd, args, { ...options, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
+	execFileSync(cmd, args, {
+		...options,
+		encoding: 'utf8',
+		stdio: ['ignore', 'pipe', 'pipe'],
+		maxBuffer: 64 * 1024 * 1024,
+	});
 
 /**
  * Installs a built package folder into <userFolder>/.n8n/nodes as n8n's
@@ -98,10 +112,14 @@ const runQuiet = (cmd, args, options) =>
  * @returns {{ name: string, version: string, installDir: string, nodesDir: string }}
  */
 export async function installCommunityPackage({ packageDir, userFolder, nodeInfo }) {
-	const { name, n8n } = JSON.parse(await fsp.readFile(path.join(packageDir, 'package.json'), 'utf8'));
-	if (!/^(@[^/]+\/)?n8n-nodes-/.test(name)) throw new Error(`n8n only loads community packages named n8n-nodes-* (got "${name}")`);
+	const { name, n8n } = JSON.parse(
+		await fsp.readFile(path.join(packageDir, 'package.json'), 'utf8'),
+	);
+	if (!/^(@[^/]+\/)?n8n-nodes-/.test(name))
+		throw new Error(`n8n only loads community packages named n8n-nodes-* (got "${name}")`);
 	for (const file of [...(n8n?.nodes ?? []), ...(n8n?.credentials ?? [])]) {
-		if (!fs.existsSync(path.join(packageDir, file))) throw new Error(`${name}: ${file} does not exist (build the package first)`);
+		if (!fs.existsSync(path.join(packageDir, file)))
+			throw new Error(`${name}: ${file} does not exist (build the package first)`);
 	}
 	const nodesDir = path.join(userFolder, '.n8n', 'nodes');
 	const installDir = path.join(nodesDir, 'node_modules', ...name.split('/'));
@@ -109,18 +127,49 @@ export async function installCommunityPackage({ packageDir, userFolder, nodeInfo
 	const npm = npmCommand(nodeInfo.node);
 	const packDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'n8n-dev-pack-'));
 	try {
-		const packed = runQuiet(npm.cmd, [...npm.prefixArgs, 'pack', packageDir, '--pack-destination', packDir, '--json', '--ignore-scripts'], { cwd: packDir, env });
+		const packed = runQuiet(
+			npm.cmd,
+			[
+				...npm.prefixArgs,
+				'pack',
+				packageDir,
+				'--pack-destination',
+				packDir,
+				'--json',
+				'--ignore-scripts',
+			],
+			{ cwd: packDir, env },
+		);
 		await fsp.rm(installDir, { recursive: true, force: true });
 		await fsp.mkdir(installDir, { recursive: true });
-		runQuiet('tar', ['-xzf', path.join(packDir, JSON.parse(packed)[0].filename), '-C', installDir, '--strip-components=1']);
+		runQuiet('tar', [
+			'-xzf',
+			path.join(packDir, JSON.parse(packed)[0].filename),
+			'-C',
+			installDir,
+			'--strip-components=1',
+		]);
 		const pkgJsonPath = path.join(installDir, 'package.json');
-		const { devDependencies, peerDependencies, optionalDependencies, ...pkgJson } = JSON.parse(await fsp.readFile(pkgJsonPath, 'utf8'));
+		const { devDependencies, peerDependencies, optionalDependencies, ...pkgJson } = JSON.parse(
+			await fsp.readFile(pkgJsonPath, 'utf8'),
+		);
 		await fsp.writeFile(pkgJsonPath, JSON.stringify(pkgJson, null, 2));
-		const flags = ['--audit=false', '--fund=false', '--bin-links=false', '--install-strategy=shallow', '--ignore-scripts=true', '--package-lock=false'];
+		const flags = [
+			'--audit=false',
+			'--fund=false',
+			'--bin-links=false',
+			'--install-strategy=shallow',
+			'--ignore-scripts=true',
+			'--package-lock=false',
+		];
 		runQuiet(npm.cmd, [...npm.prefixArgs, 'install', ...flags], { cwd: installDir, env });
 		// nodes/package.json as n8n keeps it
 		const nodesPkgPath = path.join(nodesDir, 'package.json');
-		const nodesPkg = JSON.parse(await fsp.readFile(nodesPkgPath, 'utf8').catch(() => '{"name":"installed-nodes","private":true}'));
+		const nodesPkg = JSON.parse(
+			await fsp
+				.readFile(nodesPkgPath, 'utf8')
+				.catch(() => '{"name":"installed-nodes","private":true}'),
+		);
 		nodesPkg.dependencies = { ...nodesPkg.dependencies, [name]: pkgJson.version };
 		await fsp.writeFile(nodesPkgPath, JSON.stringify(nodesPkg, null, 2));
 		return { name, version: pkgJson.version, installDir, nodesDir };
@@ -166,36 +215,78 @@ export async function startN8n({
 	timeoutMs = 180_000,
 } = {}) {
 	const info = await provisionN8n({ onProgress });
-	userFolder = userFolder ? path.resolve(userFolder) : await fsp.mkdtemp(path.join(os.tmpdir(), 'n8n-dev-user-'));
+	userFolder = userFolder
+		? path.resolve(userFolder)
+		: await fsp.mkdtemp(path.join(os.tmpdir(), 'n8n-dev-user-'));
 	await fsp.mkdir(userFolder, { recursive: true });
 	logFile = path.resolve(logFile ?? path.join(userFolder, 'n8n.log'));
 	let installed;
 	if (communityPackageDir) {
-		installed = await installCommunityPackage({ packageDir: path.resolve(communityPackageDir), userFolder, nodeInfo: info });
+		installed = await installCommunityPackage({
+			packageDir: path.resolve(communityPackageDir),
+			userFolder,
+			nodeInfo: info,
+		});
 		onProgress(`installed ${installed.name}@${installed.version} into ${installed.installDir}`);
 	}
 	// n8n's HTTP port and its task broker's must both be free. A port that looked free can be
 	// taken by a concurrent start before n8n binds it: auto-picked ports are picked again and n8n
 	// relaunched (up to 3 times). A worker takes any free ports: 5678/5679 are the main process's.
 	const fixedPort = port !== undefined ? Number(port) : undefined;
-	const fixedBroker = extraEnv.N8N_RUNNERS_BROKER_PORT ? Number(extraEnv.N8N_RUNNERS_BROKER_PORT) : undefined;
-	if (fixedPort !== undefined && !(await canListen(fixedPort, '127.0.0.1'))) throw new Error(`Port ${fixedPort} is already in use`);
+	const fixedBroker = extraEnv.N8N_RUNNERS_BROKER_PORT
+		? Number(extraEnv.N8N_RUNNERS_BROKER_PORT)
+		: undefined;
+	if (fixedPort !== undefined && !(await canListen(fixedPort, '127.0.0.1')))
+		throw new Error(`Port ${fixedPort} is already in use`);
 	for (let attempt = 1; ; attempt++) {
 		const preferDefaults = command === 'start' && attempt === 1;
 		const taken = new Set();
-		const httpPort = fixedPort ?? (await pickPort(preferDefaults ? DEFAULT_PORT : undefined, taken));
+		const httpPort =
+			fixedPort ?? (await pickPort(preferDefaults ? DEFAULT_PORT : undefined, taken));
 		taken.add(httpPort);
-		const brokerPort = fixedBroker ?? (await pickPort(preferDefaults ? DEFAULT_BROKER_PORT : undefined, taken));
+		const brokerPort =
+			fixedBroker ?? (await pickPort(preferDefaults ? DEFAULT_BROKER_PORT : undefined, taken));
 		try {
-			return await launch({ command, args, info, port: httpPort, brokerPort, userFolder, extraEnv, logFile, onLog, onProgress, timeoutMs, installed });
+			return await launch({
+				command,
+				args,
+				info,
+				port: httpPort,
+				brokerPort,
+				userFolder,
+				extraEnv,
+				logFile,
+				onLog,
+				onProgress,
+				timeoutMs,
+				installed,
+			});
 		} catch (error) {
-			if (!error.portInUse || (fixedPort !== undefined && fixedBroker !== undefined) || attempt >= 3) throw error;
+			if (
+				!error.portInUse ||
+				(fixedPort !== undefined && fixedBroker !== undefined) ||
+				attempt >= 3
+			)
+				throw error;
 			onProgress(`${error.portInUse} was taken meanwhile; retrying with other ports`);
 		}
 	}
 }
 
-async function launch({ command, args, info, port, brokerPort, userFolder, extraEnv, logFile, onLog, onProgress, timeoutMs, installed }) {
+async function launch({
+	command,
+	args,
+	info,
+	port,
+	brokerPort,
+	userFolder,
+	extraEnv,
+	logFile,
+	onLog,
+	onProgress,
+	timeoutMs,
+	installed,
+}) {
 	const host = '127.0.0.1';
 	const url = `http://${host}:${port}`;
 	const isWorker = command === 'worker';
@@ -230,17 +321,32 @@ async function launch({ command, args, info, port, brokerPort, userFolder, extra
 		N8N_NO_COLOR: 'true',
 		NO_COLOR: '1',
 		// a worker's own HTTP server: health and readiness only, loopback only
-		...(isWorker ? { QUEUE_HEALTH_CHECK_ACTIVE: 'true', QUEUE_HEALTH_CHECK_PORT: String(port), N8N_WORKER_SERVER_ADDRESS: host } : {}),
+		...(isWorker
+			? {
+					QUEUE_HEALTH_CHECK_ACTIVE: 'true',
+					QUEUE_HEALTH_CHECK_PORT: String(port),
+					N8N_WORKER_SERVER_ADDRESS: host,
+				}
+			: {}),
 		...Object.fromEntries(Object.entries(extraEnv).map(([k, v]) => [k, String(v)])),
 	};
 
 	// n8n writes straight into the log file (it keeps working if this process dies); this
 	// process follows the file for onLog and for the lines an error shows.
-	const what = isWorker ? `n8n@${info.n8nVersion} worker (health ${url})` : `n8n@${info.n8nVersion} on ${url}`;
-	fs.appendFileSync(logFile, `\n===== ${new Date().toISOString()} starting ${what} (broker ${brokerPort}), N8N_USER_FOLDER=${userFolder}\n`);
+	const what = isWorker
+		? `n8n@${info.n8nVersion} worker (health ${url})`
+		: `n8n@${info.n8nVersion} on ${url}`;
+	fs.appendFileSync(
+		logFile,
+		`\n===== ${new Date().toISOString()} starting ${what} (broker ${brokerPort}), N8N_USER_FOLDER=${userFolder}\n`,
+	);
 	onProgress(`starting ${what} (task broker port ${brokerPort}); log: ${logFile}`);
 	let readPos = fs.statSync(logFile).size;
-	const service = spawnGroup(info.node, [info.n8nBin, command, ...args], { cwd: userFolder, env, logFile });
+	const service = spawnGroup(info.node, [info.n8nBin, command, ...args], {
+		cwd: userFolder,
+		env,
+		logFile,
+	});
 	const tail = [];
 	let partial = '';
 	const follow = () => {
@@ -273,7 +379,10 @@ async function launch({ command, args, info, port, brokerPort, userFolder, extra
 	const runCli = async (cliArgs, { env: cliEnv = {} } = {}) => {
 		const cliBrokerPort = cliEnv.N8N_RUNNERS_BROKER_PORT ?? String(await getFreePort());
 		return await new Promise((resolve, reject) => {
-			const p = spawn(info.node, [info.n8nBin, ...cliArgs], { cwd: userFolder, env: { ...env, N8N_RUNNERS_BROKER_PORT: cliBrokerPort, ...cliEnv } });
+			const p = spawn(info.node, [info.n8nBin, ...cliArgs], {
+				cwd: userFolder,
+				env: { ...env, N8N_RUNNERS_BROKER_PORT: cliBrokerPort, ...cliEnv },
+			});
 			let stdout = '';
 			let stderr = '';
 			p.stdout.on('data', (d) => (stdout += d));
@@ -287,25 +396,35 @@ async function launch({ command, args, info, port, brokerPort, userFolder, extra
 	// and Redis), /rest/settings (REST API and editor config)
 	const deadline = Date.now() + timeoutMs;
 	const started = Date.now();
-	const steps = isWorker ? ['/healthz', '/healthz/readiness'] : ['/healthz', '/healthz/readiness', '/rest/settings'];
+	const steps = isWorker
+		? ['/healthz', '/healthz/readiness']
+		: ['/healthz', '/healthz/readiness', '/rest/settings'];
 	for (let step = 0, last = ''; step < steps.length; ) {
 		follow();
 		const exited = service.exited();
 		if (exited) {
-			const error = new Error(`n8n exited during startup (${exited.signal ?? `code ${exited.code}`})${lastLines()}`);
-			const inUse = tail.join('\n').match(/(n8n's port|n8n Task Broker's port|Port) (\d+) is already in use/);
+			const error = new Error(
+				`n8n exited during startup (${exited.signal ?? `code ${exited.code}`})${lastLines()}`,
+			);
+			const inUse = tail
+				.join('\n')
+				.match(/(n8n's port|n8n Task Broker's port|Port) (\d+) is already in use/);
 			if (inUse) error.portInUse = `port ${inUse[2]}`;
 			throw error;
 		}
 		if (Date.now() > deadline) {
 			await service.stop();
-			throw new Error(`n8n not ready after ${timeoutMs} ms (waiting for ${steps[step]}: ${last})${lastLines()}`);
+			throw new Error(
+				`n8n not ready after ${timeoutMs} ms (waiting for ${steps[step]}: ${last})${lastLines()}`,
+			);
 		}
 		last = await httpStatus(url + steps[step]);
 		if (last.startsWith('200 ')) step++;
 		else await new Promise((r) => setTimeout(r, 250));
 	}
-	onProgress(`${isWorker ? `n8n worker (health ${url})` : `n8n at ${url}`} ready after ${((Date.now() - started) / 1000).toFixed(1)}s`);
+	onProgress(
+		`${isWorker ? `n8n worker (health ${url})` : `n8n at ${url}`} ready after ${((Date.now() - started) / 1000).toFixed(1)}s`,
+	);
 	return {
 		url,
 		port,
@@ -325,7 +444,15 @@ async function launch({ command, args, info, port, brokerPort, userFolder, extra
  * Creates the instance owner (a fresh n8n has none) and returns the session cookie.
  * `POST /rest/owner/setup` only works once per user folder; afterwards use `login`.
  */
-export async function setupOwner(url, { email = 'dev@example.com', password = 'Devpassw0rd!', firstName = 'Dev', lastName = 'User' } = {}) {
+export async function setupOwner(
+	url,
+	{
+		email = 'dev@example.com',
+		password = 'Devpassw0rd!',
+		firstName = 'Dev',
+		lastName = 'User',
+	} = {},
+) {
 	const res = await fetch(`${url}/rest/owner/setup`, {
 		method: 'POST',
 		headers: { 'content-type': 'application/json' },
@@ -347,7 +474,10 @@ export async function login(url, { email = 'dev@example.com', password = 'Devpas
 }
 
 function cookieFrom(res) {
-	const cookies = typeof res.headers.getSetCookie === 'function' ? res.headers.getSetCookie() : [res.headers.get('set-cookie')];
+	const cookies =
+		typeof res.headers.getSetCookie === 'function'
+			? res.headers.getSetCookie()
+			: [res.headers.get('set-cookie')];
 	return cookies
 		.filter(Boolean)
 		.map((c) => c.split(';')[0])

@@ -31,17 +31,45 @@ describe('credential test (as n8n runs it from the credential dialog)', () => {
 	// [case, credential data, the next answer, what the dialog shows]. On 1.x a 429's body carries
 	// `error` like the 400 that proves the key (the key works), and NodeApiError drops a socket
 	// error's code (its message remains). A 404 names the Base URL: test/node/settings-and-input.
-	// prettier-ignore
 	const ANSWERS = [
-		['spec: an invalid key (401) fails with "Invalid API key"', { apiKey: 'be_wrong_key' }, undefined, failed('Invalid API key')],
-		['a trailing slash and spaces in the base URL or key are tolerated', { apiKey: ` ${API_KEY} `, baseUrl: ' <sandbox>/ ' }, undefined, OK],
-		['a used-up quota (429) fails with a message saying so', {}, { status: 429 }, V1 ? OK : failed(expect.stringMatching(/quota/))],
+		[
+			'spec: an invalid key (401) fails with "Invalid API key"',
+			{ apiKey: 'be_wrong_key' },
+			undefined,
+			failed('Invalid API key'),
+		],
+		[
+			'a trailing slash and spaces in the base URL or key are tolerated',
+			{ apiKey: ` ${API_KEY} `, baseUrl: ' <sandbox>/ ' },
+			undefined,
+			OK,
+		],
+		[
+			'a used-up quota (429) fails with a message saying so',
+			{},
+			{ status: 429 },
+			V1 ? OK : failed(expect.stringMatching(/quota/)),
+		],
 		...[500, 503, 403].map((status) => [
-			`any other answer (${status}) fails with its status text`, {}, { status, body: { status: 'error', message: 'nope' } },
-			failed(V1 ? expect.stringMatching(/did not accept the test request/) : http.STATUS_CODES[status]),
+			`any other answer (${status}) fails with its status text`,
+			{},
+			{ status, body: { status: 'error', message: 'nope' } },
+			failed(
+				V1 ? expect.stringMatching(/did not accept the test request/) : http.STATUS_CODES[status],
+			),
 		]),
-		['a base URL that answers 200 but is not BasicsEngage fails', {}, { status: 200, body: '<html>a website</html>' }, failed(expect.stringMatching(/not like the BasicsEngage API/))],
-		['a base URL where nothing listens fails with the connection error', { baseUrl: 'http://127.0.0.1:9/api/v0/dev' }, undefined, failed(V1 ? expect.stringMatching(/refused|ECONNREFUSED/i) : 'ECONNREFUSED')],
+		[
+			'a base URL that answers 200 but is not BasicsEngage fails',
+			{},
+			{ status: 200, body: '<html>a website</html>' },
+			failed(expect.stringMatching(/not like the BasicsEngage API/)),
+		],
+		[
+			'a base URL where nothing listens fails with the connection error',
+			{ baseUrl: 'http://127.0.0.1:9/api/v0/dev' },
+			undefined,
+			failed(V1 ? expect.stringMatching(/refused|ECONNREFUSED/i) : 'ECONNREFUSED'),
+		],
 	];
 	test.each(ANSWERS)('%s', async (_case, /** @type {any} */ data, answer, shown) => {
 		if (answer) sandbox.injectFaults([answer]);

@@ -9,7 +9,16 @@ import path from 'node:path';
 
 import { DEMO_API_KEY, DEV_OWNER, restClient } from '../../dev/n8n-setup.mjs';
 import { login } from '../../dev/start-n8n.mjs';
-import { connectMcp, log, NODE_TYPE, PACKAGE, REPO_DIR, spawnDev, startWatchdog, until } from './helpers.mjs';
+import {
+	connectMcp,
+	log,
+	NODE_TYPE,
+	PACKAGE,
+	REPO_DIR,
+	spawnDev,
+	startWatchdog,
+	until,
+} from './helpers.mjs';
 import { descendants } from './processes.mjs';
 
 const NODE_FILE = 'nodes/BasicsEngage/BasicsEngage.node.ts';
@@ -21,7 +30,9 @@ afterAll(() => watchdog.release());
 
 /** The files git tracks in `from`, as they are in its working tree, into `to`; node_modules linked. */
 function copyCheckout(from, to) {
-	const files = execFileSync('git', ['ls-files', '-z'], { cwd: from, encoding: 'utf8' }).split('\0').filter(Boolean);
+	const files = execFileSync('git', ['ls-files', '-z'], { cwd: from, encoding: 'utf8' })
+		.split('\0')
+		.filter(Boolean);
 	for (const file of files) {
 		const source = path.join(from, file);
 		if (!fs.existsSync(source)) continue; // deleted in the working tree
@@ -34,7 +45,9 @@ function copyCheckout(from, to) {
 
 /** The node's description as n8n's REST endpoint for node types gives it. */
 async function servedDescription(rest) {
-	const [type] = await rest.post('/rest/node-types', { nodeInfos: [{ name: NODE_TYPE, version: 1 }] });
+	const [type] = await rest.post('/rest/node-types', {
+		nodeInfos: [{ name: NODE_TYPE, version: 1 }],
+	});
 	return type.description;
 }
 
@@ -48,14 +61,23 @@ test('npm run dev -- --watch prints how to use what it started, all of it works,
 	await dev.waitFor(/\[dev\] --watch: watching nodes\/ and credentials\//, 240_000);
 	const { output } = dev;
 	const editor = output.match(/editor:\s+(http:\/\/localhost:\d+)/)[1];
-	log(`npm run dev -- --watch with n8n ${output.match(/n8n (\S+) editor:/)[1]}: ${output.match(/\[dev\] ready in \S+/)[0]}`);
+	log(
+		`npm run dev -- --watch with n8n ${output.match(/n8n (\S+) editor:/)[1]}: ${output.match(/\[dev\] ready in \S+/)[0]}`,
+	);
 
-	const sandboxUrl = output.match(/BasicsEngage sandbox: (http:\/\/localhost:\d+\/api\/v0\/dev)/)[1];
+	const sandboxUrl = output.match(
+		/BasicsEngage sandbox: (http:\/\/localhost:\d+\/api\/v0\/dev)/,
+	)[1];
 	const form = output.match(/sign-up form:\s+(\S+)/)[1];
 	const mcpServer = output.match(/MCP server:\s+(\S+) \(Streamable HTTP\)/)[1];
 	expect(output).toContain(`owner login:        ${DEV_OWNER.email} / ${DEV_OWNER.password}`);
 	expect(output).toContain(`API key:            ${DEMO_API_KEY}`);
-	for (const example of ['welcome new sign-ups', 'nightly contact sync', 'MCP server for AI agents', 'new segment to sent campaign'])
+	for (const example of [
+		'welcome new sign-ups',
+		'nightly contact sync',
+		'MCP server for AI agents',
+		'new segment to sent campaign',
+	])
 		expect(output).toContain(`BasicsEngage example: ${example}: http`);
 
 	// what it printed works
@@ -70,7 +92,12 @@ test('npm run dev -- --watch prints how to use what it started, all of it works,
 	const send = await fetch(`${sandboxUrl}/email/send`, {
 		method: 'POST',
 		headers: { authorization: `Bearer ${DEMO_API_KEY}`, 'content-type': 'application/json' },
-		body: JSON.stringify({ to: 'jane@customer.test', from: 'hello@example.com', subject: 'Hi', text: 'Hello' }),
+		body: JSON.stringify({
+			to: 'jane@customer.test',
+			from: 'hello@example.com',
+			subject: 'Hi',
+			text: 'Hello',
+		}),
 	});
 	expect(send.status).toBe(200);
 	await dev.waitFor(/\[sandbox\] \S+ POST \/email\/send 200/, 5_000);
@@ -86,11 +113,22 @@ test('npm run dev -- --watch prints how to use what it started, all of it works,
 		return (await res.json()).data;
 	};
 	const { listId } = await post('/list/create', { listName: 'Dev', listDescription: 'e2e' });
-	await post('/list/addProfiles', { listId, profiles: [{ email: 'ann@customer.test' }] }, 'authroization');
-	const { campaign } = await post('/campaign/create', { name: 'Dev', subject: 'Hi', recepientList: [listId] });
+	await post(
+		'/list/addProfiles',
+		{ listId, profiles: [{ email: 'ann@customer.test' }] },
+		'authroization',
+	);
+	const { campaign } = await post('/campaign/create', {
+		name: 'Dev',
+		subject: 'Hi',
+		recepientList: [listId],
+	});
 	await post('/campaign/send', { campaignId: campaign._id });
 	const sentTo = `campaign ${campaign._id} sent to 1 recipient: ann@customer\\.test`;
-	await dev.waitFor(new RegExp(`\\[sandbox\\] \\S+ POST /campaign/send 200 \\d+ms ${sentTo}`), 5_000);
+	await dev.waitFor(
+		new RegExp(`\\[sandbox\\] \\S+ POST /campaign/send 200 \\d+ms ${sentTo}`),
+		5_000,
+	);
 
 	// --watch: the served description is the source's; a saved change is served without a restart
 	const rest = restClient(editor, cookie);
@@ -110,7 +148,11 @@ test('npm run dev -- --watch prints how to use what it started, all of it works,
 	const saved = Date.now();
 	fs.writeFileSync(path.join(repo, NODE_FILE), source.replace(`'${before}'`, `'${after}'`));
 	const served = async (read) => (await read().catch(() => undefined)) === after;
-	await until(() => served(() => servedDescription(rest)), 'n8n served no changed description', 60_000);
+	await until(
+		() => served(() => servedDescription(rest)),
+		'n8n served no changed description',
+		60_000,
+	);
 	const seconds = ((Date.now() - saved) / 1000).toFixed(1);
 
 	// What the editor loads its node list from has it too. n8n rewrites that file after the reload
@@ -120,11 +162,18 @@ test('npm run dev -- --watch prints how to use what it started, all of it works,
 		const types = JSON.parse(await res.text());
 		return types.find((t) => t.name === NODE_TYPE).description;
 	};
-	await until(() => served(editorDescription), '/types/nodes.json had no changed description', 10_000);
+	await until(
+		() => served(editorDescription),
+		'/types/nodes.json had no changed description',
+		10_000,
+	);
 
 	// rebuilt by --watch, and reloaded by n8n itself
 	const rebuilt = await dev.waitFor(/\[dev\] --watch: rebuilt in (\S+)s/, 5_000);
-	const reloaded = await dev.waitFor(/\[dev\] --watch: n8n reloaded the package (\S+)s after/, 5_000);
+	const reloaded = await dev.waitFor(
+		/\[dev\] --watch: n8n reloaded the package (\S+)s after/,
+		5_000,
+	);
 	// by the n8n that was running: not started again
 	expect(starts()).toBe(startsBefore);
 	expect(n8nLog()).toContain(`Hot reload triggered for ${PACKAGE.name}`);

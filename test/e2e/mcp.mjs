@@ -182,12 +182,32 @@ describe('the published example: an MCP server with two BasicsEngage tools', () 
 });
 
 // [the failure, how the sandbox answers, the arguments' change, its kind, what it says, requests]
-// prettier-ignore
 const FAILURES = [
-	['an invalid recipient', () => {}, { to: 'not-an-address' }, 'invalid_input', /To is not a valid email address: "not-an-address"/, 0],
-	['daily quota used up (429)', () => env.sandbox.setOptions({ dailyLimit: 0 }), {}, 'quota_exceeded', /quota.*Do not try again today/is, 1],
+	[
+		'an invalid recipient',
+		() => {},
+		{ to: 'not-an-address' },
+		'invalid_input',
+		/To is not a valid email address: "not-an-address"/,
+		0,
+	],
+	[
+		'daily quota used up (429)',
+		() => env.sandbox.setOptions({ dailyLimit: 0 }),
+		{},
+		'quota_exceeded',
+		/quota.*Do not try again today/is,
+		1,
+	],
 	// the sandbox refuses the credential's key (until its reset)
-	['bad API key (401)', () => env.sandbox.setOptions({ apiKeys: ['be_another_key'] }), {}, 'invalid_api_key', /Do not try again/, 1],
+	[
+		'bad API key (401)',
+		() => env.sandbox.setOptions({ apiKeys: ['be_another_key'] }),
+		{},
+		'invalid_api_key',
+		/Do not try again/,
+		1,
+	],
 ];
 
 test.each(FAILURES)(

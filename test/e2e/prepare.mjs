@@ -17,15 +17,23 @@ const CHROMIUM = process.env.E2E_CHROMIUM || '/usr/bin/chromium';
 try {
 	if (!process.env.E2E_NO_BUILD) {
 		say('building the package (npm run build)...');
-		execFileSync('npm', ['run', 'build', '--silent'], { cwd: path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..'), stdio: 'inherit' });
+		execFileSync('npm', ['run', 'build', '--silent'], {
+			cwd: path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..'),
+			stdio: 'inherit',
+		});
 	}
-	if (!queue && process.env.E2E_CHROMIUM && !fs.existsSync(CHROMIUM)) throw new Error(`E2E_CHROMIUM=${CHROMIUM} does not exist`);
+	if (!queue && process.env.E2E_CHROMIUM && !fs.existsSync(CHROMIUM))
+		throw new Error(`E2E_CHROMIUM=${CHROMIUM} does not exist`);
 	const t0 = Date.now();
 	const [, info] = await Promise.all([
-		queue ? ensureQueuePackages({ onProgress: say }) : aptInstall(['chromium'], () => fs.existsSync(CHROMIUM), { onProgress: say }),
+		queue
+			? ensureQueuePackages({ onProgress: say })
+			: aptInstall(['chromium'], () => fs.existsSync(CHROMIUM), { onProgress: say }),
 		provisionN8n({ onProgress: (m) => say(`n8n: ${m}`) }),
 	]);
-	say(`n8n ${info.n8nVersion} ${info.installed ? 'installed' : 'in the cache'} (${info.n8nDir}); ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+	say(
+		`n8n ${info.n8nVersion} ${info.installed ? 'installed' : 'in the cache'} (${info.n8nDir}); ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`,
+	);
 } catch (error) {
 	console.error(`[${queue ? 'queue' : 'e2e'} prepare] FAILED: ${error.message}`);
 	process.exit(1);

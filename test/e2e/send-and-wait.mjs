@@ -314,7 +314,6 @@ test('a wait limit that passes (n8n\'s wait tracker) resumes the node without da
 
 const choices = (...names) => ({ values: names.map((option) => ({ option })) });
 // Every field type: [label, definition, what a person enters or picks, the answer if not that]
-// prettier-ignore
 const FIELDS = [
 	['Refund date', { fieldType: 'date', requiredField: true }, '2031-05-04'],
 	['Approved by', { fieldType: 'text', requiredField: true }, 'Ann Finance'],
@@ -322,8 +321,16 @@ const FIELDS = [
 	['Copy to', { fieldType: 'email' }, 'ann@example.com'],
 	['Amount', { fieldType: 'number', requiredField: true }, '120.5', 120.5],
 	['Method', { fieldType: 'dropdown', fieldOptions: choices('Card', 'Voucher') }, 'Voucher'],
-	['Items', { fieldType: 'dropdown', multiselect: true, fieldOptions: choices('Box', 'Cable', 'Manual') }, ['Box', 'Manual']],
-	['Extras', { fieldType: 'checkbox', fieldOptions: choices('Apology', 'Voucher') }, ['Apology', 'Voucher']],
+	[
+		'Items',
+		{ fieldType: 'dropdown', multiselect: true, fieldOptions: choices('Box', 'Cable', 'Manual') },
+		['Box', 'Manual'],
+	],
+	[
+		'Extras',
+		{ fieldType: 'checkbox', fieldOptions: choices('Apology', 'Voucher') },
+		['Apology', 'Voucher'],
+	],
 	['Urgency', { fieldType: 'radio', fieldOptions: choices('Today', 'This week') }, 'This week'],
 	['PIN', { fieldType: 'password' }, '2468'],
 ];

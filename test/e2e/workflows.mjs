@@ -234,12 +234,32 @@ describe('sign-up form (published, real form submissions)', () => {
 	});
 
 	// [the failure, how the sandbox answers, the branch taken, its kind and status, its next step]
-	// prettier-ignore
 	test.each([
-		['daily quota used up (429)', () => env.sandbox.setOptions({ dailyLimit: 0 }), 'Retry tomorrow', 'quota_exceeded', 429, /tomorrow/],
+		[
+			'daily quota used up (429)',
+			() => env.sandbox.setOptions({ dailyLimit: 0 }),
+			'Retry tomorrow',
+			'quota_exceeded',
+			429,
+			/tomorrow/,
+		],
 		// the sandbox refuses the credential's key (until its reset)
-		['bad API key (401)', () => env.sandbox.setOptions({ apiKeys: ['be_another_key'] }), 'Fix the API key', 'invalid_api_key', 401, /update the BasicsEngage credential/],
-		['any other failure (500)', () => env.sandbox.injectFaults({ path: '/email/send', status: 500 }), 'Handle other errors', 'server_error', 500, /^Failed \(server_error\): /],
+		[
+			'bad API key (401)',
+			() => env.sandbox.setOptions({ apiKeys: ['be_another_key'] }),
+			'Fix the API key',
+			'invalid_api_key',
+			401,
+			/update the BasicsEngage credential/,
+		],
+		[
+			'any other failure (500)',
+			() => env.sandbox.injectFaults({ path: '/email/send', status: 500 }),
+			'Handle other errors',
+			'server_error',
+			500,
+			/^Failed \(server_error\): /,
+		],
 	])(
 		'%s: the error output takes its own branch, with the form fields, the kind and nothing added',
 		async (_, fail, branch, kind, httpCode, nextStep) => {

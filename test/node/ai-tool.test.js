@@ -112,12 +112,35 @@ const sendCampaignByModel = TOOLS['Send Campaign'].parameters(fromModel);
 /** What n8n 2.x's AI Agent hands the model of a failed tool: the error's message alone. */
 const messageAlone = (/** @type {string} */ thrown) => thrown.split('\n\nDetails: ')[0];
 
-// prettier-ignore
 test.each([
-	['an invalid recipient', 'invalid_input', { args: { to: 'not-an-address' } }, /Fix it before trying again\.$/, 0],
-	['a 429', 'quota_exceeded', { arrange: () => sandbox.setOptions({ dailyLimit: 0 }) }, /Do not try again today\.$/, 1],
-	['a 401', 'invalid_api_key', { apiKey: 'be_wrong_key' }, /Do not try again until the API key is fixed\.$/, 1],
-	['Send Campaign of an unknown campaign', 'unexpected_response', { parameters: sendCampaignByModel, args: { campaignId: '000000000000000000000000' } }, /Campaign not found$/, 1],
+	[
+		'an invalid recipient',
+		'invalid_input',
+		{ args: { to: 'not-an-address' } },
+		/Fix it before trying again\.$/,
+		0,
+	],
+	[
+		'a 429',
+		'quota_exceeded',
+		{ arrange: () => sandbox.setOptions({ dailyLimit: 0 }) },
+		/Do not try again today\.$/,
+		1,
+	],
+	[
+		'a 401',
+		'invalid_api_key',
+		{ apiKey: 'be_wrong_key' },
+		/Do not try again until the API key is fixed\.$/,
+		1,
+	],
+	[
+		'Send Campaign of an unknown campaign',
+		'unexpected_response',
+		{ parameters: sendCampaignByModel, args: { campaignId: '000000000000000000000000' } },
+		/Campaign not found$/,
+		1,
+	],
 ])(
 	'AI tool, On Error = Stop: after %s the call is a tool error with its kind (%s) and no key, and the message alone (all n8n 2.x hands the model) says what to do',
 	async (_, kind, { arrange, apiKey, args, parameters = sendByModel }, step, requests) => {

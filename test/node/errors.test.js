@@ -275,10 +275,17 @@ describe('a dead server: the run gives up after failures in a row', () => {
 		expect(result.errors[GIVE_UP_AFTER].json.error).toMatch(/in a row failed/);
 	});
 
-	// prettier-ignore
 	test.each([
-		['Send Email at Concurrency 5', sendParameters({ options: { concurrency: 5, retries: 0 } }), 200],
-		['Add Profiles at the default Concurrency', addProfilesParameters({ listMode: 'existing', listId: 'lst_sync', options: { retries: 0 } }), 2000],
+		[
+			'Send Email at Concurrency 5',
+			sendParameters({ options: { concurrency: 5, retries: 0 } }),
+			200,
+		],
+		[
+			'Add Profiles at the default Concurrency',
+			addProfilesParameters({ listMode: 'existing', listId: 'lst_sync', options: { retries: 0 } }),
+			2000,
+		],
 	])('%s launches nothing after the run gave up', async (_, parameters, count) => {
 		everyRequest({ status: 500 });
 		const result = await runNode(sandbox, {

@@ -440,18 +440,62 @@ describe('the API key never leaves for another host', () => {
 
 describe('a setting that cannot work fails every item as invalid_input (credential_unavailable when n8n itself fails to read the credential), naming it, sending nothing', () => {
 	/** What each setting is, what its error names, and a part of it no output may show. */
-	// prettier-ignore
 	const settings = {
-		'an API key with a line break': { run: { apiKey: 'be_sandbox\r\nX-Injected: 1' }, names: /API key/, shown: 'X-Injected' },
-		'an API key pasted with "Bearer "': { run: { apiKey: `Bearer ${API_KEY}` }, names: /"Bearer "/, shown: API_KEY },
-		'a Base URL that is not a URL': { run: { baseUrl: 'not a url at all' }, names: /Base URL/, shown: 'not a url at all' },
-		'a Base URL with a password': { run: { baseUrl: 'http://user:pw1234@127.0.0.1/api' }, names: /user name or password/, shown: 'pw1234' },
-		'a proxy that is not a URL': { run: { parameters: { requestOptions: { proxy: 'proxy with spaces' } } }, names: /Proxy/, shown: 'proxy with spaces' },
-		'a proxy password with a stray "%"': { run: { parameters: { requestOptions: { proxy: 'http://user:s3cret-pw50%off@127.0.0.1:9' } } }, names: /^The Proxy in Request Options is not valid: .*"%"/, shown: 's3cret-pw' },
-		'a Retries option out of range': { run: { parameters: { options: { retries: '={{ 11 }}' } } }, names: /Retries must be/, shown: '\u0000' },
-		'a Timeout that is no number': { run: { parameters: { requestOptions: { timeout: '={{ "soon" }}' } } }, names: /Timeout must be/, shown: '\u0000' },
-		'no credential selected (n8n: "Node does not have any credentials set")': { run: { nodeOverrides: { credentials: {} } }, names: /^The BasicsEngage credential could not be read$/, shown: '\u0000' },
-		'a credential n8n fails to read (its own error: a regex timeout on a busy n8n, its database)': { run: { baseUrl: () => { throw new Error('Regular expression execution timed out'); } }, names: /^Not sent: n8n could not read the BasicsEngage credential$/, shown: '\u0000', kind: 'credential_unavailable' },
+		'an API key with a line break': {
+			run: { apiKey: 'be_sandbox\r\nX-Injected: 1' },
+			names: /API key/,
+			shown: 'X-Injected',
+		},
+		'an API key pasted with "Bearer "': {
+			run: { apiKey: `Bearer ${API_KEY}` },
+			names: /"Bearer "/,
+			shown: API_KEY,
+		},
+		'a Base URL that is not a URL': {
+			run: { baseUrl: 'not a url at all' },
+			names: /Base URL/,
+			shown: 'not a url at all',
+		},
+		'a Base URL with a password': {
+			run: { baseUrl: 'http://user:pw1234@127.0.0.1/api' },
+			names: /user name or password/,
+			shown: 'pw1234',
+		},
+		'a proxy that is not a URL': {
+			run: { parameters: { requestOptions: { proxy: 'proxy with spaces' } } },
+			names: /Proxy/,
+			shown: 'proxy with spaces',
+		},
+		'a proxy password with a stray "%"': {
+			run: { parameters: { requestOptions: { proxy: 'http://user:s3cret-pw50%off@127.0.0.1:9' } } },
+			names: /^The Proxy in Request Options is not valid: .*"%"/,
+			shown: 's3cret-pw',
+		},
+		'a Retries option out of range': {
+			run: { parameters: { options: { retries: '={{ 11 }}' } } },
+			names: /Retries must be/,
+			shown: '\u0000',
+		},
+		'a Timeout that is no number': {
+			run: { parameters: { requestOptions: { timeout: '={{ "soon" }}' } } },
+			names: /Timeout must be/,
+			shown: '\u0000',
+		},
+		'no credential selected (n8n: "Node does not have any credentials set")': {
+			run: { nodeOverrides: { credentials: {} } },
+			names: /^The BasicsEngage credential could not be read$/,
+			shown: '\u0000',
+		},
+		'a credential n8n fails to read (its own error: a regex timeout on a busy n8n, its database)': {
+			run: {
+				baseUrl: () => {
+					throw new Error('Regular expression execution timed out');
+				},
+			},
+			names: /^Not sent: n8n could not read the BasicsEngage credential$/,
+			shown: '\u0000',
+			kind: 'credential_unavailable',
+		},
 	};
 
 	test.each(NAMES.flatMap((name) => Object.keys(settings).map((setting) => [name, setting])))(

@@ -378,17 +378,56 @@ function expectRespondedSince(value, before) {
 const DOUBLE = { approvalOptions: { values: { approvalType: 'double' } } };
 
 describe("the answer: opening a link answers nothing, only its page's button does (mail scanners open every link); n8n calls the webhook, never execute, so nothing is sent again", () => {
-	// prettier-ignore
 	test.each([
 		['approval, Approve only', {}, ['Approve'], {}, { approved: true }],
-		['approval, Approve and Decline: Approve', DOUBLE, ['Decline', 'Approve'], {}, { approved: true }],
-		['approval, Approve and Decline: Decline', DOUBLE, ['Decline', 'Approve'], { press: 0 }, { approved: false }],
-		['free text (a blank text answers nothing)', { responseType: 'freeText', message: 'Why <not>?' }, ['Respond'], { body: { text: 'Yes' }, blank: { text: ' ' }, page: ['Why &lt;not&gt;?', '<form method="post">', '<textarea name="text"'] }, { text: 'Yes' }],
-		['custom form, defined Using Fields Below', fieldsForm(), ['Respond'], { body: { data: FULL_POST } }, FULL_ANSWER],
-		['custom form, defined Using JSON', jsonForm(), ['Respond'], { body: { data: FULL_POST } }, FULL_ANSWER],
+		[
+			'approval, Approve and Decline: Approve',
+			DOUBLE,
+			['Decline', 'Approve'],
+			{},
+			{ approved: true },
+		],
+		[
+			'approval, Approve and Decline: Decline',
+			DOUBLE,
+			['Decline', 'Approve'],
+			{ press: 0 },
+			{ approved: false },
+		],
+		[
+			'free text (a blank text answers nothing)',
+			{ responseType: 'freeText', message: 'Why <not>?' },
+			['Respond'],
+			{
+				body: { text: 'Yes' },
+				blank: { text: ' ' },
+				page: ['Why &lt;not&gt;?', '<form method="post">', '<textarea name="text"'],
+			},
+			{ text: 'Yes' },
+		],
+		[
+			'custom form, defined Using Fields Below',
+			fieldsForm(),
+			['Respond'],
+			{ body: { data: FULL_POST } },
+			FULL_ANSWER,
+		],
+		[
+			'custom form, defined Using JSON',
+			jsonForm(),
+			['Respond'],
+			{ body: { data: FULL_POST } },
+			FULL_ANSWER,
+		],
 	])(
 		'%s: its signed links, opened by anyone, record nothing; the press resumes with { data: { ...answer, respondedAt } } and a "recorded" page; no page or answer holds the key',
-		async (_, parameters, labels, /** @type {any} */ { press = -1, body, blank, page = [] }, data) => {
+		async (
+			_,
+			parameters,
+			labels,
+			/** @type {any} */ { press = -1, body, blank, page = [] },
+			data,
+		) => {
 			const result = await waitingRun(parameters);
 			expect(links().map((link) => link.label)).toEqual(labels);
 			const pages = [];
@@ -404,7 +443,9 @@ describe("the answer: opening a link answers nothing, only its page's button doe
 			for (const text of page) expect(pages[0]).toContain(text);
 			const url = links().at(press)?.url;
 			if (blank) {
-				expect((await result.callWebhook({ url, method: 'POST', body: blank })).resumed).toBe(false);
+				expect((await result.callWebhook({ url, method: 'POST', body: blank })).resumed).toBe(
+					false,
+				);
 			}
 			const before = Date.now();
 			const headers = userAgent(AGENTS[2]);

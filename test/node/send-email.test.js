@@ -150,13 +150,16 @@ const ORDER = (/** @type {number} */ number) => ({
 	templateVariablesJson: `{ "company": "Order ${number}" }`,
 });
 
-// prettier-ignore
 test.each([
 	['the same email, the recipient in another case, is skipped', RESET(1), RESET(1), 'JANE'],
 	['another subject is another email, sent', RESET(1), { ...RESET(1), subject: 'Your receipt' }],
 	['another body (a new reset link, same subject) is another email, sent', RESET(1), RESET(2)],
 	['another sender is another email, sent', RESET(1), { ...RESET(1), from: 'noreply@example.com' }],
-	['the same template with other variables (a second order confirmation) is another, sent', ORDER(1001), ORDER(1002)],
+	[
+		'the same template with other variables (a second order confirmation) is another, sent',
+		ORDER(1001),
+		ORDER(1002),
+	],
 ])('the default key is the whole email: %s', async (_, first, second, name = 'jane') => {
 	const workflow = savedWorkflow();
 	const send = (/** @type {object} */ email, /** @type {string} */ to) =>

@@ -177,9 +177,14 @@ describe('the credential test ends within 15 seconds', () => {
 describe('template variables n8n cannot send', () => {
 	const TEMPLATE = { content: 'template', templateId: 'tmpl_welcome' };
 
-	// prettier-ignore
 	test.each([
-		['Using Fields Below', { templateVariablesMode: 'keyValue', templateVariables: { variable: [{ name: '={{ $json.name }}', value: 'Jane' }] } }],
+		[
+			'Using Fields Below',
+			{
+				templateVariablesMode: 'keyValue',
+				templateVariables: { variable: [{ name: '={{ $json.name }}', value: 'Jane' }] },
+			},
+		],
 		[
 			'Using JSON',
 			{

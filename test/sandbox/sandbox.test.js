@@ -85,11 +85,22 @@ const snapshot = (target) =>
 
 // Every route checks the key before the body (no key and a broken body: 401), then the JSON.
 /** @param {string} rule @param {string} name @param {string} route */
-// prettier-ignore
 const keyThenJson = (rule, name, route) => [
 	[`${rule}: ${name} checks the key before the body`, route, '{oops', 401, INVALID_KEY, {}],
-	[`${rule}: ${name}, a body that is not JSON`, route, '{oops', 400, error('Request body must be valid JSON')],
-	[`${rule}: ${name}, a JSON body that is not an object`, route, '[]', 400, error('Request body must be a JSON object')],
+	[
+		`${rule}: ${name}, a body that is not JSON`,
+		route,
+		'{oops',
+		400,
+		error('Request body must be valid JSON'),
+	],
+	[
+		`${rule}: ${name}, a JSON body that is not an object`,
+		route,
+		'[]',
+		400,
+		error('Request body must be a JSON object'),
+	],
 ];
 
 const sleep = (/** @type {number} */ ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -167,97 +178,351 @@ const listWith = (/** @type {unknown} */ profiles) => validList({ profiles });
 const campaignTo = (/** @type {unknown} */ recepientList) => validCampaign({ recepientList });
 
 // [title, route, body, status, answer, headers (default: the demo key), options]
-// prettier-ignore
 const REJECTED = [
-	['spec: Send Email with an unknown key', SEND, mail(), 401, INVALID_KEY, { authorization: 'Bearer x' }],
-	['spec: Send Email with the key but no "Bearer"', SEND, mail(), 401, INVALID_KEY, { authorization: DEMO_KEY }],
-	['spec, rule 14: Send Email with the key in Authroization', SEND, mail(), 401, INVALID_KEY, LIST_AUTH],
+	[
+		'spec: Send Email with an unknown key',
+		SEND,
+		mail(),
+		401,
+		INVALID_KEY,
+		{ authorization: 'Bearer x' },
+	],
+	[
+		'spec: Send Email with the key but no "Bearer"',
+		SEND,
+		mail(),
+		401,
+		INVALID_KEY,
+		{ authorization: DEMO_KEY },
+	],
+	[
+		'spec, rule 14: Send Email with the key in Authroization',
+		SEND,
+		mail(),
+		401,
+		INVALID_KEY,
+		LIST_AUTH,
+	],
 	...keyThenJson('spec, rule 1, rule 3', 'Send Email', SEND),
 	['rule 3: an empty body', SEND, '', 400, error('Request body must be valid JSON')],
 	['spec, rule 5: "to" not an address', SEND, mail({ to: 'not-an-email' }), 400, BAD_TO],
-	['rule 5: "to" with a display name', SEND, mail({ to: 'Jane <jane@customer.test>' }), 400, BAD_TO],
-	['rule 5: "from" not an address', SEND, mail({ from: 'hello' }), 400, error('Invalid email format for field "from"')],
-	['spec, rule 12: the daily quota used up', SEND, mail(), 429,
-		error('Daily email quota exceeded. Please try again tomorrow.'), undefined, { dailyLimit: 0 }],
-	['spec, rule 44: an unexpected failure', SEND, mail(), 500, INTERNAL_ERROR, undefined, brokenClock],
+	[
+		'rule 5: "to" with a display name',
+		SEND,
+		mail({ to: 'Jane <jane@customer.test>' }),
+		400,
+		BAD_TO,
+	],
+	[
+		'rule 5: "from" not an address',
+		SEND,
+		mail({ from: 'hello' }),
+		400,
+		error('Invalid email format for field "from"'),
+	],
+	[
+		'spec, rule 12: the daily quota used up',
+		SEND,
+		mail(),
+		429,
+		error('Daily email quota exceeded. Please try again tomorrow.'),
+		undefined,
+		{ dailyLimit: 0 },
+	],
+	[
+		'spec, rule 44: an unexpected failure',
+		SEND,
+		mail(),
+		500,
+		INTERNAL_ERROR,
+		undefined,
+		brokenClock,
+	],
 	['rule 4: no "to"', SEND, mail({ to: undefined }), 400, required('to')],
 	['rule 4: "subject" 42', SEND, mail({ subject: 42 }), 400, notString('subject')],
 	['rule 4: an empty subject', SEND, mail({ subject: '' }), 400, empty('subject')],
-	['rule 6: an unverified sender', SEND, mail({ from: 'x@elsewhere.test' }), 400,
-		error('Sender "x@elsewhere.test" is not a verified sender')],
+	[
+		'rule 6: an unverified sender',
+		SEND,
+		mail({ from: 'x@elsewhere.test' }),
+		400,
+		error('Sender "x@elsewhere.test" is not a verified sender'),
+	],
 	['rule 7: no content', SEND, mail({ text: undefined }), 400, ONE_CONTENT],
 	['rule 7: text and html', SEND, mail({ html: '<p>Hi</p>' }), 400, ONE_CONTENT],
 	['rule 7: text and an empty html', SEND, mail({ html: '' }), 400, ONE_CONTENT],
-	['rule 8: an unknown templateId', SEND, templated(undefined, 'tmpl_x'), 400, error('Template "tmpl_x" not found')],
-	['rule 9: a variable the template does not have', SEND, templated({ firstName: 'Jane', plan: 'Pro' }), 400,
-		error('Template variable "plan" does not exist in template "tmpl_welcome"')],
-	['rule 10: an object template value', SEND, templated({ company: { name: 'Acme' } }), 400, NOT_SCALAR],
-	['rule 10: templateVariables not an object', SEND, templated('x'), 400,
-		error('Field "templateVariables" must be an object')],
+	[
+		'rule 8: an unknown templateId',
+		SEND,
+		templated(undefined, 'tmpl_x'),
+		400,
+		error('Template "tmpl_x" not found'),
+	],
+	[
+		'rule 9: a variable the template does not have',
+		SEND,
+		templated({ firstName: 'Jane', plan: 'Pro' }),
+		400,
+		error('Template variable "plan" does not exist in template "tmpl_welcome"'),
+	],
+	[
+		'rule 10: an object template value',
+		SEND,
+		templated({ company: { name: 'Acme' } }),
+		400,
+		NOT_SCALAR,
+	],
+	[
+		'rule 10: templateVariables not an object',
+		SEND,
+		templated('x'),
+		400,
+		error('Field "templateVariables" must be an object'),
+	],
 	['sandbox: custom apiKeys replace the demo key', SEND, mail(), 401, INVALID_KEY, AUTH, CUSTOM],
-	['sandbox: custom templates replace tmpl_welcome', SEND, templated(undefined), 400,
-		error('Template "tmpl_welcome" not found'), CUSTOM_KEY, CUSTOM],
-	['rule 10: templateVariables without templateId', SEND, mail({ templateVariables: { firstName: 'Jane' } }), 400,
-		error('templateVariables can only be used together with templateId')],
+	[
+		'sandbox: custom templates replace tmpl_welcome',
+		SEND,
+		templated(undefined),
+		400,
+		error('Template "tmpl_welcome" not found'),
+		CUSTOM_KEY,
+		CUSTOM,
+	],
+	[
+		'rule 10: templateVariables without templateId',
+		SEND,
+		mail({ templateVariables: { firstName: 'Jane' } }),
+		400,
+		error('templateVariables can only be used together with templateId'),
+	],
 
 	...keyThenJson('rule 15', 'Add Profiles', ADD),
-	['spec, rule 14: Add Profiles with the key in Authorization', ADD, newList(), 401, INVALID_KEY, AUTH],
-	['rule 14: listAuthHeader "Authorization", the key in Authroization', ADD, newList(), 401, INVALID_KEY,
-		LIST_AUTH, { listAuthHeader: 'Authorization' }],
-	['spec, rule 16: profiles not an array', ADD, { name: 'X', profiles: A }, 400, error('profiles array is required')],
-	['rule 17: a profile with a bad email, nothing stored', ADD, withProfile1({ email: 'not-an-email' }), 400,
-		error('profiles[1].email must be a valid email address')],
-	['rule 17: a profile that is a string', ADD, withProfile1('a@customer.test'), 400,
-		error('profiles[1] must be an object with an email')],
-	['rule 17: a non-string firstName', ADD, withProfile1({ email: 'b@customer.test', firstName: 7 }), 400,
-		error('profiles[1].firstName must be a string')],
+	[
+		'spec, rule 14: Add Profiles with the key in Authorization',
+		ADD,
+		newList(),
+		401,
+		INVALID_KEY,
+		AUTH,
+	],
+	[
+		'rule 14: listAuthHeader "Authorization", the key in Authroization',
+		ADD,
+		newList(),
+		401,
+		INVALID_KEY,
+		LIST_AUTH,
+		{ listAuthHeader: 'Authorization' },
+	],
+	[
+		'spec, rule 16: profiles not an array',
+		ADD,
+		{ name: 'X', profiles: A },
+		400,
+		error('profiles array is required'),
+	],
+	[
+		'rule 17: a profile with a bad email, nothing stored',
+		ADD,
+		withProfile1({ email: 'not-an-email' }),
+		400,
+		error('profiles[1].email must be a valid email address'),
+	],
+	[
+		'rule 17: a profile that is a string',
+		ADD,
+		withProfile1('a@customer.test'),
+		400,
+		error('profiles[1] must be an object with an email'),
+	],
+	[
+		'rule 17: a non-string firstName',
+		ADD,
+		withProfile1({ email: 'b@customer.test', firstName: 7 }),
+		400,
+		error('profiles[1].firstName must be a string'),
+	],
 	['rule 18: no listId and no name', ADD, { profiles: [A] }, 400, NO_NAME],
 	['rule 18: no listId and a blank name', ADD, { name: '   ', profiles: [A] }, 400, NO_NAME],
 	['rule 18: listId not a string', ADD, { listId: 7, profiles: [A] }, 400, notString('listId')],
-	['rule 19: an unknown listId', ADD, { listId: 'list_does_not_exist', profiles: [A] }, 404, LIST_NOT_FOUND],
+	[
+		'rule 19: an unknown listId',
+		ADD,
+		{ listId: 'list_does_not_exist', profiles: [A] },
+		404,
+		LIST_NOT_FOUND,
+	],
 	['rule 19: listId ""', ADD, { listId: '', profiles: [A] }, 404, LIST_NOT_FOUND],
 
 	...keyThenJson('rule 26', 'Create List', CREATE_LIST),
-	['rule 26: Create List reads only Authorization, listAuthHeader "either" too', CREATE_LIST, validList(), 401, INVALID_KEY,
-		LIST_AUTH, { listAuthHeader: 'either' }],
-	["spec, rule 27: Create List does not read Add Profiles' name and description", CREATE_LIST,
-		{ name: 'Newsletter', description: 'Monthly' }, 400, required('listName')],
-	['rule 27: no listDescription', CREATE_LIST, validList({ listDescription: undefined }), 400,
-		required('listDescription')],
-	['rule 27: listName ["x"]', CREATE_LIST, validList({ listName: ['x'] }), 400, notString('listName')],
-	['rule 27: a blank listName', CREATE_LIST, validList({ listName: '   ' }), 400, empty('listName')],
-	['rule 28: profiles null', CREATE_LIST, listWith(null), 400, error('Field "profiles" must be an array of profile IDs')],
-	['rule 28: a number among the profile IDs', CREATE_LIST, listWith([ANN_ID, 7]), 400,
-		error('profiles[1] must be a profile ID string')],
-	['rule 29: an unknown profile ID', CREATE_LIST, listWith([ANN_ID, 'prof_x']), 404, error('Profile "prof_x" not found')],
-	['rule 29: the profile ID ""', CREATE_LIST, listWith([ANN_ID, '']), 404, error('Profile "" not found')],
-	['rule 29: an email as profile ID', CREATE_LIST, listWith(['ann@customer.test']), 404,
-		error('Profile "ann@customer.test" not found')],
+	[
+		'rule 26: Create List reads only Authorization, listAuthHeader "either" too',
+		CREATE_LIST,
+		validList(),
+		401,
+		INVALID_KEY,
+		LIST_AUTH,
+		{ listAuthHeader: 'either' },
+	],
+	[
+		"spec, rule 27: Create List does not read Add Profiles' name and description",
+		CREATE_LIST,
+		{ name: 'Newsletter', description: 'Monthly' },
+		400,
+		required('listName'),
+	],
+	[
+		'rule 27: no listDescription',
+		CREATE_LIST,
+		validList({ listDescription: undefined }),
+		400,
+		required('listDescription'),
+	],
+	[
+		'rule 27: listName ["x"]',
+		CREATE_LIST,
+		validList({ listName: ['x'] }),
+		400,
+		notString('listName'),
+	],
+	[
+		'rule 27: a blank listName',
+		CREATE_LIST,
+		validList({ listName: '   ' }),
+		400,
+		empty('listName'),
+	],
+	[
+		'rule 28: profiles null',
+		CREATE_LIST,
+		listWith(null),
+		400,
+		error('Field "profiles" must be an array of profile IDs'),
+	],
+	[
+		'rule 28: a number among the profile IDs',
+		CREATE_LIST,
+		listWith([ANN_ID, 7]),
+		400,
+		error('profiles[1] must be a profile ID string'),
+	],
+	[
+		'rule 29: an unknown profile ID',
+		CREATE_LIST,
+		listWith([ANN_ID, 'prof_x']),
+		404,
+		error('Profile "prof_x" not found'),
+	],
+	[
+		'rule 29: the profile ID ""',
+		CREATE_LIST,
+		listWith([ANN_ID, '']),
+		404,
+		error('Profile "" not found'),
+	],
+	[
+		'rule 29: an email as profile ID',
+		CREATE_LIST,
+		listWith(['ann@customer.test']),
+		404,
+		error('Profile "ann@customer.test" not found'),
+	],
 
 	...keyThenJson('rule 32', 'Create Campaign', CREATE_CAMPAIGN),
-	['spec, rule 32: Create Campaign with the key in Authroization', CREATE_CAMPAIGN, validCampaign(), 401,
-		INVALID_KEY, LIST_AUTH],
-	['rule 34: no subject', CREATE_CAMPAIGN, validCampaign({ subject: undefined }), 400, required('subject')],
-	['rule 34: content 42', CREATE_CAMPAIGN, validCampaign({ content: 42 }), 400, notString('content')],
+	[
+		'spec, rule 32: Create Campaign with the key in Authroization',
+		CREATE_CAMPAIGN,
+		validCampaign(),
+		401,
+		INVALID_KEY,
+		LIST_AUTH,
+	],
+	[
+		'rule 34: no subject',
+		CREATE_CAMPAIGN,
+		validCampaign({ subject: undefined }),
+		400,
+		required('subject'),
+	],
+	[
+		'rule 34: content 42',
+		CREATE_CAMPAIGN,
+		validCampaign({ content: 42 }),
+		400,
+		notString('content'),
+	],
 	['rule 34: a blank name', CREATE_CAMPAIGN, validCampaign({ name: '  ' }), 400, empty('name')],
-	['rule 35: recepientList null', CREATE_CAMPAIGN, campaignTo(null), 400,
-		error('Field "recepientList" must be an array of list IDs')],
-	['rule 35: a number among the list IDs', CREATE_CAMPAIGN, campaignTo([ANN_LIST, 7]), 400,
-		error('recepientList[1] must be a list ID string')],
-	['rule 35: an unknown list ID', CREATE_CAMPAIGN, campaignTo([ANN_LIST, 'list_x']), 404, error('List "list_x" not found')],
-	['rule 35: the list ID ""', CREATE_CAMPAIGN, campaignTo([ANN_LIST, '']), 404, error('List "" not found')],
-	['rule 33, rule 35: campaignListField "recipientList" names that spelling', CREATE_CAMPAIGN,
-		validCampaign({ recipientList: 'x' }), 400, error('Field "recipientList" must be an array of list IDs'),
-		undefined, { campaignListField: 'recipientList' }],
+	[
+		'rule 35: recepientList null',
+		CREATE_CAMPAIGN,
+		campaignTo(null),
+		400,
+		error('Field "recepientList" must be an array of list IDs'),
+	],
+	[
+		'rule 35: a number among the list IDs',
+		CREATE_CAMPAIGN,
+		campaignTo([ANN_LIST, 7]),
+		400,
+		error('recepientList[1] must be a list ID string'),
+	],
+	[
+		'rule 35: an unknown list ID',
+		CREATE_CAMPAIGN,
+		campaignTo([ANN_LIST, 'list_x']),
+		404,
+		error('List "list_x" not found'),
+	],
+	[
+		'rule 35: the list ID ""',
+		CREATE_CAMPAIGN,
+		campaignTo([ANN_LIST, '']),
+		404,
+		error('List "" not found'),
+	],
+	[
+		'rule 33, rule 35: campaignListField "recipientList" names that spelling',
+		CREATE_CAMPAIGN,
+		validCampaign({ recipientList: 'x' }),
+		400,
+		error('Field "recipientList" must be an array of list IDs'),
+		undefined,
+		{ campaignListField: 'recipientList' },
+	],
 
 	...keyThenJson('rule 37', 'Send Campaign', SEND_CAMPAIGN),
-	['spec, rule 37: Send Campaign with the key in Authroization', SEND_CAMPAIGN, SEND_IT, 401, INVALID_KEY, LIST_AUTH],
+	[
+		'spec, rule 37: Send Campaign with the key in Authroization',
+		SEND_CAMPAIGN,
+		SEND_IT,
+		401,
+		INVALID_KEY,
+		LIST_AUTH,
+	],
 	['spec, rule 38: no campaignId', SEND_CAMPAIGN, {}, 400, required('campaignId')],
 	['rule 38: campaignId null', SEND_CAMPAIGN, { campaignId: null }, 400, notString('campaignId')],
-	['rule 38: an unknown campaignId, nothing sent', SEND_CAMPAIGN, { campaignId: '64a55f1230000000000000ff' }, 404,
-		error('Campaign not found')],
-	['rule 40: a campaign without lists, nothing sent', SEND_CAMPAIGN, { campaignId: NO_LISTS }, 400, NO_RECIPIENTS],
-	['rule 40: a campaign with only empty lists', SEND_CAMPAIGN, { campaignId: EMPTY_LISTS }, 400, NO_RECIPIENTS],
+	[
+		'rule 38: an unknown campaignId, nothing sent',
+		SEND_CAMPAIGN,
+		{ campaignId: '64a55f1230000000000000ff' },
+		404,
+		error('Campaign not found'),
+	],
+	[
+		'rule 40: a campaign without lists, nothing sent',
+		SEND_CAMPAIGN,
+		{ campaignId: NO_LISTS },
+		400,
+		NO_RECIPIENTS,
+	],
+	[
+		'rule 40: a campaign with only empty lists',
+		SEND_CAMPAIGN,
+		{ campaignId: EMPTY_LISTS },
+		400,
+		NO_RECIPIENTS,
+	],
 ];
 
 // Rule 44: the exact error body (status "error" and one text field), and no state changed. (A
@@ -285,42 +550,135 @@ function readLists(ids) {
 }
 
 // [title, route, body, headers (default: the demo key), options, check of the answer's body]
-// prettier-ignore
 const ACCEPTED = [
-	['rule 2: the Bearer scheme in lower case', SEND, mail(), { authorization: `bearer ${DEMO_KEY}` }],
+	[
+		'rule 2: the Bearer scheme in lower case',
+		SEND,
+		mail(),
+		{ authorization: `bearer ${DEMO_KEY}` },
+	],
 	['rule 6: a verified sender in other case', SEND, mail({ from: 'Hello@Example.com' })],
-	['rule 6: any sender with verifiedSenders null', SEND, mail({ from: 'x@elsewhere.test' }), undefined,
-		{ verifiedSenders: null }],
+	[
+		'rule 6: any sender with verifiedSenders null',
+		SEND,
+		mail({ from: 'x@elsewhere.test' }),
+		undefined,
+		{ verifiedSenders: null },
+	],
 	['rule 7: html alone', SEND, mail({ text: undefined, html: '<p>Hi</p>' })],
-	['rule 7, rule 10: templateId alone, a number value stored as a string', SEND,
-		templated({ firstName: 'Jane', company: 42 }), undefined, undefined,
-		() => expect(sandbox.state.emails[0].templateVariables).toEqual({ firstName: 'Jane', company: '42' })],
-	['rule 11: an unknown field, ignored', SEND, mail({ replyTo: 'x@y.test' }), undefined, undefined,
-		() => expect(sandbox.state.emails[0]).not.toHaveProperty('replyTo')],
-	['sandbox: custom apiKeys and templates', SEND, templated({ orderId: 'A-1' }, 'tmpl_order'), CUSTOM_KEY, CUSTOM],
-	['rule 14: listAuthHeader "Authorization", the key in Authorization', ADD, newList(), AUTH,
-		{ listAuthHeader: 'Authorization' }],
-	['rule 14: listAuthHeader "either", the key in Authorization', ADD, newList(), AUTH, { listAuthHeader: 'either' }],
-	['rule 14: listAuthHeader "either", the key in Authroization', ADD, newList(), LIST_AUTH,
-		{ listAuthHeader: 'either' }],
-	['rule 16: an empty profiles array, addedCount 0, and the list is created', ADD, newList(), undefined, undefined,
-		(body) => expect([body.data.addedCount, sandbox.state.lists.has(body.data.listId)]).toEqual([0, true])],
-	['rule 34, rule 35: an empty content and an empty recepientList', CREATE_CAMPAIGN,
-		validCampaign({ content: '', recepientList: [] })],
-	['rule 33: by default the correctly spelled recipientList is ignored like any unknown field', CREATE_CAMPAIGN,
-		validCampaign({ recipientList: [ANN_LIST] }), undefined, undefined, readLists([])],
-	['rule 33: by default a malformed recipientList is not even checked', CREATE_CAMPAIGN,
-		validCampaign({ recipientList: 'oops' }), undefined, undefined, readLists([])],
-	['rule 33: campaignListField "recipientList" reads only that spelling', CREATE_CAMPAIGN,
-		validCampaign({ recipientList: [ANN_LIST], recepientList: [OTHER_LIST] }), undefined,
-		{ campaignListField: 'recipientList' }, readLists([ANN_LIST])],
-	['rule 33: campaignListField "either" reads recepientList', CREATE_CAMPAIGN, validCampaign({ recepientList: [ANN_LIST] }),
-		undefined, EITHER, readLists([ANN_LIST])],
-	['rule 33: campaignListField "either" reads recipientList', CREATE_CAMPAIGN, validCampaign({ recipientList: [OTHER_LIST] }),
-		undefined, EITHER, readLists([OTHER_LIST])],
-	['rule 33: campaignListField "either" combines both, each list once', CREATE_CAMPAIGN,
-		validCampaign({ recepientList: [ANN_LIST, OTHER_LIST], recipientList: [OTHER_LIST, 'list_empty'] }), undefined, EITHER,
-		readLists([ANN_LIST, OTHER_LIST, 'list_empty'])],
+	[
+		'rule 7, rule 10: templateId alone, a number value stored as a string',
+		SEND,
+		templated({ firstName: 'Jane', company: 42 }),
+		undefined,
+		undefined,
+		() =>
+			expect(sandbox.state.emails[0].templateVariables).toEqual({
+				firstName: 'Jane',
+				company: '42',
+			}),
+	],
+	[
+		'rule 11: an unknown field, ignored',
+		SEND,
+		mail({ replyTo: 'x@y.test' }),
+		undefined,
+		undefined,
+		() => expect(sandbox.state.emails[0]).not.toHaveProperty('replyTo'),
+	],
+	[
+		'sandbox: custom apiKeys and templates',
+		SEND,
+		templated({ orderId: 'A-1' }, 'tmpl_order'),
+		CUSTOM_KEY,
+		CUSTOM,
+	],
+	[
+		'rule 14: listAuthHeader "Authorization", the key in Authorization',
+		ADD,
+		newList(),
+		AUTH,
+		{ listAuthHeader: 'Authorization' },
+	],
+	[
+		'rule 14: listAuthHeader "either", the key in Authorization',
+		ADD,
+		newList(),
+		AUTH,
+		{ listAuthHeader: 'either' },
+	],
+	[
+		'rule 14: listAuthHeader "either", the key in Authroization',
+		ADD,
+		newList(),
+		LIST_AUTH,
+		{ listAuthHeader: 'either' },
+	],
+	[
+		'rule 16: an empty profiles array, addedCount 0, and the list is created',
+		ADD,
+		newList(),
+		undefined,
+		undefined,
+		(body) =>
+			expect([body.data.addedCount, sandbox.state.lists.has(body.data.listId)]).toEqual([0, true]),
+	],
+	[
+		'rule 34, rule 35: an empty content and an empty recepientList',
+		CREATE_CAMPAIGN,
+		validCampaign({ content: '', recepientList: [] }),
+	],
+	[
+		'rule 33: by default the correctly spelled recipientList is ignored like any unknown field',
+		CREATE_CAMPAIGN,
+		validCampaign({ recipientList: [ANN_LIST] }),
+		undefined,
+		undefined,
+		readLists([]),
+	],
+	[
+		'rule 33: by default a malformed recipientList is not even checked',
+		CREATE_CAMPAIGN,
+		validCampaign({ recipientList: 'oops' }),
+		undefined,
+		undefined,
+		readLists([]),
+	],
+	[
+		'rule 33: campaignListField "recipientList" reads only that spelling',
+		CREATE_CAMPAIGN,
+		validCampaign({ recipientList: [ANN_LIST], recepientList: [OTHER_LIST] }),
+		undefined,
+		{ campaignListField: 'recipientList' },
+		readLists([ANN_LIST]),
+	],
+	[
+		'rule 33: campaignListField "either" reads recepientList',
+		CREATE_CAMPAIGN,
+		validCampaign({ recepientList: [ANN_LIST] }),
+		undefined,
+		EITHER,
+		readLists([ANN_LIST]),
+	],
+	[
+		'rule 33: campaignListField "either" reads recipientList',
+		CREATE_CAMPAIGN,
+		validCampaign({ recipientList: [OTHER_LIST] }),
+		undefined,
+		EITHER,
+		readLists([OTHER_LIST]),
+	],
+	[
+		'rule 33: campaignListField "either" combines both, each list once',
+		CREATE_CAMPAIGN,
+		validCampaign({
+			recepientList: [ANN_LIST, OTHER_LIST],
+			recipientList: [OTHER_LIST, 'list_empty'],
+		}),
+		undefined,
+		EITHER,
+		readLists([ANN_LIST, OTHER_LIST, 'list_empty']),
+	],
 ];
 
 test.each(ACCEPTED)('%s: 200', async (...[, route, body, headers, options, check]) => {
@@ -336,39 +694,99 @@ const EVE = { email: 'eve@customer.test', firstName: 'Eve', lastName: 'Lee' };
 const HEX_24 = /^[0-9a-f]{24}$/;
 const like = (/** @type {RegExp} */ pattern) => expect.stringMatching(pattern);
 // [title, route, body, the answer past status 'success', a check of what it stored, a new ID]
-// prettier-ignore
 const ANSWERS = [
-	['spec, rule 13: Send Email queues the email: messageId msg_<uuid>, the count of the day including it, the limit',
-		SEND, mail(), { message: 'Email queued successfully', data: {
-			messageId: like(/^msg_[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$/), dailyEmailCount: 1, dailyEmailLimit: 100 } },
-		(data) => expect(sandbox.state.emails).toEqual([expect.objectContaining({ messageId: data.messageId, ...mail() })]),
-		(data) => data.messageId],
-	['spec, rule 22, rule 24: Add Profiles without listId creates a list_<16 hex> holding them; no profile IDs in the answer',
-		ADD, { name: 'Newsletter', description: 'Monthly news', profiles: [EVE, A] }, { data: { listId: like(LIST_ID), addedCount: 2 } },
-		(data) => {
-			expect(sandbox.state.lists.get(data.listId)).toMatchObject({ name: 'Newsletter', description: 'Monthly news' });
-			expect(listEntries(data.listId)).toEqual([EVE, A].map((profile) => ({ profileId: like(PROFILE_ID), ...profile })));
+	[
+		'spec, rule 13: Send Email queues the email: messageId msg_<uuid>, the count of the day including it, the limit',
+		SEND,
+		mail(),
+		{
+			message: 'Email queued successfully',
+			data: {
+				messageId: like(/^msg_[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$/),
+				dailyEmailCount: 1,
+				dailyEmailLimit: 100,
+			},
 		},
-		(data) => data.listId],
-	['spec, rule 27, rule 31: Create List creates an empty list (an empty listDescription, profiles [] and unknown fields allowed); the answer is only data.listId',
-		CREATE_LIST, validList({ listDescription: '', color: 'blue', profiles: [] }), { data: { listId: like(LIST_ID) } },
-		(data) => expect(sandbox.state.lists.get(data.listId))
-			.toEqual({ listId: data.listId, name: 'Newsletter', description: '', profiles: new Map() }),
-		(data) => data.listId],
-	['spec, rule 35, rule 36: Create Campaign stores the campaign (a repeated list ID once, unknown fields ignored) and echoes it, with a 24-hex _id and createdAt',
-		CREATE_CAMPAIGN, validCampaign({ recepientList: [ANN_LIST, 'list_empty', ANN_LIST], extra: 1 }),
-		{ data: { campaign: { _id: like(HEX_24), ...validCampaign({ recepientList: [ANN_LIST, 'list_empty'] }), createdAt: NOW } } },
+		(data) =>
+			expect(sandbox.state.emails).toEqual([
+				expect.objectContaining({ messageId: data.messageId, ...mail() }),
+			]),
+		(data) => data.messageId,
+	],
+	[
+		'spec, rule 22, rule 24: Add Profiles without listId creates a list_<16 hex> holding them; no profile IDs in the answer',
+		ADD,
+		{ name: 'Newsletter', description: 'Monthly news', profiles: [EVE, A] },
+		{ data: { listId: like(LIST_ID), addedCount: 2 } },
+		(data) => {
+			expect(sandbox.state.lists.get(data.listId)).toMatchObject({
+				name: 'Newsletter',
+				description: 'Monthly news',
+			});
+			expect(listEntries(data.listId)).toEqual(
+				[EVE, A].map((profile) => ({ profileId: like(PROFILE_ID), ...profile })),
+			);
+		},
+		(data) => data.listId,
+	],
+	[
+		'spec, rule 27, rule 31: Create List creates an empty list (an empty listDescription, profiles [] and unknown fields allowed); the answer is only data.listId',
+		CREATE_LIST,
+		validList({ listDescription: '', color: 'blue', profiles: [] }),
+		{ data: { listId: like(LIST_ID) } },
+		(data) =>
+			expect(sandbox.state.lists.get(data.listId)).toEqual({
+				listId: data.listId,
+				name: 'Newsletter',
+				description: '',
+				profiles: new Map(),
+			}),
+		(data) => data.listId,
+	],
+	[
+		'spec, rule 35, rule 36: Create Campaign stores the campaign (a repeated list ID once, unknown fields ignored) and echoes it, with a 24-hex _id and createdAt',
+		CREATE_CAMPAIGN,
+		validCampaign({ recepientList: [ANN_LIST, 'list_empty', ANN_LIST], extra: 1 }),
+		{
+			data: {
+				campaign: {
+					_id: like(HEX_24),
+					...validCampaign({ recepientList: [ANN_LIST, 'list_empty'] }),
+					createdAt: NOW,
+				},
+			},
+		},
 		(data) => expect(sandbox.state.campaigns.get(data.campaign._id)).toEqual(data.campaign),
-		(data) => data.campaign._id],
-	['rule 34, rule 36: without content and list IDs, a campaign has no content and recepientList []',
-		CREATE_CAMPAIGN, { name: 'Holiday Sale', subject: 'Hi' },
-		{ data: { campaign: { _id: like(HEX_24), name: 'Holiday Sale', subject: 'Hi', recepientList: [], createdAt: NOW } } },
+		(data) => data.campaign._id,
+	],
+	[
+		'rule 34, rule 36: without content and list IDs, a campaign has no content and recepientList []',
+		CREATE_CAMPAIGN,
+		{ name: 'Holiday Sale', subject: 'Hi' },
+		{
+			data: {
+				campaign: {
+					_id: like(HEX_24),
+					name: 'Holiday Sale',
+					subject: 'Hi',
+					recepientList: [],
+					createdAt: NOW,
+				},
+			},
+		},
 		(data) => expect(sandbox.state.campaigns.get(data.campaign._id)).toEqual(data.campaign),
-		(data) => data.campaign._id],
-	['spec, rule 39, rule 41: Send Campaign answers 200 "Campaign sending started", the send recorded before the answer',
-		SEND_CAMPAIGN, SEND_IT, { message: 'Campaign sending started', data: { campaignId: CAMPAIGN, recipientCount: 1 } },
-		() => expect(sandbox.state.campaignSends)
-			.toEqual([{ campaignId: CAMPAIGN, recipients: ['ann@customer.test'], sentAt: NOW }])],
+		(data) => data.campaign._id,
+	],
+	[
+		'spec, rule 39, rule 41: Send Campaign answers 200 "Campaign sending started", the send recorded before the answer',
+		SEND_CAMPAIGN,
+		SEND_IT,
+		{ message: 'Campaign sending started', data: { campaignId: CAMPAIGN, recipientCount: 1 } },
+		() =>
+			expect(sandbox.state.campaignSends).toEqual([
+				{ campaignId: CAMPAIGN, recipients: ['ann@customer.test'], sentAt: NOW },
+			]),
+	],
 ];
 
 test.each(ANSWERS)('%s', async (...[, route, body, answer, check, newId]) => {
@@ -382,13 +800,27 @@ test.each(ANSWERS)('%s', async (...[, route, body, answer, check, newId]) => {
 
 const OTHER_KEY = { authorization: 'Bearer be_second_key' };
 // [title, options, steps: [email overrides, headers, status, dailyEmailCount of a 200]]
-// prettier-ignore
 const QUOTA_RUNS = [
-	['rule 1, rule 12: only accepted emails count, and validation comes before the quota', { dailyLimit: 1 },
-		[[{ to: 'bad' }, AUTH, 400], [{}, { authorization: 'Bearer wrong' }, 401], [{}, AUTH, 200, 1], [{ to: 'bad' }, AUTH, 400]]],
-	['spec, rule 12: the quota is counted per API key; each success counts itself; at the limit 429',
+	[
+		'rule 1, rule 12: only accepted emails count, and validation comes before the quota',
+		{ dailyLimit: 1 },
+		[
+			[{ to: 'bad' }, AUTH, 400],
+			[{}, { authorization: 'Bearer wrong' }, 401],
+			[{}, AUTH, 200, 1],
+			[{ to: 'bad' }, AUTH, 400],
+		],
+	],
+	[
+		'spec, rule 12: the quota is counted per API key; each success counts itself; at the limit 429',
 		{ apiKeys: [DEMO_KEY, 'be_second_key'], dailyLimit: 2 },
-		[[{}, AUTH, 200, 1], [{}, AUTH, 200, 2], [{}, AUTH, 429], [{}, OTHER_KEY, 200, 1]]],
+		[
+			[{}, AUTH, 200, 1],
+			[{}, AUTH, 200, 2],
+			[{}, AUTH, 429],
+			[{}, OTHER_KEY, 200, 1],
+		],
+	],
 ];
 
 test.each(QUOTA_RUNS)('%s; only accepted emails are queued', async (...[, options, steps]) => {
@@ -488,27 +920,50 @@ test('sandbox, rule 24: seeded lists take the profileId of a seeded profile by e
 const ANN = { profileId: ANN_ID, email: 'ann@customer.test' };
 const start = (/** @type {any} */ options) => () => startSandbox(options);
 // A refused change leaves the running sandbox as it was.
-// prettier-ignore
 test.each([
-	['sandbox: setOptions() refuses an option fixed at start', () => sandbox.setOptions({ port: 1234 }),
-		'Cannot change port after start'],
-	['sandbox: setOptions() refuses an invalid value', () => sandbox.setOptions(/** @type {any} */ ({ listAuthHeader: 'Auth' })),
-		'listAuthHeader'],
+	[
+		'sandbox: setOptions() refuses an option fixed at start',
+		() => sandbox.setOptions({ port: 1234 }),
+		'Cannot change port after start',
+	],
+	[
+		'sandbox: setOptions() refuses an invalid value',
+		() => sandbox.setOptions(/** @type {any} */ ({ listAuthHeader: 'Auth' })),
+		'listAuthHeader',
+	],
 	// @ts-expect-error deliberately invalid
-	['fault: injectFaults() refuses an unknown action', () => sandbox.injectFaults({ action: 'explode' }), 'action'],
+	[
+		'fault: injectFaults() refuses an unknown action',
+		() => sandbox.injectFaults({ action: 'explode' }),
+		'action',
+	],
 	// @ts-expect-error deliberately invalid
-	['fault: injectFaults() refuses an unknown path', () => sandbox.injectFaults({ path: '/email/sned', status: 500 }),
-		'path'],
+	[
+		'fault: injectFaults() refuses an unknown path',
+		() => sandbox.injectFaults({ path: '/email/sned', status: 500 }),
+		'path',
+	],
 	// startSandbox() with seeded state that contradicts itself:
-	['rule 24: a profileId seeded twice: startSandbox() refuses it', start({ profiles: [ANN, { ...ANN, email: 'b@x.test' }] }),
-		'profileId prof_ann is seeded twice'],
-	['rule 24: an email seeded twice: startSandbox() refuses it',
-		start({ profiles: [ANN, { profileId: 'p2', email: 'ANN@customer.test' }] }), 'email ANN@customer.test is seeded twice'],
-	['sandbox: a campaign _id not 24 hex: startSandbox() refuses it',
-		start({ campaigns: [{ _id: 'camp_1', name: 'X', subject: 'Y' }] }), '_id must be 24 lower-case hex characters'],
-	['sandbox: a campaign naming a list not seeded: startSandbox() refuses it',
+	[
+		'rule 24: a profileId seeded twice: startSandbox() refuses it',
+		start({ profiles: [ANN, { ...ANN, email: 'b@x.test' }] }),
+		'profileId prof_ann is seeded twice',
+	],
+	[
+		'rule 24: an email seeded twice: startSandbox() refuses it',
+		start({ profiles: [ANN, { profileId: 'p2', email: 'ANN@customer.test' }] }),
+		'email ANN@customer.test is seeded twice',
+	],
+	[
+		'sandbox: a campaign _id not 24 hex: startSandbox() refuses it',
+		start({ campaigns: [{ _id: 'camp_1', name: 'X', subject: 'Y' }] }),
+		'_id must be 24 lower-case hex characters',
+	],
+	[
+		'sandbox: a campaign naming a list not seeded: startSandbox() refuses it',
 		start({ campaigns: [{ _id: CAMPAIGN, name: 'X', subject: 'Y', recepientList: ['nope'] }] }),
-		`Seeded campaign ${CAMPAIGN} names list nope, which is not seeded`],
+		`Seeded campaign ${CAMPAIGN} names list nope, which is not seeded`,
+	],
 ])('%s', async (_title, change, text) => {
 	await expect(async () => change()).rejects.toThrow(text);
 	expect((await call(SEND, mail())).status).toBe(200);
@@ -518,20 +973,59 @@ test.each([
 
 // Faults on a Send Email: [title, faults, options, the answer ([status, body, some headers]) or,
 // unanswered, what the request records, whether the email was queued]
-// prettier-ignore
 const FAULTS = [
-	["fault: a status answers it with the spec's body for it, changing nothing", { status: 500 }, {},
-		[500, INTERNAL_ERROR, { 'content-type': 'application/json; charset=utf-8' }], false],
-	['fault: a fault with a path is taken only by its requests; a status the spec has no body for: its text',
-		[{ path: ADD, status: 500 }, { path: SEND, status: 503 }], {}, [503, message('Service Unavailable')], false],
-	['fault: a status with the body and headers given', { status: 429, body: error('slow down'), headers: { 'Retry-After': '30' } },
-		{}, [429, error('slow down'), { 'retry-after': '30' }], false],
-	['fault: a string body is sent as it is', { status: 502, body: '<html>Bad gateway</html>', headers: { 'Content-Type': 'text/html' } },
-		{}, [502, '<html>Bad gateway</html>', { 'content-type': 'text/html' }], false],
-	['fault: faultRate 1 answers one of randomFaults (default a 500)', [], { faultRate: 1 },
-		[500, INTERNAL_ERROR], false],
-	['fault: reset ends the connection unanswered, nothing done', { action: 'reset' }, {}, 'reset', false],
-	['fault: drop does the request but ends the connection unanswered', { action: 'drop' }, {}, 'drop', true],
+	[
+		"fault: a status answers it with the spec's body for it, changing nothing",
+		{ status: 500 },
+		{},
+		[500, INTERNAL_ERROR, { 'content-type': 'application/json; charset=utf-8' }],
+		false,
+	],
+	[
+		'fault: a fault with a path is taken only by its requests; a status the spec has no body for: its text',
+		[
+			{ path: ADD, status: 500 },
+			{ path: SEND, status: 503 },
+		],
+		{},
+		[503, message('Service Unavailable')],
+		false,
+	],
+	[
+		'fault: a status with the body and headers given',
+		{ status: 429, body: error('slow down'), headers: { 'Retry-After': '30' } },
+		{},
+		[429, error('slow down'), { 'retry-after': '30' }],
+		false,
+	],
+	[
+		'fault: a string body is sent as it is',
+		{ status: 502, body: '<html>Bad gateway</html>', headers: { 'Content-Type': 'text/html' } },
+		{},
+		[502, '<html>Bad gateway</html>', { 'content-type': 'text/html' }],
+		false,
+	],
+	[
+		'fault: faultRate 1 answers one of randomFaults (default a 500)',
+		[],
+		{ faultRate: 1 },
+		[500, INTERNAL_ERROR],
+		false,
+	],
+	[
+		'fault: reset ends the connection unanswered, nothing done',
+		{ action: 'reset' },
+		{},
+		'reset',
+		false,
+	],
+	[
+		'fault: drop does the request but ends the connection unanswered',
+		{ action: 'drop' },
+		{},
+		'drop',
+		true,
+	],
 ];
 
 test.each(FAULTS)('%s', async (...[, faults, options, answer, queued]) => {

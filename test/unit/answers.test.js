@@ -32,31 +32,157 @@ const error = (/** @type {number} */ statusCode, /** @type {unknown} */ body, he
 const inAMinute = new Date(Date.now() + 120_000).toUTCString();
 
 describe('classifyAnswer: the kind of each answer', () => {
-	// prettier-ignore
 	/** @type {Array<[string, any, any, Record<string, unknown>, RegExp]>} */
 	const rows = [
-		['a 400 is a refusal: invalid_request, never sent again', error(400, { status: 'error', error: 'Invalid email format for field "to"' }), queuedEmail, { kind: 'invalid_request', httpCode: '400', mayHaveTakenEffect: false, retry: undefined }, /^BasicsEngage rejected the request: Invalid email format for field "to"$/],
-		['a 401 (text in `message`) is invalid_api_key and says not to try again', error(401, { status: 'error', message: 'Invalid API key' }), queuedEmail, { kind: 'invalid_api_key', httpCode: '401', retry: undefined }, /^BasicsEngage rejected the API key \(HTTP 401\)$/],
-		['Send Email: a 429 without Retry-After is the daily quota', error(429, { status: 'error', error: 'Daily limit' }), queuedEmail, { kind: 'quota_exceeded', retry: undefined }, /daily email quota/],
-		['Send Email: a 429 asking for more than a minute is the daily quota', error(429, {}, { 'retry-after': '120' }), queuedEmail, { kind: 'quota_exceeded', retryAfterMs: 120_000 }, /quota/],
-		['Send Email: a 429 with a short Retry-After (seconds) is a rate limit, sent again', error(429, {}, { 'retry-after': '0' }), queuedEmail, { kind: 'rate_limited', retry: 'notSent', retryAfterMs: 0 }, /limiting the rate/],
-		['another operation: any 429 is a rate limit, nothing was sent', error(429, {}), listCreated, { kind: 'rate_limited', retry: 'notSent', mayHaveTakenEffect: false }, /limiting the rate/],
-		['a 500 is server_error, may have taken effect, sent again only if repeatable', error(500, { status: 'error', message: 'Internal server error' }), queuedEmail, { kind: 'server_error', httpCode: '500', mayHaveTakenEffect: true, retry: 'maybeSent', description: expect.stringContaining('the email may have been queued: check before sending it again') }, /could not handle the request/],
-		['a 502 is server_error too', error(502, ''), listCreated, { kind: 'server_error', httpCode: '502' }, /\(HTTP 502\)/],
-		['a 404 says the Base URL must include the API path', error(404, { status: 'error', error: 'Not found' }), queuedEmail, { kind: 'unexpected_response', httpCode: '404', description: expect.stringMatching(/Base URL without the API's path gets 404/) }, /Not found/],
-		['another status keeps its code: unexpected_response', error(418, { status: 'error', error: 'I am a teapot' }), queuedEmail, { kind: 'unexpected_response', httpCode: '418', retry: undefined }, /I am a teapot/],
-		['a redirect is not followed: unexpected_response naming the host only', error(302, '', { location: 'http://evil.test/x?token=s3cr3t' }), queuedEmail, { kind: 'unexpected_response', httpCode: '302', mayHaveTakenEffect: true, retry: undefined, description: expect.stringContaining('the email may have been queued: check before sending it again') }, /^BasicsEngage answered unexpectedly: a redirect \(HTTP 302\) to evil\.test$/],
+		[
+			'a 400 is a refusal: invalid_request, never sent again',
+			error(400, { status: 'error', error: 'Invalid email format for field "to"' }),
+			queuedEmail,
+			{ kind: 'invalid_request', httpCode: '400', mayHaveTakenEffect: false, retry: undefined },
+			/^BasicsEngage rejected the request: Invalid email format for field "to"$/,
+		],
+		[
+			'a 401 (text in `message`) is invalid_api_key and says not to try again',
+			error(401, { status: 'error', message: 'Invalid API key' }),
+			queuedEmail,
+			{ kind: 'invalid_api_key', httpCode: '401', retry: undefined },
+			/^BasicsEngage rejected the API key \(HTTP 401\)$/,
+		],
+		[
+			'Send Email: a 429 without Retry-After is the daily quota',
+			error(429, { status: 'error', error: 'Daily limit' }),
+			queuedEmail,
+			{ kind: 'quota_exceeded', retry: undefined },
+			/daily email quota/,
+		],
+		[
+			'Send Email: a 429 asking for more than a minute is the daily quota',
+			error(429, {}, { 'retry-after': '120' }),
+			queuedEmail,
+			{ kind: 'quota_exceeded', retryAfterMs: 120_000 },
+			/quota/,
+		],
+		[
+			'Send Email: a 429 with a short Retry-After (seconds) is a rate limit, sent again',
+			error(429, {}, { 'retry-after': '0' }),
+			queuedEmail,
+			{ kind: 'rate_limited', retry: 'notSent', retryAfterMs: 0 },
+			/limiting the rate/,
+		],
+		[
+			'another operation: any 429 is a rate limit, nothing was sent',
+			error(429, {}),
+			listCreated,
+			{ kind: 'rate_limited', retry: 'notSent', mayHaveTakenEffect: false },
+			/limiting the rate/,
+		],
+		[
+			'a 500 is server_error, may have taken effect, sent again only if repeatable',
+			error(500, { status: 'error', message: 'Internal server error' }),
+			queuedEmail,
+			{
+				kind: 'server_error',
+				httpCode: '500',
+				mayHaveTakenEffect: true,
+				retry: 'maybeSent',
+				description: expect.stringContaining(
+					'the email may have been queued: check before sending it again',
+				),
+			},
+			/could not handle the request/,
+		],
+		[
+			'a 502 is server_error too',
+			error(502, ''),
+			listCreated,
+			{ kind: 'server_error', httpCode: '502' },
+			/\(HTTP 502\)/,
+		],
+		[
+			'a 404 says the Base URL must include the API path',
+			error(404, { status: 'error', error: 'Not found' }),
+			queuedEmail,
+			{
+				kind: 'unexpected_response',
+				httpCode: '404',
+				description: expect.stringMatching(/Base URL without the API's path gets 404/),
+			},
+			/Not found/,
+		],
+		[
+			'another status keeps its code: unexpected_response',
+			error(418, { status: 'error', error: 'I am a teapot' }),
+			queuedEmail,
+			{ kind: 'unexpected_response', httpCode: '418', retry: undefined },
+			/I am a teapot/,
+		],
+		[
+			'a redirect is not followed: unexpected_response naming the host only',
+			error(302, '', { location: 'http://evil.test/x?token=s3cr3t' }),
+			queuedEmail,
+			{
+				kind: 'unexpected_response',
+				httpCode: '302',
+				mayHaveTakenEffect: true,
+				retry: undefined,
+				description: expect.stringContaining(
+					'the email may have been queued: check before sending it again',
+				),
+			},
+			/^BasicsEngage answered unexpectedly: a redirect \(HTTP 302\) to evil\.test$/,
+		],
 		...[301, 303, 307, 308].map((status) => [
 			`every redirect (${status}) is unexpected_response, never followed`,
-			error(status, '', { location: 'https://x.test/a' }), queuedEmail,
+			error(status, '', { location: 'https://x.test/a' }),
+			queuedEmail,
 			{ kind: 'unexpected_response', httpCode: String(status) },
-			new RegExp(`^BasicsEngage answered unexpectedly: a redirect \\(HTTP ${status}\\) to x\\.test$`),
+			new RegExp(
+				`^BasicsEngage answered unexpectedly: a redirect \\(HTTP ${status}\\) to x\\.test$`,
+			),
 		]),
-		['a 200 that is not JSON is unexpected_response and may have taken effect', error(200, 'down for maintenance'), queuedEmail, { kind: 'unexpected_response', httpCode: '200', mayHaveTakenEffect: true, retry: undefined, description: expect.stringContaining('the email may have been queued: check before sending it again') }, /not the documented success answer/],
-		['a 200 with status "error" is not a success', error(200, { status: 'error', data: { messageId: 'm1' } }), queuedEmail, { kind: 'unexpected_response' }, /status "success"/],
-		['a 200 without `data` is not a success', error(200, { status: 'success' }), queuedEmail, { kind: 'unexpected_response' }, /no "data" object/],
-		['a 200 whose data breaks the contract is not a success', error(200, { status: 'success', data: { dailyEmailCount: 1 } }), queuedEmail, { kind: 'unexpected_response' }, /no "messageId"/],
-		['a 200 of another contract is checked by that contract', error(200, { status: 'success', data: { listId: 42 } }), listCreated, { kind: 'unexpected_response' }, /no "listId"/],
+		[
+			'a 200 that is not JSON is unexpected_response and may have taken effect',
+			error(200, 'down for maintenance'),
+			queuedEmail,
+			{
+				kind: 'unexpected_response',
+				httpCode: '200',
+				mayHaveTakenEffect: true,
+				retry: undefined,
+				description: expect.stringContaining(
+					'the email may have been queued: check before sending it again',
+				),
+			},
+			/not the documented success answer/,
+		],
+		[
+			'a 200 with status "error" is not a success',
+			error(200, { status: 'error', data: { messageId: 'm1' } }),
+			queuedEmail,
+			{ kind: 'unexpected_response' },
+			/status "success"/,
+		],
+		[
+			'a 200 without `data` is not a success',
+			error(200, { status: 'success' }),
+			queuedEmail,
+			{ kind: 'unexpected_response' },
+			/no "data" object/,
+		],
+		[
+			'a 200 whose data breaks the contract is not a success',
+			error(200, { status: 'success', data: { dailyEmailCount: 1 } }),
+			queuedEmail,
+			{ kind: 'unexpected_response' },
+			/no "messageId"/,
+		],
+		[
+			'a 200 of another contract is checked by that contract',
+			error(200, { status: 'success', data: { listId: 42 } }),
+			listCreated,
+			{ kind: 'unexpected_response' },
+			/no "listId"/,
+		],
 	];
 
 	test.each(rows)('%s', (_, answer, contract, fields, message) => {
@@ -133,16 +259,44 @@ describe('classifyAnswer: server text is untrusted', () => {
 
 describe('networkFailure: no full answer', () => {
 	const withCode = (/** @type {string} */ code) => Object.assign(new Error(code), { code });
-	// prettier-ignore
 	test.each([
-		['a refused connection never reached BasicsEngage', withCode('ECONNREFUSED'), 'notSent', /the connection was refused$/, /never reached BasicsEngage, so nothing was sent/],
-		['an unknown host never reached BasicsEngage', withCode('ENOTFOUND'), 'notSent', /host name was not found$/, /nothing was sent/],
-		['a reset may have reached it', withCode('ECONNRESET'), 'maybeSent', /connection broke before the answer came$/, /may have been queued: check before sending it again/],
-		['a timeout may have reached it', withCode('ETIMEDOUT'), 'maybeSent', /the request timed out$/, /may have been queued.*Timeout in Request Options/],
+		[
+			'a refused connection never reached BasicsEngage',
+			withCode('ECONNREFUSED'),
+			'notSent',
+			/the connection was refused$/,
+			/never reached BasicsEngage, so nothing was sent/,
+		],
+		[
+			'an unknown host never reached BasicsEngage',
+			withCode('ENOTFOUND'),
+			'notSent',
+			/host name was not found$/,
+			/nothing was sent/,
+		],
+		[
+			'a reset may have reached it',
+			withCode('ECONNRESET'),
+			'maybeSent',
+			/connection broke before the answer came$/,
+			/may have been queued: check before sending it again/,
+		],
+		[
+			'a timeout may have reached it',
+			withCode('ETIMEDOUT'),
+			'maybeSent',
+			/the request timed out$/,
+			/may have been queued.*Timeout in Request Options/,
+		],
 	])('%s', (_, cause, retry, message, description) => {
 		const result = networkFailure(cause, queuedEmail);
 		const mayHaveTakenEffect = retry === 'maybeSent';
-		expect(result).toMatchObject({ kind: 'network_error', httpCode: null, retry, mayHaveTakenEffect });
+		expect(result).toMatchObject({
+			kind: 'network_error',
+			httpCode: null,
+			retry,
+			mayHaveTakenEffect,
+		});
 		expect(result.message).toMatch(/^BasicsEngage could not be reached: /);
 		expect(result.message).toMatch(message);
 		// n8n 2.x swaps a message holding a socket code for its own stock text.
@@ -160,7 +314,6 @@ describe('shouldRetry and waitBeforeRetry: what is sent again, and when', () => 
 	const failure = (/** @type {any} */ answer) => classify(answer, listCreated);
 	const cut = (/** @type {string} */ code) =>
 		networkFailure(Object.assign(new Error(), { code }), queuedEmail);
-	// prettier-ignore
 	test.each([
 		['a refusal (400)', true, false, failure(error(400, {}))],
 		['a bad key (401)', true, false, failure(error(401, {}))],
@@ -172,10 +325,25 @@ describe('shouldRetry and waitBeforeRetry: what is sent again, and when', () => 
 		['a reset or a dropped answer, repeatable', true, true, cut('ECONNRESET')],
 		['a reset or a dropped answer, not repeatable', false, false, cut('ECONNRESET')],
 		['a timeout, repeatable', true, true, cut('ETIMEDOUT')],
-		['a rate limit, even not repeatable', false, true, failure(error(429, {}, { 'retry-after': '1' }))],
-		['a rate limit asking for more than a minute', true, false, failure(error(429, {}, { 'retry-after': '61' }))],
+		[
+			'a rate limit, even not repeatable',
+			false,
+			true,
+			failure(error(429, {}, { 'retry-after': '1' })),
+		],
+		[
+			'a rate limit asking for more than a minute',
+			true,
+			false,
+			failure(error(429, {}, { 'retry-after': '61' })),
+		],
 		['the daily email quota (429)', true, false, classify(error(429, {}))],
-		['a 5xx asking to wait more than a minute', true, false, failure(error(503, '', { 'retry-after': '3600' }))],
+		[
+			'a 5xx asking to wait more than a minute',
+			true,
+			false,
+			failure(error(503, '', { 'retry-after': '3600' })),
+		],
 	])('%s (repeatable: %s): sent again %s', (_, repeatable, expected, result) => {
 		expect(shouldRetry(result, repeatable)).toBe(expected);
 	});
@@ -183,8 +351,12 @@ describe('shouldRetry and waitBeforeRetry: what is sent again, and when', () => 
 	test('Retry-After is waited as asked; otherwise backoff with jitter, doubling, capped at 30 s', () => {
 		const policy = { retries: 5, waitMs: 1000 };
 		expect(waitBeforeRetry(failure(error(429, {}, { 'retry-after': '7' })), 0, policy)).toBe(7000);
-		// prettier-ignore
-		const bounds = [[0, 500, 1000], [1, 1000, 2000], [3, 4000, 8000], [10, 15_000, 30_000]];
+		const bounds = [
+			[0, 500, 1000],
+			[1, 1000, 2000],
+			[3, 4000, 8000],
+			[10, 15_000, 30_000],
+		];
 		for (const [attempt, low, high] of bounds) {
 			const wait = waitBeforeRetry(failure(error(500, '')), attempt, policy);
 			expect(wait).toBeGreaterThanOrEqual(low);

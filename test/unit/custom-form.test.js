@@ -19,10 +19,17 @@ const FIELDS = {
 	email: { fieldLabel: 'Email', fieldType: 'email' },
 	reason: { fieldLabel: 'Reason', fieldType: 'textarea' },
 	slot: { fieldLabel: 'Slot', fieldType: 'dropdown', fieldOptions: choices('Morning', 'Evening') },
-	// prettier-ignore
-	rooms: { fieldLabel: 'Rooms', fieldType: 'dropdown', multiselect: true, fieldOptions: choices('Hall', 'Attic') },
-	// prettier-ignore
-	extras: { fieldLabel: 'Extras', fieldType: 'checkbox', fieldOptions: choices('Gift wrap', 'Call first') },
+	rooms: {
+		fieldLabel: 'Rooms',
+		fieldType: 'dropdown',
+		multiselect: true,
+		fieldOptions: choices('Hall', 'Attic'),
+	},
+	extras: {
+		fieldLabel: 'Extras',
+		fieldType: 'checkbox',
+		fieldOptions: choices('Gift wrap', 'Call first'),
+	},
 	carrier: { fieldLabel: 'Carrier', fieldType: 'radio', fieldOptions: choices('DHL', 'UPS') },
 	pin: { fieldLabel: 'PIN', fieldType: 'password' },
 	ticket: { fieldType: 'hiddenField', fieldName: 'ticket', fieldValue: 'T-17' },
@@ -32,7 +39,6 @@ const answer = (/** @type {keyof typeof FIELDS} */ field, /** @type {unknown} */
 	readFormAnswer([FIELDS[field]], posted === undefined ? {} : { 'field-0': posted });
 
 /** [case, field, what is posted, what the workflow gets or the problem]. */
-// prettier-ignore
 const ANSWERS = [
 	['text, trimmed', 'name', '  Jane Doe ', 'Jane Doe'],
 	['a date as a date input posts it', 'date', '2031-05-04', '2031-05-04'],
@@ -53,15 +59,60 @@ const ANSWERS = [
 	['refused: a required text left blank', 'name', '   ', { problem: 'Name is required' }],
 	['refused: a required date missing', 'date', undefined, { problem: 'Delivery date is required' }],
 	['refused: a number that is not one', 'amount', 'twelve', { problem: 'Amount: enter a number' }],
-	['refused: a date that does not exist', 'date', '2031-02-30', { problem: 'Delivery date: enter a date' }],
-	['refused: a date in another format', 'date', '04/05/2031', { problem: 'Delivery date: enter a date' }],
-	['refused: an email address that is not one', 'email', 'jane@', { problem: 'Email: enter an email address' }],
-	['refused: a dropdown value not offered', 'slot', 'Midnight', { problem: 'Slot: choose one of the options' }],
-	['refused: a checkbox not offered', 'extras', ['Gift wrap', 'Free'], { problem: 'Extras: choose among' }],
-	['refused: a checkbox twice', 'extras', ['Gift wrap', 'Gift wrap'], { problem: 'Extras: choose among' }],
-	['refused: two radio answers', 'carrier', ['DHL', 'UPS'], { problem: 'Carrier takes one answer' }],
-	['refused: a value too long', 'reason', 'x'.repeat(10_001), { problem: 'Reason: the answer is not valid' }],
-	['refused: an object for a text', 'name', { name: 'Jane' }, { problem: 'Name: the answer is not valid' }],
+	[
+		'refused: a date that does not exist',
+		'date',
+		'2031-02-30',
+		{ problem: 'Delivery date: enter a date' },
+	],
+	[
+		'refused: a date in another format',
+		'date',
+		'04/05/2031',
+		{ problem: 'Delivery date: enter a date' },
+	],
+	[
+		'refused: an email address that is not one',
+		'email',
+		'jane@',
+		{ problem: 'Email: enter an email address' },
+	],
+	[
+		'refused: a dropdown value not offered',
+		'slot',
+		'Midnight',
+		{ problem: 'Slot: choose one of the options' },
+	],
+	[
+		'refused: a checkbox not offered',
+		'extras',
+		['Gift wrap', 'Free'],
+		{ problem: 'Extras: choose among' },
+	],
+	[
+		'refused: a checkbox twice',
+		'extras',
+		['Gift wrap', 'Gift wrap'],
+		{ problem: 'Extras: choose among' },
+	],
+	[
+		'refused: two radio answers',
+		'carrier',
+		['DHL', 'UPS'],
+		{ problem: 'Carrier takes one answer' },
+	],
+	[
+		'refused: a value too long',
+		'reason',
+		'x'.repeat(10_001),
+		{ problem: 'Reason: the answer is not valid' },
+	],
+	[
+		'refused: an object for a text',
+		'name',
+		{ name: 'Jane' },
+		{ problem: 'Name: the answer is not valid' },
+	],
 ];
 
 describe('readFormAnswer: each field as the workflow gets it, or its problem', () => {
@@ -87,15 +138,34 @@ describe('readFormFields: a form that cannot work is refused before sending', ()
 	const fields = (/** @type {unknown[]} */ values) => parameter({ 'formFields.values': values });
 	const json = (/** @type {string} */ jsonOutput) => parameter({ defineForm: 'json', jsonOutput });
 
-	// prettier-ignore
 	test.each([
-		['a type it does not offer (file)', fields([{ fieldLabel: 'Photo', fieldType: 'file' }]), 'Form field "Photo" has the type "file", which this node does not offer'],
-		['two fields with one label', fields([{ fieldLabel: 'Date' }, { fieldLabel: 'Date', fieldType: 'date' }]), 'Two form fields are called "Date"'],
+		[
+			'a type it does not offer (file)',
+			fields([{ fieldLabel: 'Photo', fieldType: 'file' }]),
+			'Form field "Photo" has the type "file", which this node does not offer',
+		],
+		[
+			'two fields with one label',
+			fields([{ fieldLabel: 'Date' }, { fieldLabel: 'Date', fieldType: 'date' }]),
+			'Two form fields are called "Date"',
+		],
 		['a field without label', fields([{ fieldType: 'text' }]), 'A form field has no Field Label'],
-		['a hidden field without name', fields([{ fieldType: 'hiddenField', fieldValue: 'x' }]), 'A form field has no Field Name'],
-		['a dropdown without options', fields([{ fieldLabel: 'Slot', fieldType: 'dropdown' }]), 'Form field "Slot" has no options'],
+		[
+			'a hidden field without name',
+			fields([{ fieldType: 'hiddenField', fieldValue: 'x' }]),
+			'A form field has no Field Name',
+		],
+		[
+			'a dropdown without options',
+			fields([{ fieldLabel: 'Slot', fieldType: 'dropdown' }]),
+			'Form field "Slot" has no options',
+		],
 		['JSON that is not JSON', json('[{ "fieldLabel": '), 'Form Fields (JSON) is not valid'],
-		['JSON with a key fields lack', json('[{ "fieldLabel": "A", "colour": "red" }]'), "Key 'colour' in field 0 is not valid"],
+		[
+			'JSON with a key fields lack',
+			json('[{ "fieldLabel": "A", "colour": "red" }]'),
+			"Key 'colour' in field 0 is not valid",
+		],
 	])('%s', (_, read, message) => {
 		expect(() => readFormFields(read)).toThrow(
 			expect.objectContaining({ kind: 'invalid_input', message: expect.stringContaining(message) }),

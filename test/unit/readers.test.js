@@ -37,35 +37,65 @@ function read(/** @type {() => unknown} */ reader) {
 }
 const refused = (/** @type {string} */ error) => ({ error, kind: 'invalid_input' });
 
-// prettier-ignore
 test.each([
 	['readText: text as given', () => readText(' Hi ', 'Subject'), ' Hi '],
 	['readText: a number becomes text', () => readText(42, 'Subject'), '42'],
 	['readText: empty is required', () => readText('', 'Subject'), refused('Subject is required')],
-	['readText: an object is refused', () => readText({ a: 1 }, 'Subject'), refused('Subject must be text, not an object')],
-	['readText: a list is refused', () => readText([1], 'Subject'), refused('Subject must be text, not a list')],
+	[
+		'readText: an object is refused',
+		() => readText({ a: 1 }, 'Subject'),
+		refused('Subject must be text, not an object'),
+	],
+	[
+		'readText: a list is refused',
+		() => readText([1], 'Subject'),
+		refused('Subject must be text, not a list'),
+	],
 	['readOptionalText: empty is undefined', () => readOptionalText(null, 'Description'), undefined],
 	['readTrimmed: trimmed', () => readTrimmed(' tmpl_welcome ', 'Template ID'), 'tmpl_welcome'],
-	['readTrimmed: only spaces is required', () => readTrimmed('   ', 'Template ID'), refused('Template ID is required')],
-	['readIdList: typed with commas: trimmed, empty ones dropped', () => readIdList(' p1 ,, p2, ', 'Profile IDs'), ['p1', 'p2']],
-	['readIdList: a list from an expression', () => readIdList(['p2', ' ', 'p1'], 'Profile IDs'), ['p2', 'p1']],
+	[
+		'readTrimmed: only spaces is required',
+		() => readTrimmed('   ', 'Template ID'),
+		refused('Template ID is required'),
+	],
+	[
+		'readIdList: typed with commas: trimmed, empty ones dropped',
+		() => readIdList(' p1 ,, p2, ', 'Profile IDs'),
+		['p1', 'p2'],
+	],
+	[
+		'readIdList: a list from an expression',
+		() => readIdList(['p2', ' ', 'p1'], 'Profile IDs'),
+		['p2', 'p1'],
+	],
 	['readIdList: only commas and spaces: none', () => readIdList(' , ', 'Profile IDs'), []],
 	['readIdList: empty: none', () => readIdList('', 'Profile IDs'), []],
-	['readIdList: a number in the list', () => readIdList(['p1', 42], 'Profile IDs'), refused('Profile IDs must hold only texts, but entry 2 is a number')],
-	['readIdList: an object', () => readIdList({ id: 'p1' }, 'Profile IDs'), refused('Profile IDs must be text or a list of texts, not an object')],
+	[
+		'readIdList: a number in the list',
+		() => readIdList(['p1', 42], 'Profile IDs'),
+		refused('Profile IDs must hold only texts, but entry 2 is a number'),
+	],
+	[
+		'readIdList: an object',
+		() => readIdList({ id: 'p1' }, 'Profile IDs'),
+		refused('Profile IDs must be text or a list of texts, not an object'),
+	],
 ])('%s', (_, reader, expected) => {
 	expect(read(reader)).toEqual(expected);
 });
 
 describe('readEmailAddress', () => {
-	// prettier-ignore
 	test.each([
 		['a plain address, trimmed', ' jane@customer.test ', 'jane@customer.test'],
 		['a sub-domain', 'a.b+c@mail.customer.test', 'a.b+c@mail.customer.test'],
 		['empty', '', 'To is required'],
 		['not an address', 'not-an-address', 'To is not a valid email address: "not-an-address"'],
 		['no dot in the domain', 'jane@localhost', 'To is not a valid email address: "jane@localhost"'],
-		['a line break (header injection)', 'jane@customer.test\r\nBcc: x@y.z', /^To is not a valid email address/],
+		[
+			'a line break (header injection)',
+			'jane@customer.test\r\nBcc: x@y.z',
+			/^To is not a valid email address/,
+		],
 		['two addresses', 'a@x.test, b@x.test', /^To is not a valid email address/],
 		['an object', { nested: true }, 'To must be text, not an object'],
 		['null', null, 'To is required'],
@@ -99,7 +129,6 @@ describe('readNumberOption: numbers typed as expressions, held to their field', 
 	const RETRIES = 'Retries must be a whole number from 0 to 10';
 	const RETRY_WAIT = 'Retry Wait must be a number from 0 to 60000';
 	const CONCURRENCY = 'Concurrency must be a whole number from 1 to 50';
-	// prettier-ignore
 	test.each([
 		['absent: the default', retriesOption, undefined, 2],
 		['text holding a number', retriesOption, ' 1 ', 1],
@@ -108,7 +137,12 @@ describe('readNumberOption: numbers typed as expressions, held to their field', 
 		['NaN', retriesOption, NaN, RETRIES],
 		['Infinity', retriesOption, Infinity, RETRIES],
 		['above the maximum', retriesOption, 11, RETRIES],
-		['a fraction where a whole number is wanted', itemsPerBatch, 2.5, 'Items per Batch must be a whole number of at least -1'],
+		[
+			'a fraction where a whole number is wanted',
+			itemsPerBatch,
+			2.5,
+			'Items per Batch must be a whole number of at least -1',
+		],
 		['Retry Wait above a minute', retryWaitOption, 60_001, RETRY_WAIT],
 		['Retry Wait below 0', retryWaitOption, -1, RETRY_WAIT],
 		['Timeout as text', requestTimeout, 'soon', 'Timeout must be a number from 1 to 3600000'],
@@ -123,7 +157,6 @@ describe('readNumberOption: numbers typed as expressions, held to their field', 
 describe('credential checks', () => {
 	const NOT_VALID = 'The Base URL in the credential is not valid';
 	const KEY = 'be_live_123';
-	// prettier-ignore
 	test.each([
 		['Base URL: the public default', 'https://api.basicsengage.com/api/v0/dev', KEY, undefined],
 		['Base URL: a local sandbox', 'http://127.0.0.1:4010/api/v0/dev', KEY, undefined],
@@ -132,11 +165,31 @@ describe('credential checks', () => {
 		['Base URL: a space inside', 'http://exa mple.com/api', KEY, NOT_VALID],
 		['Base URL: empty', '', KEY, NOT_VALID],
 		['Base URL: another scheme', 'ftp://api.test/', KEY, NOT_VALID],
-		['Base URL: a user and password before "@"', 'https://user:pw@api.test/', KEY, /user name or password/],
+		[
+			'Base URL: a user and password before "@"',
+			'https://user:pw@api.test/',
+			KEY,
+			/user name or password/,
+		],
 		['Base URL: a user before "@"', 'https://user@api.test/', KEY, /user name or password/],
-		['API key: "Bearer " pasted along', 'https://api.test', 'Bearer be_live_123', /starts with "Bearer "/],
-		['API key: "bearer " in lower case', 'https://api.test', 'bearer be_live_123', /starts with "Bearer "/],
-		['API key: a line break', 'https://api.test', 'be_live\r\nX-Injected: 1', /empty or contains spaces, line breaks/],
+		[
+			'API key: "Bearer " pasted along',
+			'https://api.test',
+			'Bearer be_live_123',
+			/starts with "Bearer "/,
+		],
+		[
+			'API key: "bearer " in lower case',
+			'https://api.test',
+			'bearer be_live_123',
+			/starts with "Bearer "/,
+		],
+		[
+			'API key: a line break',
+			'https://api.test',
+			'be_live\r\nX-Injected: 1',
+			/empty or contains spaces, line breaks/,
+		],
 		['API key: a non-ASCII letter', 'https://api.test', 'be_livé', /non-ASCII/],
 		['API key: empty', 'https://api.test', '', /empty/],
 	])('%s', (_, baseUrl, apiKey, problem) => {
@@ -172,7 +225,9 @@ describe('credential checks', () => {
 	])('plain http to another machine: %s -> notice %s', (baseUrl, host, notice) => {
 		// The form's notice (as n8n's own displayOptions logic shows it) and the run-time check agree.
 		const shown = new BasicsEngageApi().properties.find((p) => p.name === 'plainHttpNotice');
-		expect(NodeHelpers.displayParameter({ baseUrl }, /** @type {any} */ (shown), null)).toBe(notice);
+		expect(NodeHelpers.displayParameter({ baseUrl }, /** @type {any} */ (shown), null)).toBe(
+			notice,
+		);
 		expect(!isLoopback(host) && baseUrl.toLowerCase().startsWith('http:')).toBe(notice);
 	});
 });
@@ -186,12 +241,36 @@ describe('toBatches: Add Profiles batches', () => {
 			profiles.map((/** @type {any} */ p) => p.itemIndex),
 		]);
 
-	// prettier-ignore
 	test.each([
 		['N = batch size: one batch', 5, Array(5).fill('l'), [['l', [0, 1, 2, 3, 4]]]],
-		['N = batch size + 1: a second batch of one', 5, Array(6).fill('l'), [['l', [0, 1, 2, 3, 4]], ['l', [5]]]],
-		['a new list (no ID): batches like any list', 2, Array(3).fill(undefined), [[undefined, [0, 1]], [undefined, [2]]]],
-		['a list ID per item: grouped per list, lists in order of first appearance', 2, ['a', 'b', 'a', 'b', 'a'], [['a', [0, 2]], ['a', [4]], ['b', [1, 3]]]],
+		[
+			'N = batch size + 1: a second batch of one',
+			5,
+			Array(6).fill('l'),
+			[
+				['l', [0, 1, 2, 3, 4]],
+				['l', [5]],
+			],
+		],
+		[
+			'a new list (no ID): batches like any list',
+			2,
+			Array(3).fill(undefined),
+			[
+				[undefined, [0, 1]],
+				[undefined, [2]],
+			],
+		],
+		[
+			'a list ID per item: grouped per list, lists in order of first appearance',
+			2,
+			['a', 'b', 'a', 'b', 'a'],
+			[
+				['a', [0, 2]],
+				['a', [4]],
+				['b', [1, 3]],
+			],
+		],
 	])('%s', (_, batchSize, lists, expected) => {
 		expect(shape(toBatches(entries(lists), batchSize))).toEqual(expected);
 	});
