@@ -137,20 +137,28 @@ function expectNoSecret(result, apiKey) {
 	expect(visible).not.toContain(apiKey);
 }
 
-// After n8n died (`diesWhen`): the package loaded again from a copy, without the dead one's state.
-// The loader requires every file at once, so the copy is removed as soon as it is loaded (an exit
-// listener never ran in jest's workers, which are killed: copies piled up in the temp folder).
-async function restartN8n() {
+// The package loaded again from a copy, with module state of its own: n8n restarted after it died
+// (`diesWhen`), or another process of it. The loader requires every file at once, so the copy is
+// removed as soon as it is loaded (an exit listener never ran in jest's workers, which are
+// killed: copies piled up in the temp folder).
+/** @param {{ register?: boolean }} [options] */
+async function loadCopy(options) {
 	const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'basicsengage-restarted-'));
 	try {
 		fs.cpSync(path.join(PACKAGE_DIR, 'dist'), path.join(copy, 'dist'), { recursive: true });
 		fs.copyFileSync(path.join(PACKAGE_DIR, 'package.json'), path.join(copy, 'package.json'));
 		fs.symlinkSync(path.join(PACKAGE_DIR, 'node_modules'), path.join(copy, 'node_modules'));
-		await loadPackage(copy);
+		return await loadPackage(copy, options);
 	} finally {
 		fs.rmSync(copy, { recursive: true, force: true });
 	}
 }
+
+/** After n8n died: its next runs use a fresh copy of the package. */
+const restartN8n = async () => void (await loadCopy());
+
+/** A second queue-mode worker: `runNode(sandbox, { loaded: worker, ... })` runs on it. */
+const startWorker = () => loadCopy({ register: false });
 
 /** One saved workflow with one node, run again and again (runNode options). */
 const savedWorkflow = () => ({
@@ -270,6 +278,7 @@ module.exports = {
 	loopbackBaseUrl,
 	pairedIndexes,
 	restartN8n,
+	startWorker,
 	runCredentialTest,
 	runNode,
 	savedWorkflow,

@@ -98,6 +98,14 @@ const deduplicationStore = {
 	failCalls(...nth) {
 		this.failing = new Set(nth.map((n) => this.calls + n));
 	},
+	/**
+	 * Milliseconds between a call's read and its write (none: the next tick), by the values the
+	 * call records or removes: a test stretches one worker's calls so they overlap another's.
+	 * @type {(items: string[]) => number | undefined}
+	 */
+	roundTrip: () => undefined,
+	/** Each call's read and write, by the clock. @type {Array<{ readAt: number, writtenAt: number }>} */
+	log: [],
 	/** @param {{ workflow: object }} context */
 	beforeCall(context) {
 		this.calls++;
@@ -121,19 +129,28 @@ function assertAlive(context) {
 function createMemoryDeduplicator() {
 	/** @type {Map<string, string[]>} */
 	const store = new Map();
-	/** @param {string} scope @param {any} context */
-	async function readRow(scope, context) {
+	/** @param {string} scope @param {any} context @param {string[]} items */
+	async function readRow(scope, context, items) {
 		deduplicationStore.beforeCall(context);
 		const key = `${context.workflow.id}|${scope === 'node' ? `n:${context.node?.id}` : ''}`;
 		const recorded = [...(store.get(key) ?? [])];
-		await new Promise((resolve) => setImmediate(resolve)); // the database round trip
+		const readAt = Date.now();
+		// The database round trip.
+		const roundTrip = deduplicationStore.roundTrip(items.map(String));
+		await new Promise((resolve) =>
+			roundTrip ? setTimeout(resolve, roundTrip) : setImmediate(resolve),
+		);
 		assertAlive(context);
-		return { recorded, save: () => store.set(key, recorded) };
+		const save = () => {
+			store.set(key, recorded);
+			deduplicationStore.log.push({ readAt, writtenAt: Date.now() });
+		};
+		return { recorded, save };
 	}
 	return {
 		/** @param {string[]} items @param {string} scope @param {any} context @param {{ maxEntries: number }} options */
 		async checkProcessedAndRecord(items, scope, context, options) {
-			const { recorded, save } = await readRow(scope, context);
+			const { recorded, save } = await readRow(scope, context, items);
 			const known = new Set(recorded);
 			/** @type {{ new: string[], processed: string[] }} */
 			const result = { new: [], processed: [] };
@@ -149,7 +166,7 @@ function createMemoryDeduplicator() {
 		},
 		/** @param {string[]} items @param {string} scope @param {any} context */
 		async removeProcessed(items, scope, context) {
-			const { recorded, save } = await readRow(scope, context);
+			const { recorded, save } = await readRow(scope, context, items);
 			for (const item of items) {
 				const index = recorded.indexOf(String(item));
 				if (index !== -1) recorded.splice(index, 1);
@@ -188,8 +205,9 @@ const latestDescription = (type) => NodeHelpers.getVersionedNodeType(type).descr
 
 // Loads a built package as the server does, by n8n-core's PackageDirectoryLoader (which adds
 // declarative "Request Options", fixes icon paths, validates descriptions). Cached per directory.
-/** @param {string} packageDir @returns {Promise<LoadedPackage>} */
-async function loadPackage(packageDir) {
+// `register: false` keeps the registry's types: a second queue-mode worker, run by `loaded`.
+/** @param {string} packageDir @param {{ register?: boolean }} [options] @returns {Promise<LoadedPackage>} */
+async function loadPackage(packageDir, { register = true } = {}) {
 	ensureServices();
 	const directory = fs.realpathSync(packageDir);
 	const cached = packagesByDir.get(directory);
@@ -202,14 +220,14 @@ async function loadPackage(packageDir) {
 	for (const [shortName, { type }] of Object.entries(loader.nodeTypes)) {
 		const name = `${packageName}.${shortName}`;
 		loaded.nodes[name] = { name, type, description: latestDescription(type) };
-		nodeRegistry.set(name, loaded.nodes[name]);
+		if (register) nodeRegistry.set(name, loaded.nodes[name]);
 	}
 	for (const [name, { type }] of Object.entries(loader.credentialTypes)) {
 		const supportedNodes = loader.known.credentials[name].supportedNodes.map(
 			(/** @type {string} */ node) => `${packageName}.${node}`,
 		);
 		loaded.credentials[name] = { name, type, supportedNodes };
-		credentialRegistry.set(name, loaded.credentials[name]);
+		if (register) credentialRegistry.set(name, loaded.credentials[name]);
 	}
 	packagesByDir.set(directory, loaded);
 	return loaded;
@@ -545,6 +563,7 @@ function hasValidSignature(url) {
  * @typedef {object} RunWorkflowOptions
  * @property {string} nodeType    full type name, `<package>.<node>`
  * @property {string} [packageDir] load this package first (cached)
+ * @property {LoadedPackage} [loaded] run the node of this package (another worker's) instead
  * @property {INodeParameters} [parameters]
  * @property {Array<INodeExecutionData | Record<string, unknown>>} [items] default: one empty item
  * @property {Record<string, StoredData>} [credentials] by type; a function is read at each try
@@ -570,7 +589,9 @@ function hasValidSignature(url) {
 async function runWorkflow(options) {
 	ensureServices();
 	if (options.packageDir) await loadPackage(options.packageDir);
-	const tested = /** @type {LoadedNode} */ (nodeRegistry.get(options.nodeType));
+	const tested = /** @type {LoadedNode} */ (
+		options.loaded?.nodes[options.nodeType] ?? nodeRegistry.get(options.nodeType)
+	);
 	const asTool = options.toolCalls !== undefined;
 	// Plain objects are json, as in n8n's pinned data and the Code node.
 	const items = core.normalizeItems(options.items ?? [{ json: {} }]);
@@ -623,6 +644,7 @@ async function runWorkflow(options) {
 			// Closed over, not parameters, where `=`-prefixed strings would evaluate as expressions.
 			[SOURCE_TYPE]: harnessNodeType('source', async () => [structuredClone(items)]),
 			[SINK_TYPE]: standInNodeType(SINK_TYPE),
+			[tested.name]: tested.type,
 			...(asTool && {
 				[AGENT_TYPE]: createAgentNodeType(options.toolCalls ?? [], options.parallelToolCalls),
 				[testedNode.type]: toToolNodeType(tested.type),

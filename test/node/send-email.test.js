@@ -15,6 +15,7 @@ const {
 	expectEachInputExactlyOnce,
 	restartN8n,
 	runNode,
+	startWorker,
 	savedWorkflow,
 	sendParameters,
 	useSandbox,
@@ -308,11 +309,11 @@ test('History Size N remembers at least the last N emails sent, however many run
 	expect(await sendNew(contacts(2))).toHaveLength(2);
 	// Each run asks the store about the same two emails; none may push another out.
 	for (let day = 2; day <= 4; day++) expect(await sendNew(contacts(2))).toEqual([]);
-	// Four newer emails, in two runs: the first two are forgotten.
-	expect(await sendNew(contacts(2, 2))).toHaveLength(2);
-	expect(await sendNew(contacts(2, 4))).toHaveLength(2);
+	// The row keeps 2 × (N + 100) entries (an email in flight on any worker takes two): 210 newer
+	// emails push the first two out.
+	expect(await sendNew(contacts(210, 2))).toHaveLength(210);
 	expect(await sendNew(contacts(1))).toEqual(['contact0@customer.test']);
-	expect(await sendNew(contacts(2, 4))).toEqual([]);
+	expect(await sendNew(contacts(2, 210))).toEqual([]);
 });
 
 test('History Size counts emails sent, not emails claimed: a run stopped after one email leaves the three before it remembered', async () => {
@@ -383,7 +384,8 @@ describe('never twice, never lost, across stores that fail, crashes and executio
 		const workflow = savedWorkflow();
 		const more = { items: contacts(2), onError: 'continueRegularOutput' };
 		sandbox.setOptions({ dailyLimit: 0 });
-		deduplicationStore.failCalls(2, 3, 4, 5, 6, 7, 8);
+		// The claim and its check go through; every write taking the claims back fails.
+		deduplicationStore.failCalls(3, 4, 5, 6, 7, 8, 9, 10);
 		const first = await run(workflow, { ...more, options: { concurrency: 1 } });
 		for (const item of first.success) {
 			expect(item.json.details.description).toMatch(
@@ -412,7 +414,12 @@ describe('never twice, never lost, across stores that fail, crashes and executio
 		});
 		await restartN8n();
 		sandbox.setOptions({ latencyMs: 0 });
-		const next = await run(workflow, { items: contacts(4), onError: 'continueRegularOutput' });
+		// Its Timeout bounds how long the next run waits for the emails a dead n8n had in flight.
+		const next = await run(workflow, {
+			items: contacts(4),
+			onError: 'continueRegularOutput',
+			requestOptions: { timeout: 500 },
+		});
 		expect(outcomes(next)).toEqual([true, true, 'outcome_unknown', 'outcome_unknown']);
 	});
 
@@ -428,6 +435,79 @@ describe('never twice, never lost, across stores that fail, crashes and executio
 		const again = await burst();
 		expect(again.map((result) => result.success[0].json.skipped)).toEqual(Array(20).fill(true));
 		expect(sentTo()).toHaveLength(20);
+	});
+
+	test('two executions sending the same email at once in one n8n: one sends it, the copy waits and is skipped, also with Retry Send On Server Error', async () => {
+		for (const retrySendOnServerError of [false, true]) {
+			sandbox.reset();
+			sandbox.setOptions({ latencyMs: 300 });
+			const workflow = savedWorkflow();
+			const copies = await Promise.all(
+				[0, 1].map(() => run(workflow, { options: { retrySendOnServerError } })),
+			);
+			sandbox.setOptions({ latencyMs: 0 });
+			expect(sentTo()).toEqual(['contact0@customer.test']);
+			expect(copies.flatMap(outcomes).sort()).toEqual(['sent', true]);
+			const copy = copies.find((result) => result.success[0].json.skipped);
+			expect(copy?.success[0].json.reason).toMatch(/another execution sent it just now/);
+		}
+	});
+
+	test('two workers sending the same email at once: one sends it, the copy waits for it and is skipped, also with Retry Send On Server Error', async () => {
+		const workerB = await startWorker();
+		for (const retrySendOnServerError of [false, true]) {
+			sandbox.reset();
+			sandbox.setOptions({ latencyMs: 300 });
+			const workflow = savedWorkflow();
+			const options = { retrySendOnServerError };
+			const copies = await Promise.all([
+				run(workflow, { options }),
+				run(workflow, { options, loaded: workerB }),
+			]);
+			sandbox.setOptions({ latencyMs: 0 });
+			expect(sentTo()).toEqual(['contact0@customer.test']);
+			expect(copies.flatMap(outcomes).sort()).toEqual(['sent', true]);
+		}
+	});
+
+	test('History Size across workers: a worker’s new email pushes none of the last N emails out, another worker’s included', async () => {
+		const workflow = savedWorkflow();
+		const workerB = await startWorker();
+		const settings = { key: '={{ $json.email }}', historySize: 100 };
+		await run(workflow, { settings, items: contacts(100, 1000) });
+		await run(workflow, { settings, items: contacts(100), loaded: workerB });
+		await run(workflow, { settings, items: contacts(100, 100), loaded: workerB });
+		await run(workflow, { settings, items: contacts(1, 2000) });
+		// The last 100 emails but one are worker B's second hundred.
+		const again = await run(workflow, { settings, items: contacts(99, 101) });
+		expect(outcomes(again)).toEqual(Array(99).fill(true));
+	});
+
+	test('a slower call of another worker, reading the row before this worker’s claims and removals and writing it after, erases none of its emails', async () => {
+		const workflow = savedWorkflow();
+		const workerB = await startWorker();
+		const settings = { key: '={{ $json.email }}' };
+		const slow = contacts(10, 500);
+		// Worker A's calls take 30 ms from read to write (shorter than a settle delay), B's a tick.
+		deduplicationStore.roundTrip = (items) =>
+			items.some((item) => /contact5\d\d@/.test(item)) ? 30 : undefined;
+		try {
+			const onA = (async () => {
+				for (const item of slow) await run(workflow, { settings, items: [item] });
+			})();
+			for (const item of contacts(20))
+				await run(workflow, { settings, items: [item], loaded: workerB });
+			await onA;
+		} finally {
+			deduplicationStore.roundTrip = () => undefined;
+		}
+		const again = await run(workflow, {
+			settings,
+			items: [...contacts(20), ...slow],
+			onError: 'continueRegularOutput',
+		});
+		expect(outcomes(again)).toEqual(Array(30).fill(true));
+		expect(sentTo()).toHaveLength(30);
 	});
 
 	test('a store outage is its own kind, store_unavailable, temporary: not invalid input; a claim that failed once is tried once more', async () => {

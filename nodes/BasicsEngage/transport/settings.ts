@@ -13,6 +13,10 @@ export type RequestSettings = Awaited<ReturnType<typeof readSettings>>;
 // n8n's routing node waits this long when the user sets no timeout; keep the same default.
 const DEFAULT_TIMEOUT_MS = 300_000;
 
+/** Request Options > Timeout, in milliseconds. */
+export const readTimeout = (requestOptions: IDataObject) =>
+	readNumberOption(requestOptions, requestTimeout, DEFAULT_TIMEOUT_MS);
+
 /**
  * Reads, once per run, everything a request needs that is the same for every item: the
  * credential and the node's "Request Options". Throws a Failure before any request.
@@ -48,7 +52,7 @@ export async function readSettings(context: IExecuteFunctions) {
 		listAuthHeaderValue: `Bearer ${apiKey}`,
 		// What must never be shown: the key, as sent and as JSON escapes it.
 		secrets: secretsOf(apiKey),
-		timeout: readNumberOption(options, requestTimeout, DEFAULT_TIMEOUT_MS),
+		timeout: readTimeout(options),
 		proxy: options.proxy ? parseProxy(String(options.proxy)) : undefined,
 		skipSslCertificateValidation: options.allowUnauthorizedCerts === true,
 		// n8n's batching: -1 disables it, 0 counts as 1.

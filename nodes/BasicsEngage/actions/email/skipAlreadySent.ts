@@ -1,9 +1,11 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { sleep } from 'n8n-workflow';
 
-import { readForRun, readNumberOption } from '../../helpers/read';
+import { readForRun, readNumberOption, readOptions } from '../../helpers/read';
 import { DeduplicationStore } from './deduplicationStore';
 import { Failure } from '../../helpers/failure';
 import type { ApiResult, RequestGuard } from '../../transport';
+import { readTimeout } from '../../transport/settings';
 
 const historySizeValue: INodeProperties = {
 	displayName: 'History Size',
@@ -61,9 +63,19 @@ export const skipAlreadySentOption: INodeProperties = {
  */
 const SENT = 'sent|';
 const SENDING = 'sending|';
+/** Written once a run gave up on the email's answer: no worker is sending it any more. */
+const UNKNOWN = 'unknown|';
 
 // Emails claimed per call (each rewrites the whole row); a crash leaves those unanswered "unknown".
 const CLAIM_BATCH = 100;
+
+/**
+ * How long an email found in flight on another worker is waited for, beyond the request's own
+ * Timeout (its removal is written within a second), and how often the store is asked meanwhile.
+ */
+const WAIT_BEYOND_TIMEOUT_MS = 2000;
+const MAX_WAIT_MS = 15_000;
+const POLL_MS = 250;
 
 /** A request's result, or undefined: it never left (or, before sending, is to be sent). */
 type Answer = ApiResult | undefined;
@@ -87,18 +99,24 @@ export function skipAlreadySent(
 	if (!(options.skipAlreadySent as IDataObject | undefined)?.settings) return undefined;
 	const setting = (name: string, itemIndex = 0) =>
 		context.getNodeParameter(`options.skipAlreadySent.settings.${name}`, itemIndex, '');
-	const store = readForRun(() => {
+	const { store, waitMs } = readForRun(() => {
 		const historySize = readNumberOption({ historySize: setting('historySize') }, historySizeValue);
 		const scope = setting('scope') === 'workflow' ? 'workflow' : 'node';
-		return new DeduplicationStore(context, scope, historySize);
+		// Two entries an email at most, and a claim's worth more: History Size's emails stay.
+		const maxEntries = 2 * (historySize + CLAIM_BATCH);
+		const timeout = readTimeout(readOptions(context, 'requestOptions'));
+		return {
+			store: new DeduplicationStore(context, scope, maxEntries),
+			waitMs: Math.min(timeout + WAIT_BEYOND_TIMEOUT_MS, MAX_WAIT_MS),
+		};
 	});
 	const keys = new Map<number, string>();
 	const firstWithKey = new Map<string, number>();
 	/** Each planned item's batch, claimed in one store call when its first item is sent. */
 	const batchOf = new Map<number, { items: number[]; answers?: Promise<Answer[]> }>();
 	let filling: { items: number[] } = { items: [] };
-	/** Items whose entries are this run's to settle once their request is done. */
-	const ours = new Set<number>();
+	/** Items whose entries are this run's to settle, and how each tells its copies elsewhere. */
+	const ours = new Map<number, (result: Answer) => void>();
 	return {
 		readKey(itemIndex, email) {
 			const custom = setting('key', itemIndex);
@@ -132,39 +150,95 @@ export function skipAlreadySent(
 		},
 		async finish() {
 			// Claimed ahead, never sent (the run stopped): released as never sent.
-			for (const itemIndex of ours) settle(itemIndex, undefined);
+			for (const itemIndex of [...ours.keys()]) settle(itemIndex, undefined);
 			return new Map((await store.flush()).map((itemIndex) => [itemIndex, UNRECORDED]));
 		},
 	};
 
 	/** Settles a claimed email's entries by what its request came to. */
 	function settle(itemIndex: number, result: Answer): void {
-		if (!ours.delete(itemIndex)) return;
+		const told = ours.get(itemIndex);
+		if (!told || !ours.delete(itemIndex)) return;
+		told(result);
 		const key = keys.get(itemIndex) as string;
-		if (notQueued(result)) store.remove(itemIndex, [SENT + key, SENDING + key]);
-		else if (!(result instanceof Failure)) store.remove(itemIndex, [SENDING + key], SENT + key);
-		else store.keep();
+		if (notQueued(result)) store.remove(itemIndex, [SENT + key, SENDING + key, UNKNOWN + key]);
+		else if (!(result instanceof Failure)) store.remove(itemIndex, [SENDING + key, UNKNOWN + key]);
+		else store.mark([UNKNOWN + key]);
 	}
 
+	/** Claims the emails, sent from here once each answer is undefined. */
 	async function claim(batch: number[]): Promise<Answer[]> {
-		const batchKeys = batch.map((itemIndex) => keys.get(itemIndex) as string);
-		// `sending|` last: History Size trims the oldest first, never the mark of an email in flight.
-		const entries = [SENT, SENDING].flatMap((prefix) => batchKeys.map((key) => prefix + key));
-		const known = await store.claim(entries).catch((error: Error) => error);
-		if (known instanceof Error) return batch.map(() => storeUnavailable(known));
-		return batch.map((itemIndex, index) => {
-			const key = batchKeys[index];
-			if (store.wrote(SENT + key) || (!known.has(SENDING + key) && known.has(SENT + key))) {
-				store.remove(undefined, [SENDING + key]);
-				return skipped('an email with the same key was sent before');
+		const answers = new Map<number, Answer>();
+		const deadline = Date.now() + waitMs;
+		for (let toClaim = batch; toClaim.length > 0; ) {
+			const batchKeys = toClaim.map((itemIndex) => keys.get(itemIndex) as string);
+			// `sending|` last: History Size trims the oldest first, never the mark of an email in flight.
+			const entries = [SENT, SENDING].flatMap((prefix) => batchKeys.map((key) => prefix + key));
+			const known = await store.claim(entries).catch((error: Error) => error);
+			if (known instanceof Error) {
+				for (const itemIndex of toClaim) answers.set(itemIndex, storeUnavailable(known));
+				break;
 			}
-			if (known.has(SENDING + key) && !sendUnknown) {
-				store.keep();
-				return UNKNOWN_EARLIER_OUTCOME;
-			}
-			ours.add(itemIndex);
-			return undefined;
-		});
+			const inFlight = toClaim.filter((itemIndex, index) => {
+				const key = batchKeys[index];
+				if (known.has(SENDING + key)) return true;
+				if (known.has(SENT + key)) {
+					store.remove(undefined, [SENDING + key]);
+					answers.set(itemIndex, skipped('an email with the same key was sent before'));
+				} else claimed(itemIndex, key);
+				return false;
+			});
+			toClaim = await waitForOthers(inFlight, answers, Date.now() < deadline);
+		}
+		return batch.map((itemIndex) => answers.get(itemIndex));
+	}
+
+	/** The email is this run's to send: its copies in this process wait for its answer. */
+	function claimed(itemIndex: number, key: string): void {
+		store.sending(key, new Promise((resolve) => ours.set(itemIndex, resolve)));
+	}
+
+	/**
+	 * Emails whose `sending|` mark was there: in flight in this process (waited for), on another
+	 * worker (asked again while `canWait`) or an earlier outcome unknown. Answers those to ask again.
+	 */
+	async function waitForOthers(
+		inFlight: number[],
+		answers: Map<number, Answer>,
+		canWait: boolean,
+	): Promise<number[]> {
+		const elsewhere: number[] = [];
+		await Promise.all(
+			inFlight.map(async (itemIndex) => {
+				const key = keys.get(itemIndex) as string;
+				const here = store.inFlight(key);
+				const result = here && ((await here) as Answer);
+				if (!here || notQueued(result)) elsewhere.push(itemIndex);
+				else if (result instanceof Failure) answers.set(itemIndex, UNKNOWN_EARLIER_OUTCOME);
+				else answers.set(itemIndex, skipped('another execution sent it just now'));
+			}),
+		);
+		const given = canWait ? await givenUp(elsewhere) : new Set(elsewhere);
+		const again = elsewhere.filter((itemIndex) => !given.has(itemIndex));
+		for (const itemIndex of given) {
+			if (sendUnknown) claimed(itemIndex, keys.get(itemIndex) as string);
+			else answers.set(itemIndex, UNKNOWN_EARLIER_OUTCOME);
+		}
+		if (again.length > 0) await sleep(POLL_MS);
+		return again;
+	}
+
+	/** Those of the emails whose run gave up on their answer (none when the store fails). */
+	async function givenUp(itemIndexes: number[]): Promise<Set<number>> {
+		if (itemIndexes.length === 0) return new Set();
+		const entries = itemIndexes.map((itemIndex) => UNKNOWN + keys.get(itemIndex));
+		const known = await store.record(entries).catch(() => new Set<string>());
+		// Asking wrote the others: taken back at once.
+		store.remove(
+			undefined,
+			entries.filter((entry) => !known.has(entry)),
+		);
+		return new Set(itemIndexes.filter((_, index) => known.has(entries[index])));
 	}
 }
 
