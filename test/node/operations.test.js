@@ -394,10 +394,11 @@ test.each(Object.keys(UNKNOWN_IDS))(
 			parameters: /** @type {any} */ (parameters),
 			onError: 'continueErrorOutput',
 		});
-		const { details } = result.errors[0].json;
 		expect(result.errors.map(pairedIndexes)).toEqual([[0], [1]]);
-		expect([details.kind, details.httpCode]).toEqual(['unexpected_response', 404]);
-		expect(result.errors[0].json.error).toMatch(message);
+		for (const item of result.errors) {
+			expect(item.json.details).toMatchObject({ kind: 'unexpected_response', httpCode: 404 });
+			expect(item.json.error).toMatch(message);
+		}
 		expect([lists.size, campaigns.size, sandbox.state.campaignSends]).toEqual([...before, []]);
 	},
 );
