@@ -81,9 +81,15 @@ test("codex: categories from n8n's community node list, and aliases", async () =
 		),
 	).toEqual([]);
 	expect(codex.subcategories).toBeUndefined();
-	expect(codex.alias).toEqual(
-		'email mail newsletter transactional contact list campaign'.split(' '),
-	);
+	expect(codex.alias).toEqual([
+		'email',
+		'mail',
+		'newsletter',
+		'transactional',
+		'contact',
+		'list',
+		'campaign',
+	]);
 });
 
 test('public contract: resources, operations and parameter names', async () => {
@@ -114,11 +120,37 @@ test('public contract: resources, operations and parameter names', async () => {
 		'campaign.send (Send)',
 	]);
 	const names = new Set(properties.map((/** @type {any} */ candidate) => candidate.name));
-	const published = `to from subject content html text templateId templateVariablesMode
-		templateVariables templateVariablesJson listMode listId listName listDescription email
-		additionalFields profileIds campaignName campaignSubject contentFormat campaignHtml
-		campaignText recipientListIds campaignId message responseType approvalOptions options`;
-	expect([...names]).toEqual(expect.arrayContaining(published.split(/\s+/)));
+	const published = [
+		'to',
+		'from',
+		'subject',
+		'content',
+		'html',
+		'text',
+		'templateId',
+		'templateVariablesMode',
+		'templateVariables',
+		'templateVariablesJson',
+		'listMode',
+		'listId',
+		'listName',
+		'listDescription',
+		'email',
+		'additionalFields',
+		'profileIds',
+		'campaignName',
+		'campaignSubject',
+		'contentFormat',
+		'campaignHtml',
+		'campaignText',
+		'recipientListIds',
+		'campaignId',
+		'message',
+		'responseType',
+		'approvalOptions',
+		'options',
+	];
+	expect([...names]).toEqual(expect.arrayContaining(published));
 	expect(property(properties, 'content')[0].options.map((/** @type {any} */ o) => o.value)).toEqual(
 		['html', 'text', 'template'],
 	);

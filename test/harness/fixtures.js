@@ -19,7 +19,16 @@ const API_KEY = 'be_sandbox_demo_key';
 
 /** The keys expect.json may hold, per part: an unknown one (a typo) would check nothing. */
 const KNOWN_KEYS = {
-	'': 'description sandbox pinData requests executedNodes outputs error state'.split(' '),
+	'': [
+		'description',
+		'sandbox',
+		'pinData',
+		'requests',
+		'executedNodes',
+		'outputs',
+		'error',
+		'state',
+	],
 	sandbox: ['options', 'faults'],
 	error: ['node', 'name', 'message', 'description', 'httpCode', 'itemIndex', 'failure'],
 	state: ['emails', 'profiles', 'lists', 'campaigns', 'campaignSends'],

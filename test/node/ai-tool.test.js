@@ -92,7 +92,7 @@ test.each(Object.keys(TOOLS))(
 		expect(JSON.stringify(asTool.toolAnswers)).not.toContain(API_KEY);
 		const toolRequests = requestsOf();
 		expect(toolRequests).toHaveLength(1);
-		expect(JSON.stringify(toolRequests)).toContain(Object.values(args)[0]);
+		for (const value of Object.values(args)) expect(JSON.stringify(toolRequests)).toContain(value);
 		sandbox.reset();
 		const normal = await runNode(sandbox, { parameters: parameters(fromItem), items: [args] });
 		expect(requestsOf()).toEqual(toolRequests);

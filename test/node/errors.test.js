@@ -66,6 +66,18 @@ describe('a 429 that is not the daily email quota is a rate limit: waited as ask
 	});
 });
 
+test('Send Email at Concurrency 5: after the daily quota is used up (429) only the requests already in flight go; every item comes out once', async () => {
+	sandbox.setOptions({ dailyLimit: 10, latencyMs: 5 });
+	const result = await runNode(sandbox, {
+		parameters: sendParameters({ options: { concurrency: 5 } }),
+		items: contacts(40),
+		onError: 'continueErrorOutput',
+	});
+	expect([sandbox.state.emails.length, result.success.length]).toEqual([10, 10]);
+	expect(sandbox.requests.length).toBeLessThanOrEqual(11 + 4);
+	expectEachInputExactlyOnce(result, 40);
+});
+
 describe('client-side checks run before any request and spend no quota', () => {
 	test('Send Email refuses template variables JSON that is not an object, per item', async () => {
 		const result = await runNode(sandbox, {
@@ -181,6 +193,34 @@ describe('On Error: Stop Workflow', () => {
 		expect(result.error.context.itemIndex).toBe(2);
 		expect(sandbox.requests).toHaveLength(0);
 	});
+
+	test.each([
+		['Send Email at Concurrency 5', sendParameters({ options: { concurrency: 5, retries: 0 } })],
+		[
+			'Add Profiles at the default Concurrency',
+			addProfilesParameters({
+				listMode: 'existing',
+				listId: 'lst_sync',
+				options: { batchSize: 2, retries: 0 },
+			}),
+		],
+	])(
+		'%s: after a failure only the requests already in flight go, and the error names what they did',
+		async (_, parameters) => {
+			sandbox.setOptions({ latencyMs: 10 });
+			sandbox.injectFaults([{ status: 500 }]);
+			const result = await runNode(sandbox, { parameters, items: contacts(40) });
+			expect(result.error).toMatchObject({ httpCode: '500', context: { itemIndex: 0 } });
+			// At most the 4 requests in flight beside the failure went.
+			expect(sandbox.requests.length).toBeGreaterThan(1);
+			expect(sandbox.requests.length).toBeLessThanOrEqual(5);
+			const done = sandbox.requests
+				.slice(1)
+				.flatMap(({ body }) => body.profiles?.map((/** @type {any} */ p) => p.email) ?? body.to)
+				.map((/** @type {string} */ email) => Number(email.match(/\d+/)?.[0]));
+			expect(result.error.description).toContain(`in this run (item indexes): ${done.join(', ')}.`);
+		},
+	);
 
 	/** A word n8n 2.x swaps a whole message for ("You can retry the request immediately ..."). */
 	const SOCKET_CODE = /ECONN|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EPIPE|EHOSTUNREACH|EPERM|GETADDRINFO/i;

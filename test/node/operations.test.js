@@ -394,10 +394,11 @@ test.each(Object.keys(UNKNOWN_IDS))(
 			parameters: /** @type {any} */ (parameters),
 			onError: 'continueErrorOutput',
 		});
-		const { details } = result.errors[0].json;
 		expect(result.errors.map(pairedIndexes)).toEqual([[0], [1]]);
-		expect([details.kind, details.httpCode]).toEqual(['unexpected_response', 404]);
-		expect(result.errors[0].json.error).toMatch(message);
+		for (const item of result.errors) {
+			expect(item.json.details).toMatchObject({ kind: 'unexpected_response', httpCode: 404 });
+			expect(item.json.error).toMatch(message);
+		}
 		expect([lists.size, campaigns.size, sandbox.state.campaignSends]).toEqual([...before, []]);
 	},
 );
@@ -438,8 +439,11 @@ describe('the API key never leaves for another host', () => {
 	);
 });
 
-describe('a setting that cannot work fails every item as invalid_input (credential_unavailable when n8n itself fails to read the credential), naming it, sending nothing', () => {
-	/** What each setting is, what its error names, and a part of it no output may show. */
+describe('a setting that cannot work fails every item as invalid_input (credential_unavailable, temporary, when n8n itself fails to read the credential), naming it, sending nothing', () => {
+	/**
+	 * What each setting is, what its error names, and a part of it no output may show (`shown`) or,
+	 * where it holds no secret, what its description says (`says`).
+	 */
 	const settings = {
 		'an API key with a line break': {
 			run: { apiKey: 'be_sandbox\r\nX-Injected: 1' },
@@ -474,17 +478,17 @@ describe('a setting that cannot work fails every item as invalid_input (credenti
 		'a Retries option out of range': {
 			run: { parameters: { options: { retries: '={{ 11 }}' } } },
 			names: /Retries must be/,
-			shown: '\u0000',
+			says: /^The option Retries is "11"\. .* Nothing was sent\.$/,
 		},
 		'a Timeout that is no number': {
 			run: { parameters: { requestOptions: { timeout: '={{ "soon" }}' } } },
 			names: /Timeout must be/,
-			shown: '\u0000',
+			says: /^The option Timeout is "soon"\. .* Nothing was sent\.$/,
 		},
 		'no credential selected (n8n: "Node does not have any credentials set")': {
 			run: { nodeOverrides: { credentials: {} } },
 			names: /^The BasicsEngage credential could not be read$/,
-			shown: '\u0000',
+			says: /^Select a BasicsEngage API credential in the node\. n8n said: Node does not have any credentials set for "basicsEngageApi"\. Nothing was sent\.$/,
 		},
 		'a credential n8n fails to read (its own error: a regex timeout on a busy n8n, its database)': {
 			run: {
@@ -493,7 +497,7 @@ describe('a setting that cannot work fails every item as invalid_input (credenti
 				},
 			},
 			names: /^Not sent: n8n could not read the BasicsEngage credential$/,
-			shown: '\u0000',
+			says: /^n8n said: Regular expression execution timed out\. The credential itself may be fine: try again later\. Nothing was sent\.$/,
 			kind: 'credential_unavailable',
 		},
 	};
@@ -502,10 +506,9 @@ describe('a setting that cannot work fails every item as invalid_input (credenti
 		'%s: %s',
 		async (name, setting) => {
 			const row = settings[/** @type {keyof typeof settings} */ (setting)];
-			const { run: wrong, names, shown } = row;
 			const kind = 'kind' in row ? row.kind : 'invalid_input';
 			const result = await run(/** @type {keyof typeof OPERATIONS} */ (name), {
-				...wrong,
+				...row.run,
 				items: contacts(2),
 				onError: 'continueErrorOutput',
 			});
@@ -515,10 +518,17 @@ describe('a setting that cannot work fails every item as invalid_input (credenti
 			expect(result.errors.map((item) => item.json.details.kind)).toEqual([kind, kind]);
 			expectEachInputExactlyOnce(result, 2);
 			for (const item of result.errors) {
-				expect(item.json.error).toMatch(names);
-				expect(JSON.stringify(item.json)).not.toContain(shown);
+				expect(item.json.error).toMatch(row.names);
+				if ('shown' in row) expect(JSON.stringify(item.json)).not.toContain(row.shown);
+				else expect(item.json.details.description).toMatch(row.says);
 			}
 			expectNoSecret(result, API_KEY);
+			// Stop Workflow: n8n is told the kind's cause (a temporary one may be run again as it is).
+			const stopped = await run(/** @type {keyof typeof OPERATIONS} */ (name), row.run);
+			expect(stopped.error.failure).toEqual({
+				cause: kind === 'invalid_input' ? 'configuration-invalid' : 'temporarily-unavailable',
+			});
+			expect(sandbox.requests).toHaveLength(0);
 		},
 	);
 });

@@ -59,7 +59,11 @@ const CREDENTIAL_REFUSALS = [
 		() => ({ baseUrl: withUserinfo('user') }),
 		/^The Base URL in the credential contains a user name or password/,
 	],
-	['a key pasted with "Bearer "', () => ({ apiKey: `Bearer ${API_KEY}` }), /Paste only the key/],
+	[
+		'a key pasted with "Bearer "',
+		() => ({ apiKey: `Bearer ${API_KEY}` }),
+		/Paste only the key, without "Bearer "/,
+	],
 ];
 
 test.each(CREDENTIAL_REFUSALS)(

@@ -10,6 +10,7 @@
 const {
 	MAX_RETRY_AFTER_MS,
 	classifyAnswer,
+	keepServerValues,
 	networkFailure,
 	queuedEmail,
 	shouldRetry,
@@ -246,6 +247,17 @@ describe('classifyAnswer: server text is untrusted', () => {
 		const result = classify(answer);
 		expect(`${result.message} ${result.description}`.length).toBeLessThan(5000);
 		expect(result.description).toMatch(/cut: \d+ more characters/);
+	});
+
+	test("a success's values (passed on as output) are kept as they came, the key redacted, and cut to text once too long", () => {
+		const long = { blob: 'x'.repeat(1_000_000) };
+		const answer = { data: { debug: `Bearer ${KEY}` }, count: 2, long, message: `for ${KEY}` };
+		expect(keepServerValues(answer, [KEY])).toEqual({
+			data: { debug: 'Bearer [redacted]' },
+			count: 2,
+			long: expect.stringMatching(/^\{"blob":"x+… \(cut: \d+ more characters\)$/),
+			message: 'for [redacted]',
+		});
 	});
 
 	test('a JSON body nested 100,000 deep never throws', () => {
