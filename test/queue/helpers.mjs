@@ -44,29 +44,34 @@ export function people(count, tag) {
 }
 
 /**
- * Submits the sign-up form once per person (`concurrency` at a time), waits until that many new
- * executions have ended and returns them with their run data decoded, each with `ranBy` (the
- * workers whose log shows it started) and `person` (whose submission it ran, from the form
- * trigger's output). Every submission must be answered 200.
+ * Submits the sign-up form `copies` times per person, a person's copies at the same moment (a
+ * double click), `concurrency` submissions at a time; waits until that many new executions have
+ * ended and returns them with their run data decoded, each with `ranBy` (the workers whose log
+ * shows it started) and `person` (whose submission it ran, from the form trigger's output). Every
+ * submission must be answered 200.
  */
 export async function submitSignups(
 	env,
 	persons,
-	{ workflowId = SIGNUP, formPath, concurrency = 16, timeoutMs = 240_000 } = {},
+	{ workflowId = SIGNUP, formPath, copies = 1, concurrency = 16, timeoutMs = 240_000 } = {},
 ) {
 	const afterId = await latestExecutionId(env.rest, workflowId);
 	const t0 = Date.now();
-	const rows = persons.map((p) => [p.firstName, p.email, p.company]);
-	const answers = await submitForms(env.formUrl(formPath), rows, { concurrency });
+	const answers = (
+		await mapLimit(persons, concurrency / copies, async (p) => {
+			const rows = Array.from({ length: copies }, () => [p.firstName, p.email, p.company]);
+			return await submitForms(env.formUrl(formPath), rows, { concurrency: copies });
+		})
+	).flat();
 	const refused = answers.filter((a) => a.status !== 200);
 	if (refused.length)
 		throw new Error(
-			`${refused.length} of ${persons.length} submissions not answered 200, e.g. ${refused[0].status} ${refused[0].body.slice(0, 200)}`,
+			`${refused.length} of ${answers.length} submissions not answered 200, e.g. ${refused[0].status} ${refused[0].body.slice(0, 200)}`,
 		);
 	const submittedMs = Date.now() - t0;
 	const summaries = await waitForExecutions(env.rest, workflowId, {
 		afterId,
-		count: persons.length,
+		count: answers.length,
 		timeoutMs,
 		onProgress: log,
 	});
@@ -82,7 +87,7 @@ export async function submitSignups(
 		};
 	});
 	log(
-		`${persons.length} sign-ups submitted in ${(submittedMs / 1000).toFixed(1)}s, ` +
+		`${answers.length} sign-ups submitted in ${(submittedMs / 1000).toFixed(1)}s, ` +
 			`all executions ended after ${(endedMs / 1000).toFixed(1)}s; per worker: ${JSON.stringify(perWorker(executions))}`,
 	);
 	return executions;
