@@ -280,7 +280,7 @@ describe('custom form: the link opens a form with the fields the workflow sets; 
 	);
 
 	// What is refused: test/unit/custom-form.test.js.
-	test('a bad post (a required text left blank) shows the form again with the reason, the answers kept, and records nothing; a good post then answers', async () => {
+	test('a bad post (a required text left blank) shows the form again with the reason and the answers kept, and records nothing', async () => {
 		const { result, url } = await waitingForm();
 		const body = { data: { ...FULL_POST, 'field-1': '   ' } };
 		const refused = await result.callWebhook({ url, method: 'POST', body });
@@ -290,9 +290,6 @@ describe('custom form: the link opens a form with the fields the workflow sets; 
 		expect(refused.body).toContain('<form method="post" enctype="multipart/form-data">');
 		expect(refused.body).toContain('value="jane@customer.test"');
 		expect(refused.body).not.toContain('value="1234"'); // the password is not sent back
-
-		const answer = await result.callWebhook({ url, method: 'POST', body: { data: FULL_POST } });
-		expect(answer.result.success[0].json.data).toEqual(FULL_ANSWER);
 	});
 
 	test('labels, options, placeholders, the title and the description are escaped on the form page and in its reasons', async () => {
@@ -613,11 +610,8 @@ const RESPONSE_TYPES = {
 		post: ({ formFields: { values: fields } }) => {
 			const posts = fc.tuple(...fields.map(fieldPost)).map((entries) => formPost(fields, entries));
 			const { problems, recorded } = formPost(fields, fields.map(notPosted));
-			const none = NO_FORM.map((body) => ({
-				body,
-				problems: problems.length > 0 ? ['no form'] : [],
-				recorded,
-			}));
+			const noForm = problems.length > 0 ? ['no form'] : [];
+			const none = NO_FORM.map((body) => ({ body, problems: noForm, recorded }));
 			return fc.oneof(posts, posts, posts, none);
 		},
 		refusals: ['bad date', 'bad value', 'required missing', 'no form'],
