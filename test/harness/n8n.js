@@ -444,7 +444,7 @@ const BROWSER_USER_AGENT =
  * A request to a resume URL (e.g. a link in an email), by default a GET with a browser's
  * User-Agent only; the answer's `body` is what the browser gets.
  * @typedef {{ url: string, method?: 'GET' | 'HEAD' | 'POST', headers?: Record<string, string>,
- *   body?: Record<string, unknown> }} WaitingWebhookRequest
+ *   body?: unknown }} WaitingWebhookRequest
  * @typedef {{ status: number, body: unknown, resumed: boolean }} WaitingWebhookAnswer
  */
 
@@ -502,7 +502,8 @@ function createResumer(waiting, describe) {
 				query: Object.fromEntries(target.searchParams),
 				headers,
 				params: {},
-				body: body ?? {},
+				// As n8n hands it over: none for an empty post, `null` for JSON null, a string for text.
+				body,
 			};
 			const context = new core.WebhookContext(
 				workflow,

@@ -297,10 +297,12 @@ function readValue(field: FormField, text: string): string | number | undefined 
 		case 'number':
 			return Number.isFinite(Number(text)) ? Number(text) : undefined;
 		case 'date': {
-			// What a date input posts: yyyy-mm-dd, a real day.
+			// What a date input posts: yyyy-mm-dd, a real day (not 2026-02-30, nor 2026-13-01).
+			const day = new Date(`${text}T00:00:00Z`);
 			const valid =
 				/^\d{4}-\d\d-\d\d$/.test(text) &&
-				new Date(`${text}T00:00:00Z`).toISOString().startsWith(text);
+				!Number.isNaN(day.getTime()) &&
+				day.toISOString().startsWith(text);
 			return valid ? text : undefined;
 		}
 		case 'dropdown':

@@ -361,17 +361,23 @@ export async function webhook(this: IWebhookFunctions): Promise<IWebhookResponse
 	const { method, query } = this.getRequestObject();
 	const subject = String(this.getNodeParameter('subject', 'Your response'));
 	if (this.getNodeParameter('responseType', 'approval') === 'approval') {
+		const approval = this.getNodeParameter('approvalOptions.values', {}) as IDataObject;
+		// Only the answers the email's buttons give: any other link was not made by this node.
+		const offered = approval.approvalType === 'double' ? ['true', 'false'] : ['true'];
+		if (!offered.includes(query.approved as string)) {
+			const again = '<p>This link holds no answer: use a button in the email.</p>';
+			return { webhookResponse: page(subject, again) };
+		}
 		const approved = query.approved === 'true';
 		if (method === 'POST') return recorded({ approved });
-		const label = buttonLabel(
-			this.getNodeParameter('approvalOptions.values', {}) as IDataObject,
-			approved,
-		);
+		const label = buttonLabel(approval, approved);
 		const confirmation = `<p>Press the button to answer <strong>${escapeHtml(label)}</strong>.</p>${postForm('', label)}`;
 		return { webhookResponse: page(subject, confirmation) };
 	}
 	const options = this.getNodeParameter('options', {}) as IDataObject;
-	const body = (method === 'POST' ? this.getBodyData() : {}) as IDataObject;
+	// A post may hold anything, or nothing: JSON null, a text, a list.
+	const received = method === 'POST' ? this.getBodyData() : undefined;
+	const body = isObject(received) ? received : {};
 	let fields: string;
 	let attributes = '';
 	let problems: string[] = [];
