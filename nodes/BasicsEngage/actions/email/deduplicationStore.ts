@@ -4,10 +4,13 @@ import { randomString, sleep } from 'n8n-workflow';
 /**
  * n8n's deduplication store (checkProcessedAndRecord, removeProcessed) rewrites the node's whole
  * row at each call, with no lock, so two calls at once lose one's writes. Within this n8n
- * process the executions take turns per row. Across processes (queue-mode workers) a claim is
- * timed, as in Fischer's mutual exclusion: it carries a token of its own, and once a settle delay
- * longer than any store call has passed, it is asked again; only a write no other wrote over
- * still holds its token, so of two workers claiming one email at once only the last proceeds.
+ * process the executions take turns per row. Across processes (queue-mode workers) every write
+ * is checked, as in Fischer's mutual exclusion: a claim records a token per email with its
+ * entries and, once a settle delay longer than any store call has passed, asks for one again.
+ * Only a write no other wrote over still holds it, so of two workers claiming one email at once
+ * only the last proceeds. The token stays until the email is settled and goes with its entries:
+ * asked for again a settle delay later, a token that is back shows a call that read the row
+ * before the removal put them back, and the removal is written again.
  */
 interface Row {
 	turn: Promise<unknown>;
@@ -19,9 +22,17 @@ interface Row {
 
 const rows = new Map<string, Row>();
 
-/** Removals gathered into one call; claims retried when another worker wrote over them. */
+/** Entries to remove; with the claim's token, checked, and written again when put back. */
+interface Removal {
+	itemIndex?: number;
+	entries: string[];
+	token?: string;
+	tries?: number;
+}
+
+/** Removals gathered into one call; claims and removals made again when written over. */
 const WRITE_BATCH = 100;
-const CLAIM_TRIES = 5;
+const TRIES = 5;
 
 /**
  * The settle delay: SETTLE_FACTOR times the slowest of this process's last CALLS_KEPT calls, at
@@ -36,14 +47,15 @@ export class DeduplicationStore {
 	private readonly row: Row;
 
 	/** Removals not written yet, each with its item (none: an entry no item answers for). */
-	private removals: Array<{ itemIndex?: number; entries: string[] }> = [];
-	/** Whether a write of the removals is due within a second. */
+	private removals: Removal[] = [];
+	/** Whether a write of the removals is due within a second; whether the run wrote its last. */
 	private timed = false;
+	private flushed = false;
 
 	/** The write that takes the removals gathered so far, until it starts; the last one queued. */
 	private queued: Promise<void> | undefined;
 	private written: Promise<void> = Promise.resolve();
-	/** Writes made beside the removals: marks, and each removal's second pass. */
+	/** Writes made beside the removals: marks, and each removal's check. */
 	private readonly writtenAgain: Array<Promise<unknown>> = [];
 
 	constructor(
@@ -57,26 +69,28 @@ export class DeduplicationStore {
 	}
 
 	/**
-	 * Records the entries once no other worker writes over them; answers those that were there
-	 * before. Throws when the store fails, or when other workers wrote over it CLAIM_TRIES times.
+	 * Records `entries` (those of `count` emails) once no other worker writes over them; answers
+	 * those that were there before, and each email's token. Throws when the store fails, or when
+	 * other workers wrote over the claim TRIES times.
 	 */
-	async claim(entries: string[]): Promise<Set<string>> {
+	async claim(entries: string[], count: number): Promise<{ known: Set<string>; tokens: string[] }> {
 		for (let tries = 1; ; tries++) {
-			const token = `claim|${randomString(16)}`;
-			const known = await this.record([...entries, token]);
+			const tokens = Array.from({ length: count }, () => `claim|${randomString(16)}`);
+			const known = await this.record([...entries, ...tokens]);
 			await sleep(this.settleDelay());
-			const held = await this.record([token]).then(
-				(stillThere) => stillThere.has(token),
+			// One write: one token tells for all.
+			const held = await this.record([tokens[0]]).then(
+				(stillThere) => stillThere.has(tokens[0]),
 				(error: Error) => {
 					// Unsure it holds them: what it recorded is taken back, as never sent.
-					this.remove(undefined, [token, ...entries.filter((entry) => !known.has(entry))]);
+					this.remove(undefined, [...tokens, ...entries.filter((entry) => !known.has(entry))]);
 					throw error;
 				},
 			);
-			// Asked again, a token written over is there now: it goes either way, with the next write.
-			this.removals.push({ entries: [token] });
-			if (held) return known;
-			if (tries === CLAIM_TRIES) throw new Error('other workers kept writing over its claim');
+			if (held) return { known, tokens };
+			// Asked again, the token is there now: it goes.
+			this.remove(undefined, [tokens[0]]);
+			if (tries === TRIES) throw new Error('other workers kept writing over its claim');
 		}
 	}
 
@@ -100,18 +114,20 @@ export class DeduplicationStore {
 	}
 
 	/**
-	 * Removes the entries with the next write: once a batch has gathered, or a second after the
-	 * first of them, so a crash forgets little and the row is not rewritten for every email.
+	 * Removes the entries (and the claim's token, checked) with the next write: once a batch has
+	 * gathered, or a second after the first of them, so a crash forgets little and the row is not
+	 * rewritten for every email.
 	 */
-	remove(itemIndex: number | undefined, entries: string[]): void {
-		this.removals.push({ itemIndex, entries });
+	remove(itemIndex: number | undefined, entries: string[], token?: string): void {
+		this.removals.push({ itemIndex, entries, token });
 		if (this.removals.length >= WRITE_BATCH) void this.write();
 		else if (!this.timed) {
 			this.timed = true;
 			// An AbortSignal's timer keeps no process alive.
 			AbortSignal.timeout(1000).addEventListener('abort', () => {
 				this.timed = false;
-				void this.write();
+				// Not once the run is over: what it said of its items stays true.
+				if (!this.flushed) void this.write();
 			});
 		}
 	}
@@ -120,7 +136,8 @@ export class DeduplicationStore {
 	async flush(): Promise<number[]> {
 		await this.written;
 		for (let tries = 0; tries < 3 && this.removals.length > 0; tries++) await this.write();
-		await Promise.all(this.writtenAgain);
+		for (let next; (next = this.writtenAgain.shift()); ) await next;
+		this.flushed = true;
 		return this.removals.flatMap(({ itemIndex }) => (itemIndex === undefined ? [] : [itemIndex]));
 	}
 
@@ -136,29 +153,38 @@ export class DeduplicationStore {
 		return new Set(processed.map(String));
 	}
 
-	/**
-	 * Each removal is written twice, a settle delay apart: a call of another worker that read the
-	 * row before the first wrote it back after, putting the entries back.
-	 */
 	private write(): Promise<void> {
 		this.queued ??= this.written = this.inTurn(async () => {
 			this.queued = undefined;
 			const removals = this.removals.splice(0);
 			if (removals.length === 0) return;
-			const entries = removals.flatMap((removal) => removal.entries);
-			const removeEntries = async () =>
-				await this.context.helpers.removeProcessed(entries, this.scope, { mode: 'entries' });
+			const entries = removals.flatMap(({ entries, token }) =>
+				token ? [...entries, token] : entries,
+			);
 			try {
-				await removeEntries();
+				await this.context.helpers.removeProcessed(entries, this.scope, { mode: 'entries' });
 			} catch {
 				// The next write tries again; until one succeeds, these emails read "unknown".
 				this.removals.unshift(...removals);
 				return;
 			}
-			const again = sleep(this.settleDelay()).then(() => this.inTurn(removeEntries));
-			this.writtenAgain.push(again.catch(() => undefined));
+			const checked = removals.filter(({ token }) => token);
+			if (checked.length > 0) this.writtenAgain.push(this.check(checked));
 		});
 		return this.queued;
+	}
+
+	/** Asks for the removed tokens a settle delay later: one that is back, its removal again. */
+	private async check(removals: Removal[]): Promise<void> {
+		await sleep(this.settleDelay());
+		const back = await this.record(removals.map(({ token }) => token as string)).catch(() => null);
+		if (!back) return;
+		for (const removal of removals) {
+			const { token, tries = 1 } = removal;
+			if (!back.has(token as string)) this.removals.push({ entries: [token as string] });
+			else if (tries < TRIES) this.removals.push({ ...removal, tries: tries + 1 });
+		}
+		if (this.removals.length > 0) await this.write();
 	}
 
 	private settleDelay(): number {

@@ -115,6 +115,10 @@ export function skipAlreadySent(
 	/** Each planned item's batch, claimed in one store call when its first item is sent. */
 	const batchOf = new Map<number, { items: number[]; answers?: Promise<Answer[]> }>();
 	let filling: { items: number[] } = { items: [] };
+	/** Items found in flight on another worker, waited for. */
+	const waited = new Set<number>();
+	/** Each claimed item's token, removed with its entries. */
+	const tokens = new Map<number, string>();
 	/** Items whose entries are this run's to settle, and how each tells its copies elsewhere. */
 	const ours = new Map<number, (result: Answer) => void>();
 	return {
@@ -161,31 +165,45 @@ export function skipAlreadySent(
 		if (!told || !ours.delete(itemIndex)) return;
 		told(result);
 		const key = keys.get(itemIndex) as string;
-		if (notQueued(result)) store.remove(itemIndex, [SENT + key, SENDING + key, UNKNOWN + key]);
-		else if (!(result instanceof Failure)) store.remove(itemIndex, [SENDING + key, UNKNOWN + key]);
-		else store.mark([UNKNOWN + key]);
+		const token = tokens.get(itemIndex);
+		if (notQueued(result)) {
+			store.remove(itemIndex, [SENT + key, SENDING + key, UNKNOWN + key], token);
+		} else if (!(result instanceof Failure)) {
+			store.remove(itemIndex, [SENDING + key, UNKNOWN + key], token);
+		} else {
+			store.mark([UNKNOWN + key]);
+			if (token) store.remove(itemIndex, [token]);
+		}
 	}
 
 	/** Claims the emails, sent from here once each answer is undefined. */
 	async function claim(batch: number[]): Promise<Answer[]> {
 		const answers = new Map<number, Answer>();
 		const deadline = Date.now() + waitMs;
-		for (let toClaim = batch; toClaim.length > 0; ) {
+		const stop = context.getExecutionCancelSignal?.();
+		// A Stop ends the wait: what is left unanswered never leaves (the run sends nothing more).
+		for (let toClaim = batch; toClaim.length > 0 && !stop?.aborted; ) {
 			const batchKeys = toClaim.map((itemIndex) => keys.get(itemIndex) as string);
 			// `sending|` last: History Size trims the oldest first, never the mark of an email in flight.
 			const entries = [SENT, SENDING].flatMap((prefix) => batchKeys.map((key) => prefix + key));
-			const known = await store.claim(entries).catch((error: Error) => error);
-			if (known instanceof Error) {
-				for (const itemIndex of toClaim) answers.set(itemIndex, storeUnavailable(known));
+			const claim = await store.claim(entries, toClaim.length).catch((error: Error) => error);
+			if (claim instanceof Error) {
+				for (const itemIndex of toClaim) answers.set(itemIndex, storeUnavailable(claim));
 				break;
 			}
+			const { known } = claim;
 			const inFlight = toClaim.filter((itemIndex, index) => {
 				const key = batchKeys[index];
-				if (known.has(SENDING + key)) return true;
+				const token = claim.tokens[index];
+				if (known.has(SENDING + key)) {
+					// Its entries were there: the token alone was this claim's.
+					store.remove(undefined, [token]);
+					return true;
+				}
 				if (known.has(SENT + key)) {
-					store.remove(undefined, [SENDING + key]);
+					store.remove(undefined, [SENDING + key], token);
 					answers.set(itemIndex, skipped('an email with the same key was sent before'));
-				} else claimed(itemIndex, key);
+				} else claimed(itemIndex, key, token);
 				return false;
 			});
 			toClaim = await waitForOthers(inFlight, answers, Date.now() < deadline);
@@ -194,7 +212,8 @@ export function skipAlreadySent(
 	}
 
 	/** The email is this run's to send: its copies in this process wait for its answer. */
-	function claimed(itemIndex: number, key: string): void {
+	function claimed(itemIndex: number, key: string, token?: string): void {
+		if (token) tokens.set(itemIndex, token);
 		store.sending(key, new Promise((resolve) => ours.set(itemIndex, resolve)));
 	}
 
@@ -218,7 +237,10 @@ export function skipAlreadySent(
 				else answers.set(itemIndex, skipped('another execution sent it just now'));
 			}),
 		);
-		const given = canWait ? await givenUp(elsewhere) : new Set(elsewhere);
+		// Asked once per email: asking writes `unknown|` until it is taken back.
+		const asked = elsewhere.filter((itemIndex) => !waited.has(itemIndex));
+		for (const itemIndex of asked) waited.add(itemIndex);
+		const given = canWait ? await givenUp(asked) : new Set(elsewhere);
 		const again = elsewhere.filter((itemIndex) => !given.has(itemIndex));
 		for (const itemIndex of given) {
 			if (sendUnknown) claimed(itemIndex, keys.get(itemIndex) as string);
