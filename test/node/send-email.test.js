@@ -394,10 +394,15 @@ describe('never twice, never lost, across stores that fail, crashes and executio
 		}
 		deduplicationStore.failCalls();
 		sandbox.setOptions({ dailyLimit: 1000 });
-		const later = await run(workflow, more);
+		// Its Timeout bounds how long a later run waits for an email that may be in flight elsewhere.
+		const later = await run(workflow, { ...more, requestOptions: { timeout: 100 } });
 		expect(outcomes(later)).toEqual(['outcome_unknown', 'outcome_unknown']);
 		expect(later.success[0].json.details.description).toMatch(/Retry Send On Server Error on/);
-		const released = await run(workflow, { ...more, options: { retrySendOnServerError: true } });
+		const released = await run(workflow, {
+			...more,
+			options: { retrySendOnServerError: true },
+			requestOptions: { timeout: 100 },
+		});
 		expect(outcomes(released)).toEqual(['sent', 'sent']);
 		expect(sentTo()).toEqual(['contact0@customer.test', 'contact1@customer.test']);
 	});

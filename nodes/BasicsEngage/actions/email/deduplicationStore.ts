@@ -39,7 +39,7 @@ const TRIES = 5;
  * least MIN_SETTLE_MS. Another worker's call slower than that is the one case a claim can miss.
  */
 const MIN_SETTLE_MS = 50;
-const SETTLE_FACTOR = 4;
+const SETTLE_FACTOR = 2;
 const CALLS_KEPT = 20;
 
 /** The store for one run's emails (see skipAlreadySent). */
