@@ -28,8 +28,9 @@ const { Workflow, NodeHelpers, NodeConnectionTypes, UserError } = workflowLib;
 /**
  * @import { INodeExecutionData, INodeType, IVersionedNodeType, ICredentialType, INode, INodeTypes,
  *   IRun, INodeParameters, IConnections, WorkflowExecuteMode, INodeCredentialTestResult,
- *   ICredentialDataDecryptedObject } from 'n8n-workflow'
+ *   ICredentialDataDecryptedObject, ExecutionError, NodeApiError } from 'n8n-workflow'
  * @typedef {ICredentialDataDecryptedObject | (() => ICredentialDataDecryptedObject)} StoredData
+ * @typedef {ExecutionError & Partial<Pick<NodeApiError, 'failure' | 'httpCode'>>} RunError  a node's error adds these
  * @typedef {Record<string, { id: string, name: string, type: string, data: StoredData }>} CredentialStore
  */
 
@@ -505,7 +506,7 @@ function createResumer(waiting, describe) {
 			const answer = await /** @type {Function} */ (nodeType.webhook).call(context);
 			if (answer.workflowData === undefined) return refuse(200, answer.webhookResponse);
 			run.data.waitTill = undefined;
-			const stackEntry = run.data.executionData.nodeExecutionStack[0];
+			const [stackEntry] = run.data.executionData?.nodeExecutionStack ?? [];
 			stackEntry.node.disabled = true;
 			stackEntry.data.main = answer.workflowData;
 			stackEntry.metadata = { ...stackEntry.metadata, forwardAllOutputs: true };
@@ -647,8 +648,8 @@ async function runWorkflow(options) {
 			toolAnswers: agentOutput.map((item) => item.json),
 			success: outputs[0] ?? [],
 			errors: outputs[1] ?? [],
-			error,
-			nodeError: taskData?.error,
+			error: /** @type {RunError | undefined} */ (error),
+			nodeError: /** @type {RunError | undefined} */ (taskData?.error),
 			waitTill: ran.waitTill,
 			run: ran,
 			node: /** @type {INode} */ (workflow.getNode(testedNode.name)),
