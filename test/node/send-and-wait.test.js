@@ -30,7 +30,7 @@ const AGENTS = [
 	undefined,
 	'Mozilla/5.0 (Linux; Android 12; CUBOT KINGKONG 9) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.6099.144 Mobile Safari/537.36',
 ];
-/** @param {string | undefined} agent */
+/** @param {string | undefined} agent @returns {Record<string, string>} */
 const userAgent = (agent) => (agent === undefined ? {} : { 'user-agent': agent });
 // n8n's WAIT_INDEFINITELY: a wait without limit.
 const FOREVER = new Date('3000-01-01T00:00:00.000Z');
@@ -123,7 +123,7 @@ describe('the email and the wait', () => {
 				},
 			},
 		});
-		const ahead = result.waitTill.getTime() - before;
+		const ahead = Number(result.waitTill) - before;
 		expect(ahead).toBeGreaterThanOrEqual(2 * 3_600_000);
 		expect(ahead).toBeLessThan(2 * 3_600_000 + 60_000);
 
@@ -145,7 +145,7 @@ describe('the email and the wait', () => {
 			parameters: sendAndWaitParameters(limit('next Tuesday')),
 			items: [JANE],
 		});
-		expect(result.error.message).toBe(
+		expect(result.error?.message).toBe(
 			'Max Date and Time is not a date. Fix it before trying again.',
 		);
 		expect(result.waitTill).toBeUndefined();
@@ -163,7 +163,7 @@ describe('sending as Send Email does', () => {
 			maxTries: 3,
 			waitBetweenTries: 1,
 		});
-		expect(result.error.description).toMatch(/may have been queued/);
+		expect(result.error?.description).toMatch(/may have been queued/);
 		expect(sandbox.requestsTo('/email/send')).toHaveLength(1);
 		expect(result.waitTill).toBeUndefined();
 	});
@@ -266,12 +266,12 @@ describe('custom form: the link opens a form with the fields the workflow sets; 
 		async (_how, parameters) => {
 			const { result, url } = await waitingForm(parameters);
 			const form = await result.callWebhook({ url });
-			expect(form.body.match(/<form[^>]*>/g)).toEqual([
+			expect(String(form.body).match(/<form[^>]*>/g)).toEqual([
 				'<form method="post" enctype="multipart/form-data">',
 			]);
 			expect(form.body).toContain('<select id="field-6" name="field-6" multiple');
 			expect(form.body).toContain('placeholder="Jane Doe"');
-			expect(form.body.match(/ required/g)).toHaveLength(3); // date, text, number
+			expect(String(form.body).match(/ required/g)).toHaveLength(3); // date, text, number
 			// The hidden field is the workflow's: not in the page at all.
 			expect(form.body).not.toMatch(/T-17|field-10/);
 		},
@@ -421,13 +421,8 @@ describe("the answer: opening a link answers nothing, only its page's button doe
 		],
 	])(
 		'%s: its signed links, opened by anyone, record nothing; the press resumes with { data: { ...answer, respondedAt } } and a "recorded" page; no page or answer holds the key',
-		async (
-			_,
-			parameters,
-			labels,
-			/** @type {any} */ { press = -1, body, blank, page = [] },
-			data,
-		) => {
+		/** @param {string} _ @param {Record<string, unknown>} parameters @param {string[]} labels @param {{ press?: number, body?: Record<string, unknown>, blank?: Record<string, unknown>, page?: string[] }} answering @param {object} data */
+		async (_, parameters, labels, { press = -1, body, blank, page = [] }, data) => {
 			const result = await waitingRun(parameters);
 			expect(links().map((link) => link.label)).toEqual(labels);
 			const pages = [];
@@ -441,7 +436,7 @@ describe("the answer: opening a link answers nothing, only its page's button doe
 				}
 			}
 			for (const text of page) expect(pages[0]).toContain(text);
-			const url = links().at(press)?.url;
+			const url = String(links().at(press)?.url);
 			if (blank) {
 				expect((await result.callWebhook({ url, method: 'POST', body: blank })).resumed).toBe(
 					false,
@@ -470,16 +465,16 @@ describe("the answer: opening a link answers nothing, only its page's button doe
 			},
 		});
 		const [decline, refund] = links();
-		for (const [button, label] of [
+		for (const [button, label] of /** @type {const} */ ([
 			[refund, 'Refund &amp; close'],
 			[decline, 'No'],
-		]) {
+		])) {
 			const { body } = await result.callWebhook({ url: button.url });
 			expect(body).toContain('<title>Refund &lt;120 €&gt;?</title>');
 			expect(body).toContain(`<strong>${label}</strong>`);
 			// No action: the browser posts to the page's own URL, its query and signature included.
-			expect(body.match(/<form[^>]*>/g)).toEqual(['<form method="post">']);
-			expect(body.match(/<button[^>]*>[^<]*<\/button>/g)).toEqual([
+			expect(String(body).match(/<form[^>]*>/g)).toEqual(['<form method="post">']);
+			expect(String(body).match(/<button[^>]*>[^<]*<\/button>/g)).toEqual([
 				expect.stringContaining(`>${label}</button>`),
 			]);
 			expect(body).not.toMatch(/<a |<script|<input/);
