@@ -6,6 +6,8 @@ const { API_KEY, runCredentialTest, runNode, sendParameters, useSandbox } = requ
 
 const { engine } = require('./harness/resolve');
 
+/** @typedef {import('./sandbox/server').Fault} Fault */
+
 /**
  * n8n 1.x treats `ignoreHttpStatusErrors: { ignore: true, except }` as "ignore every status", so
  * there every answer reaches the credential's body rules and none its status rules.
@@ -31,6 +33,7 @@ describe('credential test (as n8n runs it from the credential dialog)', () => {
 	// [case, credential data, the next answer, what the dialog shows]. On 1.x a 429's body carries
 	// `error` like the 400 that proves the key (the key works), and NodeApiError drops a socket
 	// error's code (its message remains). A 404 names the Base URL: test/node/settings-and-input.
+	/** @typedef {[string, { apiKey?: string, baseUrl?: string }, Fault | undefined, object]} Answer @type {Answer[]} */
 	const ANSWERS = [
 		[
 			'spec: an invalid key (401) fails with "Invalid API key"',
@@ -50,14 +53,16 @@ describe('credential test (as n8n runs it from the credential dialog)', () => {
 			{ status: 429 },
 			V1 ? OK : failed(expect.stringMatching(/quota/)),
 		],
-		...[500, 503, 403].map((status) => [
-			`any other answer (${status}) fails with its status text`,
-			{},
-			{ status, body: { status: 'error', message: 'nope' } },
-			failed(
-				V1 ? expect.stringMatching(/did not accept the test request/) : http.STATUS_CODES[status],
-			),
-		]),
+		...[500, 503, 403].map(
+			/** @returns {Answer} */ (status) => [
+				`any other answer (${status}) fails with its status text`,
+				{},
+				{ status, body: { status: 'error', message: 'nope' } },
+				failed(
+					V1 ? expect.stringMatching(/did not accept the test request/) : http.STATUS_CODES[status],
+				),
+			],
+		),
 		[
 			'a base URL that answers 200 but is not BasicsEngage fails',
 			{},
@@ -71,7 +76,7 @@ describe('credential test (as n8n runs it from the credential dialog)', () => {
 			failed(V1 ? expect.stringMatching(/refused|ECONNREFUSED/i) : 'ECONNREFUSED'),
 		],
 	];
-	test.each(ANSWERS)('%s', async (_case, /** @type {any} */ data, answer, shown) => {
+	test.each(ANSWERS)('%s', async (_case, data, answer, shown) => {
 		if (answer) sandbox.injectFaults([answer]);
 		const baseUrl = (data.baseUrl ?? '<sandbox>').replace('<sandbox>', sandbox.baseUrl);
 		const result = await runCredentialTest({ apiKey: data.apiKey ?? API_KEY, baseUrl });
@@ -84,7 +89,8 @@ describe('credential test (as n8n runs it from the credential dialog)', () => {
 describe('credential in node runs', () => {
 	// [case, credential data, the run's error message (none: it runs)]. A key that cannot be a
 	// header, per operation: test/node/operations.test.js.
-	test.each([
+	/** @type {Array<[string, { apiKey?: string, baseUrl: string }, RegExp?]>} */
+	const RUNS = [
 		[
 			'spaces around the key and the base URL, and trailing slashes, are tolerated',
 			{ apiKey: ` \t${API_KEY}\r\n `, baseUrl: ' \t<sandbox>// ' },
@@ -95,7 +101,8 @@ describe('credential in node runs', () => {
 			{ baseUrl: 'api.basicsengage.com/api/v0/dev' },
 			/^The Base URL in the credential is not valid\. Fix it before trying again\.$/,
 		],
-	])('%s', async (_case, { apiKey, baseUrl }, message) => {
+	];
+	test.each(RUNS)('%s', async (_case, { apiKey, baseUrl }, message) => {
 		const result = await runNode(sandbox, {
 			parameters: sendParameters(),
 			items: [{ email: 'jane@customer.test' }],

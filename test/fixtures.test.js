@@ -26,6 +26,7 @@ test.each(listFixtures())('%s', async (name) => {
 
 // A fixture can fail: each wrong expectation below differs from what the run did.
 const DIR = path.join(FIXTURES_DIR, 'send-email-one-per-item');
+/** @type {{ requests: object[], outputs: Record<string, object[][]>, state: { emails: object[] } }} */
 const right = readExpectation(DIR);
 test.each([
 	['a request fewer', { requests: right.requests.slice(1) }],

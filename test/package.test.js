@@ -5,6 +5,8 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { CREDENTIAL_TYPE, NODE_TYPE, PACKAGE_DIR, loadPackage } = require('./support');
 
+/** @typedef {import('../credentials/BasicsEngageApi.credentials').BasicsEngageApi} BasicsEngageApi */
+
 const packageJson = JSON.parse(fs.readFileSync(path.join(PACKAGE_DIR, 'package.json'), 'utf8'));
 
 /** @param {any[]} properties @param {string} name */
@@ -74,14 +76,14 @@ const COMMUNITY_NODE_CATEGORIES = [
 
 test("codex: categories from n8n's community node list, and aliases", async () => {
 	const { codex } = (await loadPackage(PACKAGE_DIR)).nodes[NODE_TYPE].description;
-	expect(codex.categories).toEqual(['Communication', 'Marketing & Content']);
+	expect(codex?.categories).toEqual(['Communication', 'Marketing & Content']);
 	expect(
-		codex.categories.filter(
+		codex?.categories?.filter(
 			(/** @type {string} */ category) => !COMMUNITY_NODE_CATEGORIES.includes(category),
 		),
 	).toEqual([]);
-	expect(codex.subcategories).toBeUndefined();
-	expect(codex.alias).toEqual([
+	expect(codex?.subcategories).toBeUndefined();
+	expect(codex?.alias).toEqual([
 		'email',
 		'mail',
 		'newsletter',
@@ -179,7 +181,7 @@ test('credential: password-masked key, base URL with the public default', async 
 		['plainHttpNotice', false, ''],
 	]);
 	// A node run's request (not the probe): the credential test's checks are skipped.
-	const signed = await type.authenticate(
+	const signed = await /** @type {BasicsEngageApi['authenticate']} */ (type.authenticate)(
 		{ apiKey: ' key_1 ', baseUrl: '' },
 		{ url: '/x', headers: { A: '1' } },
 	);

@@ -3,13 +3,15 @@
 
 // Plain data, apart from test/support.js, so the end-to-end tests can build theirs without the engine.
 
+/** @typedef {import('n8n-workflow').INodeParameters & { options?: import('n8n-workflow').INodeParameters }} NodeParameters  Options: a collection */
+
 /**
  * An operation's parameters as `defaults`; a test overrides what it is about.
  * @param {import('n8n-workflow').INodeParameters} defaults
  */
 const parameterBuilder =
 	(defaults) =>
-	/** @param {Record<string, any>} [overrides] @returns {import('n8n-workflow').INodeParameters} */
+	/** @param {Record<string, any>} [overrides] @returns {NodeParameters} */
 	(overrides = {}) => ({ ...defaults, ...overrides });
 
 /** Send Email parameters with plain-text content. */

@@ -24,6 +24,14 @@ const API_KEY = 'be_sandbox_demo_key';
  * @typedef {import('./sandbox/server').SandboxHandle} SandboxHandle
  * @typedef {import('./sandbox/server').RecordedRequest} RecordedRequest
  * @typedef {SandboxHandle & { requestsTo: (path: string) => RecordedRequest[] }} TestSandbox
+ * @typedef {import('../nodes/BasicsEngage/helpers/failure').ErrorKind} ErrorKind
+ * @typedef {{ kind: ErrorKind, httpCode: number | null, description: string }} FailureDetails
+ * @typedef {{ [field: string]: unknown, error?: string, details?: FailureDetails }} OutputJson
+ * @typedef {Omit<import('n8n-workflow').INodeExecutionData, 'json'> & { json: OutputJson }} OutputItem
+ * @typedef {OutputItem & { json: { error: string, details: FailureDetails } }} ErrorItem
+ * @typedef {{ toolName: string, toolDescription: string, answer?: string, thrown?: string }} ToolAnswer  answer: JSON
+ * @typedef {Awaited<ReturnType<typeof runWorkflow>>} WorkflowRun
+ * @typedef {Omit<WorkflowRun, 'success' | 'errors' | 'toolAnswers'> & { success: OutputItem[], errors: ErrorItem[], toolAnswers: ToolAnswer[] }} NodeRun
  */
 
 /**
@@ -57,12 +65,13 @@ function useSandbox(options) {
  *   onError?: 'stopWorkflow' | 'continueRegularOutput' | 'continueErrorOutput',
  *   apiKey?: string, baseUrl?: string | (() => string) } & Partial<import('./harness/n8n').RunWorkflowOptions>} run
  *   further options (toolCalls, retryOnFail, ...) go to runWorkflow as they are
+ * @returns {Promise<NodeRun>} a failed item holds `{ error, details }` (transport/index.ts)
  */
 async function runNode(
 	sandbox,
 	{ parameters, items = [{}], onError, apiKey = API_KEY, baseUrl, ...settings },
 ) {
-	return runWorkflow({
+	const ran = runWorkflow({
 		...settings,
 		packageDir: PACKAGE_DIR,
 		nodeType: NODE_TYPE,
@@ -76,6 +85,7 @@ async function runNode(
 					: { apiKey, baseUrl: baseUrl ?? sandbox.baseUrl },
 		},
 	});
+	return /** @type {Promise<NodeRun>} */ (ran);
 }
 
 /**
@@ -93,7 +103,7 @@ function emailLinks(html) {
 	}));
 }
 
-/** `count` contacts with distinct addresses. */
+/** `count` contacts with distinct addresses. @param {number} count */
 function contacts(count, start = 0) {
 	return Array.from({ length: count }, (_, offset) => {
 		const index = start + offset;

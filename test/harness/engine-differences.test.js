@@ -105,7 +105,7 @@ const probeState = () => /** @type {any} */ (globalThis).__probe;
 const INPUT = { row: 7, email: 'jane@example.com' };
 
 /**
- * @param {Record<string, unknown>} parameters
+ * @param {import('n8n-workflow').INodeParameters} parameters
  * @param {Partial<import('./n8n').RunWorkflowOptions>} [options]
  */
 const runProbe = (parameters, options) =>
@@ -181,12 +181,12 @@ describe(`engine ${engine.displayName}`, () => {
 		// abstract/execution-base.error.js:16 declares a `cause` class field, which resets the
 		// native cause after super(), and :30-31 keep only a non-Error cause.
 		const viaOption = await runProbe({ action: 'throw', json: 'option' }, STOP);
-		expect(viaOption.error.failure).toEqual(V1 ? undefined : { cause: 'quota-exhausted' });
+		expect(viaOption.error?.failure).toEqual(V1 ? undefined : { cause: 'quota-exhausted' });
 		expect(probeState().thrown.cause?.code).toBe(V1 ? undefined : 'ECONNRESET');
 		// Assigning after construction works on both (the engine keeps own enumerable fields).
 		const assigned = await runProbe({ action: 'throw' }, STOP);
-		expect(assigned.error.failure).toEqual({ cause: 'quota-exhausted' });
-		expect(assigned.error.httpCode).toBe('429');
+		expect(assigned.error?.failure).toEqual({ cause: 'quota-exhausted' });
+		expect(assigned.error?.httpCode).toBe('429');
 	});
 
 	test('ignoreHttpStatusErrors { ignore: true, except: [401] }: 2.x throws for 401, 1.x ignores every status', async () => {

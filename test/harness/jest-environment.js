@@ -12,7 +12,9 @@ class N8nEngineEnvironment extends TestEnvironment {
 	constructor(config, context) {
 		super(config, context);
 		// Each test file has its own process.env: the two projects can share a worker.
-		this.global.process.env.N8N_ENGINE = config.projectConfig.testEnvironmentOptions.n8nEngine;
+		this.global.process.env.N8N_ENGINE = String(
+			config.projectConfig.testEnvironmentOptions.n8nEngine,
+		);
 	}
 }
 

@@ -28,8 +28,9 @@ const { Workflow, NodeHelpers, NodeConnectionTypes, UserError } = workflowLib;
 /**
  * @import { INodeExecutionData, INodeType, IVersionedNodeType, ICredentialType, INode, INodeTypes,
  *   IRun, INodeParameters, IConnections, WorkflowExecuteMode, INodeCredentialTestResult,
- *   ICredentialDataDecryptedObject } from 'n8n-workflow'
+ *   ICredentialDataDecryptedObject, ExecutionError, NodeApiError } from 'n8n-workflow'
  * @typedef {ICredentialDataDecryptedObject | (() => ICredentialDataDecryptedObject)} StoredData
+ * @typedef {ExecutionError & Partial<Pick<NodeApiError, 'failure' | 'httpCode'>>} RunError  a node's error adds these
  * @typedef {Record<string, { id: string, name: string, type: string, data: StoredData }>} CredentialStore
  */
 
@@ -356,7 +357,7 @@ function toToolNodeType(type) {
 	return Object.assign(Object.create(type), { description });
 }
 
-/** The loaded packages plus `extra`. @param {Record<string, INodeType>} extra @returns {INodeTypes} */
+/** The loaded packages plus `extra`. @param {Record<string, INodeType | IVersionedNodeType>} extra @returns {INodeTypes} */
 function createNodeTypes(extra) {
 	/** @param {string} name */
 	const getByName = (name) =>
@@ -524,7 +525,7 @@ function createResumer(waiting, describe) {
 			const answer = await /** @type {Function} */ (nodeType.webhook).call(context);
 			if (answer.workflowData === undefined) return refuse(200, answer.webhookResponse);
 			run.data.waitTill = undefined;
-			const stackEntry = run.data.executionData.nodeExecutionStack[0];
+			const [stackEntry] = run.data.executionData?.nodeExecutionStack ?? [];
 			stackEntry.node.disabled = true;
 			stackEntry.data.main = answer.workflowData;
 			stackEntry.metadata = { ...stackEntry.metadata, forwardAllOutputs: true };
@@ -670,8 +671,8 @@ async function runWorkflow(options) {
 			toolAnswers: agentOutput.map((item) => item.json),
 			success: outputs[0] ?? [],
 			errors: outputs[1] ?? [],
-			error,
-			nodeError: taskData?.error,
+			error: /** @type {RunError | undefined} */ (error),
+			nodeError: /** @type {RunError | undefined} */ (taskData?.error),
 			waitTill: ran.waitTill,
 			run: ran,
 			node: /** @type {INode} */ (workflow.getNode(testedNode.name)),

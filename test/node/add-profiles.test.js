@@ -73,7 +73,7 @@ describe('Add Profiles to List', () => {
 		]);
 	});
 
-	test.each(['Authroization', 'Authorization'])(
+	test.each(/** @type {const} */ (['Authroization', 'Authorization']))(
 		'spec header: each request sends Authroization (as published) and Authorization, so a strict server that reads only %s accepts it',
 		async (listAuthHeader) => {
 			sandbox.setOptions({ listAuthHeader });

@@ -96,7 +96,7 @@ test.each(Object.keys(TOOLS))(
 		sandbox.reset();
 		const normal = await runNode(sandbox, { parameters: parameters(fromItem), items: [args] });
 		expect(requestsOf()).toEqual(toolRequests);
-		expect(withoutIds(JSON.parse(asTool.toolAnswers[0].answer))).toEqual(
+		expect(withoutIds(JSON.parse(String(asTool.toolAnswers[0].answer)))).toEqual(
 			withoutIds(normal.success.map((item) => item.json)),
 		);
 	},
@@ -110,7 +110,8 @@ const modelArgs = TOOLS['Send Email'].args;
 const sendCampaignByModel = TOOLS['Send Campaign'].parameters(fromModel);
 
 /** What n8n 2.x's AI Agent hands the model of a failed tool: the error's message alone. */
-const messageAlone = (/** @type {string} */ thrown) => thrown.split('\n\nDetails: ')[0];
+const messageAlone = (/** @type {string | undefined} */ thrown) =>
+	String(thrown).split('\n\nDetails: ')[0];
 
 test.each([
 	[
@@ -143,6 +144,7 @@ test.each([
 	],
 ])(
 	'AI tool, On Error = Stop: after %s the call is a tool error with its kind (%s) and no key, and the message alone (all n8n 2.x hands the model) says what to do',
+	/** @param {string} _ @param {string} kind @param {{ arrange?: () => void, apiKey?: string, args?: object, parameters?: import('n8n-workflow').INodeParameters }} setup */
 	async (_, kind, { arrange, apiKey, args, parameters = sendByModel }, step, requests) => {
 		arrange?.();
 		const result = await runNode(sandbox, {
@@ -171,7 +173,7 @@ test.each(['continueRegularOutput', 'continueErrorOutput'])(
 			onError: /** @type {any} */ (onError),
 		});
 		expect(result.toolAnswers[0].thrown).toBeUndefined();
-		const [answer] = JSON.parse(result.toolAnswers[0].answer);
+		const [answer] = JSON.parse(String(result.toolAnswers[0].answer));
 		expect(answer.details.kind).toBe('quota_exceeded');
 		expect(answer.error).toMatch(/quota/i);
 		expect(JSON.stringify(answer)).not.toContain(API_KEY);

@@ -103,7 +103,7 @@ describe('Create Campaign', () => {
 		expect(createdCampaigns()[0].recepientList).toEqual(['list_autumn', 'list_spring']);
 	});
 
-	test.each(['recepientList', 'recipientList', 'either'])(
+	test.each(/** @type {const} */ (['recepientList', 'recipientList', 'either']))(
 		'a server that reads the list IDs from %s gets the lists, and the send reaches their profiles',
 		async (campaignListField) => {
 			sandbox.setOptions({ campaignListField });

@@ -177,9 +177,9 @@ describe('On Error: Stop Workflow', () => {
 			parameters: sendParameters(),
 			items: [{ email: 'ok@customer.test' }, { email: 'bad' }],
 		});
-		expect(result.error.name).toBe('NodeOperationError');
-		expect(result.error.message).toMatch(/To is not a valid email address/);
-		expect(result.error.context.itemIndex).toBe(1);
+		expect(result.error?.name).toBe('NodeOperationError');
+		expect(result.error?.message).toMatch(/To is not a valid email address/);
+		expect(result.error?.context.itemIndex).toBe(1);
 		expect(sandbox.requests).toHaveLength(0);
 	});
 
@@ -188,9 +188,9 @@ describe('On Error: Stop Workflow', () => {
 			parameters: addProfilesParameters({ options: { batchSize: 2 } }),
 			items: [{ email: 'a@customer.test' }, { email: 'b@customer.test' }, { email: 'bad' }],
 		});
-		expect(result.error.name).toBe('NodeOperationError');
-		expect(result.error.message).toMatch(/Email is not a valid email address/);
-		expect(result.error.context.itemIndex).toBe(2);
+		expect(result.error?.name).toBe('NodeOperationError');
+		expect(result.error?.message).toMatch(/Email is not a valid email address/);
+		expect(result.error?.context.itemIndex).toBe(2);
 		expect(sandbox.requests).toHaveLength(0);
 	});
 
@@ -218,7 +218,9 @@ describe('On Error: Stop Workflow', () => {
 				.slice(1)
 				.flatMap(({ body }) => body.profiles?.map((/** @type {any} */ p) => p.email) ?? body.to)
 				.map((/** @type {string} */ email) => Number(email.match(/\d+/)?.[0]));
-			expect(result.error.description).toContain(`in this run (item indexes): ${done.join(', ')}.`);
+			expect(result.error?.description).toContain(
+				`in this run (item indexes): ${done.join(', ')}.`,
+			);
 		},
 	);
 
@@ -243,10 +245,10 @@ describe('On Error: Stop Workflow', () => {
 				parameters: { ...parameters, requestOptions: { timeout: 300 } },
 				items: [{ email: 'jane@customer.test' }],
 			});
-			expect(result.error.message).toMatch(/^BasicsEngage could not be reached: /);
-			expect(result.error.message).toMatch(message);
-			expect(result.error.message).not.toMatch(SOCKET_CODE);
-			expect(result.error.message).not.toMatch(/retry the request immediately/);
+			expect(result.error?.message).toMatch(/^BasicsEngage could not be reached: /);
+			expect(result.error?.message).toMatch(message);
+			expect(result.error?.message).not.toMatch(SOCKET_CODE);
+			expect(result.error?.message).not.toMatch(/retry the request immediately/);
 		},
 	);
 
@@ -259,7 +261,7 @@ describe('On Error: Stop Workflow', () => {
 			},
 		]);
 		const result = await runNode(sandbox, { parameters: sendParameters(), items: contacts(1) });
-		expect(result.error.message).toBe(
+		expect(result.error?.message).toBe(
 			'BasicsEngage rejected the request: EPERM: sender blocked. Fix it before trying again.',
 		);
 	});
@@ -468,5 +470,5 @@ test('Add Profiles under On Error = Continue keeps input order (an invalid item 
 		onError: 'continueRegularOutput',
 	});
 	expect(result.success.map(pairedIndexes)).toEqual([[0, 1], [2], [3]]);
-	expect(result.success[1].json.details.kind).toBe('invalid_input');
+	expect(result.success[1].json.details?.kind).toBe('invalid_input');
 });

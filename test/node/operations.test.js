@@ -44,6 +44,7 @@ const sandbox = useSandbox(VIP_SANDBOX);
  * report (`done`), what a request that reached BasicsEngage may have done (`effect`), and the
  * output of one successful run of two items. Send and Wait sends one email for the whole input
  * and waits: it has no output, no report and no per-item failure but the first.
+ * @type {Record<string, { parameters: import('../parameters').NodeParameters, path: string, schema: string, effect: string } & ({ done: string, output: object } | { waits: true, done?: undefined })>}
  */
 const OPERATIONS = {
 	'Send Email': {
@@ -297,7 +298,7 @@ describe('On Error, for a refused request (400) whose text echoes the key', () =
 				failure: { cause: 'configuration-invalid' },
 				context: { itemIndex: 0 },
 			});
-			expect(result.error.message).toMatch(/^BasicsEngage rejected the request: /);
+			expect(result.error?.message).toMatch(/^BasicsEngage rejected the request: /);
 			expect(sandbox.requests).toHaveLength(1);
 			expectNoSecret(result, API_KEY);
 		},
@@ -313,12 +314,12 @@ test.each(ITEMWISE)(
 			parameters: { options: { ...operation.parameters.options, concurrency: 1, retries: 0 } },
 			items: contacts(3),
 		});
-		expect(result.error.context.itemIndex).toBe(1);
-		expect(result.error.failure).toEqual({ cause: 'temporarily-unavailable' });
-		expect(result.error.description).toContain(
+		expect(result.error?.context.itemIndex).toBe(1);
+		expect(result.error?.failure).toEqual({ cause: 'temporarily-unavailable' });
+		expect(result.error?.description).toContain(
 			`${operation.effect}: check before sending it again`,
 		);
-		expect(result.error.description).toContain(`${operation.done} in this run (item indexes): 0.`);
+		expect(result.error?.description).toContain(`${operation.done} in this run (item indexes): 0.`);
 		expect(sandbox.requests).toHaveLength(2);
 	},
 );
@@ -345,8 +346,8 @@ test.each(ITEMWISE)(
 
 		sandbox.reset();
 		const stopped = await run(name, { items: contacts(3), apiKey: 'be_wrong_key' });
-		expect(stopped.error.failure).toEqual({ cause: 'credential-invalid' });
-		expect(stopped.error.message).toMatch(/BasicsEngage rejected the API key/);
+		expect(stopped.error?.failure).toEqual({ cause: 'credential-invalid' });
+		expect(stopped.error?.message).toMatch(/BasicsEngage rejected the API key/);
 		expect(sandbox.requests).toHaveLength(1);
 	},
 );
@@ -376,7 +377,7 @@ test.each(NAMES)(
 	},
 );
 
-/** Each operation that names an ID: one BasicsEngage does not know, and what its error says. */
+/** Each operation that names an ID: one BasicsEngage does not know, and what its error says. @type {Record<string, [object, RegExp]>} */
 const UNKNOWN_IDS = {
 	'Add Profiles': [{ listId: 'lst_missing' }, /List not found/],
 	'Create List': [{ profileIds: 'prof_missing' }, /Profile "prof_missing" not found/],
@@ -391,7 +392,7 @@ test.each(Object.keys(UNKNOWN_IDS))(
 		const { lists, campaigns } = sandbox.state;
 		const before = [lists.size, campaigns.size];
 		const result = await run(/** @type {keyof typeof OPERATIONS} */ (name), {
-			parameters: /** @type {any} */ (parameters),
+			parameters,
 			onError: 'continueErrorOutput',
 		});
 		expect(result.errors.map(pairedIndexes)).toEqual([[0], [1]]);
@@ -525,7 +526,7 @@ describe('a setting that cannot work fails every item as invalid_input (credenti
 			expectNoSecret(result, API_KEY);
 			// Stop Workflow: n8n is told the kind's cause (a temporary one may be run again as it is).
 			const stopped = await run(/** @type {keyof typeof OPERATIONS} */ (name), row.run);
-			expect(stopped.error.failure).toEqual({
+			expect(stopped.error?.failure).toEqual({
 				cause: kind === 'invalid_input' ? 'configuration-invalid' : 'temporarily-unavailable',
 			});
 			expect(sandbox.requests).toHaveLength(0);

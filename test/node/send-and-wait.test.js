@@ -33,7 +33,7 @@ const AGENTS = [
 	undefined,
 	'Mozilla/5.0 (Linux; Android 12; CUBOT KINGKONG 9) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.6099.144 Mobile Safari/537.36',
 ];
-/** @param {string | undefined} agent */
+/** @param {string | undefined} agent @returns {Record<string, string>} */
 const userAgent = (agent) => (agent === undefined ? {} : { 'user-agent': agent });
 // n8n's WAIT_INDEFINITELY: a wait without limit.
 const FOREVER = new Date('3000-01-01T00:00:00.000Z');
@@ -125,7 +125,7 @@ describe('the email and the wait', () => {
 				},
 			},
 		});
-		const ahead = result.waitTill.getTime() - before;
+		const ahead = Number(result.waitTill) - before;
 		expect(ahead).toBeGreaterThanOrEqual(2 * 3_600_000);
 		expect(ahead).toBeLessThan(2 * 3_600_000 + 60_000);
 
@@ -147,7 +147,7 @@ describe('the email and the wait', () => {
 			parameters: sendAndWaitParameters(limit('next Tuesday')),
 			items: [JANE],
 		});
-		expect(result.error.message).toBe(
+		expect(result.error?.message).toBe(
 			'Max Date and Time is not a date. Fix it before trying again.',
 		);
 		expect(result.waitTill).toBeUndefined();
@@ -165,7 +165,7 @@ describe('sending as Send Email does', () => {
 			maxTries: 3,
 			waitBetweenTries: 1,
 		});
-		expect(result.error.description).toMatch(/may have been queued/);
+		expect(result.error?.description).toMatch(/may have been queued/);
 		expect(sandbox.requestsTo('/email/send')).toHaveLength(1);
 		expect(result.waitTill).toBeUndefined();
 	});
@@ -268,12 +268,12 @@ describe('custom form: the link opens a form with the fields the workflow sets; 
 		async (_how, parameters) => {
 			const { result, url } = await waitingForm(parameters);
 			const form = await result.callWebhook({ url });
-			expect(form.body.match(/<form[^>]*>/g)).toEqual([
+			expect(String(form.body).match(/<form[^>]*>/g)).toEqual([
 				'<form method="post" enctype="multipart/form-data">',
 			]);
 			expect(form.body).toContain('<select id="field-6" name="field-6" multiple');
 			expect(form.body).toContain('placeholder="Jane Doe"');
-			expect(form.body.match(/ required/g)).toHaveLength(3); // date, text, number
+			expect(String(form.body).match(/ required/g)).toHaveLength(3); // date, text, number
 			// The hidden field is the workflow's: not in the page at all.
 			expect(form.body).not.toMatch(/T-17|field-10/);
 		},
@@ -419,7 +419,8 @@ describe("the answer: opening a link answers nothing, only its page's button doe
 		],
 	])(
 		'%s: its signed links, opened by anyone, record nothing; the press resumes with { data: { ...answer, respondedAt } } and a "recorded" page; no page or answer holds the key',
-		async (_, parameters, labels, /** @type {any} */ { press = -1, body, page = [] }, data) => {
+		/** @param {string} _ @param {Record<string, unknown>} parameters @param {string[]} labels @param {{ press?: number, body?: Record<string, unknown>, page?: string[] }} answering @param {object} data */
+		async (_, parameters, labels, { press = -1, body, page = [] }, data) => {
 			const result = await waitingRun(parameters);
 			expect(links().map((link) => link.label)).toEqual(labels);
 			const pages = [];
@@ -433,7 +434,7 @@ describe("the answer: opening a link answers nothing, only its page's button doe
 				}
 			}
 			for (const text of page) expect(pages[0]).toContain(text);
-			const url = links().at(press)?.url;
+			const url = String(links().at(press)?.url);
 			const before = Date.now();
 			const headers = userAgent(AGENTS[2]);
 			const answer = await result.callWebhook({ url, method: 'POST', headers, body });
@@ -457,16 +458,16 @@ describe("the answer: opening a link answers nothing, only its page's button doe
 			},
 		});
 		const [decline, refund] = links();
-		for (const [button, label] of [
+		for (const [button, label] of /** @type {const} */ ([
 			[refund, 'Refund &amp; close'],
 			[decline, 'No'],
-		]) {
+		])) {
 			const { body } = await result.callWebhook({ url: button.url });
 			expect(body).toContain('<title>Refund &lt;120 €&gt;?</title>');
 			expect(body).toContain(`<strong>${label}</strong>`);
 			// No action: the browser posts to the page's own URL, its query and signature included.
-			expect(body.match(/<form[^>]*>/g)).toEqual(['<form method="post">']);
-			expect(body.match(/<button[^>]*>[^<]*<\/button>/g)).toEqual([
+			expect(String(body).match(/<form[^>]*>/g)).toEqual(['<form method="post">']);
+			expect(String(body).match(/<button[^>]*>[^<]*<\/button>/g)).toEqual([
 				expect.stringContaining(`>${label}</button>`),
 			]);
 			expect(body).not.toMatch(/<a |<script|<input/);
@@ -495,6 +496,7 @@ describe('a request without a valid answer gets a page asking again, never a thr
 		body: { data: { ...FULL_POST, 'field-0': day } },
 	}));
 	const noBody = [{}, { body: null }];
+	/** @type {Array<{ query: Record<string, string> }>} */
 	const forged = [{ query: { approved: 'false' } }, { query: {} }];
 	test.each([
 		['a Custom Form date of 2026-13-01, 2026-00-00 or 2026-31-12', fieldsForm(), dates],
@@ -503,7 +505,8 @@ describe('a request without a valid answer gets a page asking again, never a thr
 		['an Approve Only link changed to say Decline, or without its answer,', {}, forged],
 	])(
 		'%s asks again, instead of throwing or recording: the wait goes on',
-		async (_, parameters, /** @type {any[]} */ posts) => {
+		/** @param {string} _ @param {Record<string, unknown>} parameters @param {Array<{ query?: Record<string, string>, body?: unknown }>} posts */
+		async (_, parameters, posts) => {
 			const result = await waitingRun(parameters);
 			const { url } = /** @type {{ url: string }} */ (links().at(-1));
 			for (const { query, body } of posts) {
@@ -554,7 +557,13 @@ function fieldPost(field) {
 		: VALUES[field.fieldType];
 	const [odds, problems] = field.fieldType === 'date' ? [2, ['bad date']] : [16, ['bad value']];
 	return fc.oneof(
-		{ weight: odds, arbitrary: good.map(([posted, recorded]) => ({ posted, recorded })) },
+		{
+			weight: odds,
+			arbitrary: good.map((/** @type {[unknown, unknown]} */ [posted, recorded]) => ({
+				posted,
+				recorded,
+			})),
+		},
 		fc.constantFrom(undefined, '', ' \n').map((posted) => ({ posted, ...notPosted(field) })),
 		fc.oneof(bad ?? NOT_TEXT, NOT_TEXT).map((posted) => ({ posted, problems })),
 	);

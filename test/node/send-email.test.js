@@ -104,7 +104,7 @@ const run = (
 const recipients = () => sandbox.requests.map((request) => request.body.to);
 const sentTo = () => sandbox.state.emails.map((email) => email.to);
 /** What each output item is: true when skipped, else its error kind or 'sent'. */
-const outcomes = (/** @type {any} */ result) =>
+const outcomes = (/** @type {import('../support').NodeRun} */ result) =>
 	result.success.map((item) => item.json.skipped ?? item.json.details?.kind ?? 'sent');
 
 /** A saved workflow whose first run sent contact 0 and lost the answer: its outcome is unknown. */
@@ -206,16 +206,18 @@ test('scope: "This Node" is per node, "This Workflow" is shared by the nodes of 
 
 // After a refusal or a 5xx nothing was queued, so a later run sends it: never stranded, in
 // test/reliability/model.test.js.
-test.each([
-	['a dropped answer (queued, answer lost)', { action: 'drop' }],
-	['a timeout after the request left', { action: 'hang' }],
-	['a 504 from a gateway', { status: 504 }],
-])(
+test.each(
+	/** @type {Array<[string, import('../sandbox/server').Fault]>} */ ([
+		['a dropped answer (queued, answer lost)', { action: 'drop' }],
+		['a timeout after the request left', { action: 'hang' }],
+		['a 504 from a gateway', { status: 504 }],
+	]),
+)(
 	'after %s the outcome is unknown: a later run fails the item saying so, never "sent before"',
 	async (_, fault) => {
 		const workflow = savedWorkflow();
 		const more = { options: { retries: 0 }, items: contacts(2), onError: 'continueErrorOutput' };
-		sandbox.injectFaults([/** @type {any} */ (fault)]);
+		sandbox.injectFaults([fault]);
 		// only the hang waits for the timeout; short enough to wait, long enough for the other
 		// item's answer on a loaded machine (300 ms once timed it out too)
 		await run(workflow, {
@@ -293,7 +295,7 @@ test('as an AI tool, a repeated call of another execution is skipped', async () 
 		runNode(sandbox, { ...workflow, parameters, toolCalls: [{ to: 'jane@customer.test' }] });
 	await call();
 	const again = await call();
-	expect(JSON.parse(again.toolAnswers[0].answer)).toEqual([
+	expect(JSON.parse(String(again.toolAnswers[0].answer))).toEqual([
 		{ skipped: true, reason: expect.stringMatching(/sent before/) },
 	]);
 	expect(sandbox.requests).toHaveLength(1);
@@ -388,7 +390,7 @@ describe('never twice, never lost, across stores that fail, crashes and executio
 		deduplicationStore.failCalls(3, 4, 5, 6, 7, 8, 9, 10);
 		const first = await run(workflow, { ...more, options: { concurrency: 1 } });
 		for (const item of first.success) {
-			expect(item.json.details.description).toMatch(
+			expect(item.json.details?.description).toMatch(
 				/could not record that it was not sent.*run once with Retry Send On Server Error on/,
 			);
 		}
@@ -397,7 +399,7 @@ describe('never twice, never lost, across stores that fail, crashes and executio
 		// Its Timeout bounds how long a later run waits for an email that may be in flight elsewhere.
 		const later = await run(workflow, { ...more, requestOptions: { timeout: 100 } });
 		expect(outcomes(later)).toEqual(['outcome_unknown', 'outcome_unknown']);
-		expect(later.success[0].json.details.description).toMatch(/Retry Send On Server Error on/);
+		expect(later.success[0].json.details?.description).toMatch(/Retry Send On Server Error on/);
 		const released = await run(workflow, {
 			...more,
 			options: { retrySendOnServerError: true },
@@ -522,9 +524,9 @@ describe('never twice, never lost, across stores that fail, crashes and executio
 		sandbox.reset();
 		deduplicationStore.failCalls(1, 2);
 		const result = await run(workflow);
-		expect(result.error.message).toMatch(/could not reach n8n’s deduplication store/);
-		expect(result.error.description).toMatch(/kind: store_unavailable/);
-		expect(result.error.failure?.cause ?? result.nodeError?.failure?.cause).toBe(
+		expect(result.error?.message).toMatch(/could not reach n8n’s deduplication store/);
+		expect(result.error?.description).toMatch(/kind: store_unavailable/);
+		expect(result.error?.failure?.cause ?? result.nodeError?.failure?.cause).toBe(
 			'temporarily-unavailable',
 		);
 		expect(sandbox.requests).toEqual([]);

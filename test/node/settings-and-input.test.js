@@ -48,6 +48,7 @@ const REMOTE = 'http://gateway.test:1/api/v0/dev';
 const withUserinfo = (/** @type {string} */ userinfo) =>
 	sandbox.baseUrl.replace('http://', `http://${userinfo}@`);
 
+/** @type {Array<[string, () => object, RegExp]>} */
 const CREDENTIAL_REFUSALS = [
 	[
 		`a Base URL with user:${PASSWORD}@`,
@@ -73,7 +74,7 @@ test.each(CREDENTIAL_REFUSALS)(
 		const result = await runCredentialTest({
 			apiKey: API_KEY,
 			baseUrl: sandbox.baseUrl,
-			.../** @type {() => object} */ (credential)(),
+			...credential(),
 		});
 		expect(result).toEqual({ status: 'Error', message: expect.stringMatching(message) });
 		for (const secret of [PASSWORD, API_KEY]) expect(result.message).not.toContain(secret);
@@ -354,7 +355,9 @@ describe('Ignore SSL Issues (Insecure)', () => {
 		baseUrl = `https://127.0.0.1:${await listen(server)}/api/v0/dev`;
 		fs.rmSync(dir, { recursive: true, force: true });
 	});
-	afterAll(() => server.close());
+	afterAll(() => {
+		server.close();
+	});
 
 	test('off (default) a self-signed certificate fails as network_error; on, it is accepted', async () => {
 		const run = (/** @type {boolean} */ allowUnauthorizedCerts) =>

@@ -29,6 +29,7 @@ jest.setTimeout(Math.max(180_000, ITEM_COUNT * 10));
 const RETRIES = 2;
 const KINDS = ['server_error', 'network_error', 'unexpected_response'];
 
+/** @satisfies {Record<string, import('../sandbox/server').Fault[]>} */
 const FAULT_MIXES = {
 	'server errors and non-JSON answers': [
 		{ status: 500 },

@@ -75,7 +75,7 @@ const profileSchema = z.object(
 	locatedError('must be an object with an email'),
 );
 
-/** @param {z.ZodRawShape} shape */
+/** @template {z.ZodRawShape} Shape @param {Shape} shape */
 const bodyOf = (shape) =>
 	z.object(shape, { invalid_type_error: 'Request body must be a JSON object' });
 
@@ -131,7 +131,11 @@ const createListBodySchema = bodyOf({
 /** Create Campaign's body, the IDs of the spelling(s) read as `listIds`; another spelling is an unknown field. @param {ResolvedOptions['campaignListField']} read */
 function createCampaignBodySchema(read) {
 	const fields = read === 'either' ? ['recepientList', 'recipientList'] : [read];
-	const lists = Object.fromEntries(fields.map((field) => [field, idList('list', field)]));
+	// Typed with both spellings, holding only those read.
+	const lists =
+		/** @type {Record<'recepientList' | 'recipientList', ReturnType<typeof idList>>} */ (
+			Object.fromEntries(fields.map((field) => [field, idList('list', field)]))
+		);
 	return bodyOf({
 		name: requiredText('name'),
 		subject: nonEmpty('subject'),

@@ -48,20 +48,21 @@ const notString = (/** @type {string} */ field) => error(`Field "${field}" must 
 const empty = (/** @type {string} */ field) => error(`Field "${field}" must not be empty`);
 
 // Valid bodies, with the fields given changed.
-/** @typedef {Record<string, unknown> | undefined} Fields */
-const mail = (/** @type {Fields} */ fields) => ({
+/** @typedef {Record<string, unknown>} Fields @typedef {Partial<import('./server').SandboxOptions>} Options @typedef {import('./server').Fault} Fault */
+/** A rejected request; headers: by default the demo key. @typedef {[title: string, route: string, body: unknown, status: number, answer: object, headers?: Record<string, string>, options?: Options]} Rejected */
+const mail = (/** @type {Fields} */ fields = {}) => ({
 	to: 'jane@customer.test',
 	from: 'hello@example.com',
 	subject: 'Welcome aboard',
 	text: 'Hello Jane',
 	...fields,
 });
-const validList = (/** @type {Fields} */ fields) => ({
+const validList = (/** @type {Fields} */ fields = {}) => ({
 	listName: 'Newsletter',
 	listDescription: 'Monthly news',
 	...fields,
 });
-const validCampaign = (/** @type {Fields} */ fields) => ({
+const validCampaign = (/** @type {Fields} */ fields = {}) => ({
 	name: 'Holiday Sale',
 	subject: 'Exclusive 50% Off',
 	content: '<p>Happy Holidays!</p>',
@@ -84,7 +85,7 @@ const snapshot = (target) =>
 	);
 
 // Every route checks the key before the body (no key and a broken body: 401), then the JSON.
-/** @param {string} rule @param {string} name @param {string} route */
+/** @param {string} rule @param {string} name @param {string} route @returns {Rejected[]} */
 const keyThenJson = (rule, name, route) => [
 	[`${rule}: ${name} checks the key before the body`, route, '{oops', 401, INVALID_KEY, {}],
 	[
@@ -177,7 +178,7 @@ const CUSTOM_KEY = { authorization: 'Bearer be_custom' };
 const listWith = (/** @type {unknown} */ profiles) => validList({ profiles });
 const campaignTo = (/** @type {unknown} */ recepientList) => validCampaign({ recepientList });
 
-// [title, route, body, status, answer, headers (default: the demo key), options]
+/** @type {Rejected[]} */
 const REJECTED = [
 	[
 		'spec: Send Email with an unknown key',
@@ -549,7 +550,7 @@ function readLists(ids) {
 	};
 }
 
-// [title, route, body, headers (default: the demo key), options, check of the answer's body]
+/** headers: by default the demo key @type {Array<[title: string, route: string, body: unknown, headers?: Record<string, string>, options?: Options, check?: (body: any) => void]>} */
 const ACCEPTED = [
 	[
 		'rule 2: the Bearer scheme in lower case',
@@ -693,7 +694,7 @@ test.each(ACCEPTED)('%s: 200', async (...[, route, body, headers, options, check
 const EVE = { email: 'eve@customer.test', firstName: 'Eve', lastName: 'Lee' };
 const HEX_24 = /^[0-9a-f]{24}$/;
 const like = (/** @type {RegExp} */ pattern) => expect.stringMatching(pattern);
-// [title, route, body, the answer past status 'success', a check of what it stored, a new ID]
+/** answer: past status 'success'; check: what it stored @type {Array<[title: string, route: string, body: unknown, answer: object, check: (data: any) => void, newId?: (data: any) => string]>} */
 const ANSWERS = [
 	[
 		'spec, rule 13: Send Email queues the email: messageId msg_<uuid>, the count of the day including it, the limit',
@@ -799,7 +800,7 @@ test.each(ANSWERS)('%s', async (...[, route, body, answer, check, newId]) => {
 // ---------------------------------------------------------------- Send Email's quota
 
 const OTHER_KEY = { authorization: 'Bearer be_second_key' };
-// [title, options, steps: [email overrides, headers, status, dailyEmailCount of a 200]]
+/** count: the dailyEmailCount of a 200 @type {Array<[title: string, options: Options, steps: Array<[overrides: Fields, headers: Record<string, string>, status: number, count?: number]>]>} */
 const QUOTA_RUNS = [
 	[
 		'rule 1, rule 12: only accepted emails count, and validation comes before the quota',
@@ -900,12 +901,12 @@ test('sandbox, rule 24: seeded lists take the profileId of a seeded profile by e
 	const [seeded, options] = [snapshot(sandbox), sandbox.options];
 	expect(listEntries(ANN_LIST)).toEqual([{ profileId: ANN_ID, email: 'ann@customer.test' }]);
 	sandbox.setOptions({ dailyLimit: 1, campaignListField: 'either' });
-	for (const [route, body] of [
+	for (const [route, body] of /** @type {const} */ ([
 		[SEND, mail()],
 		[ADD, newList(['a@customer.test'])],
 		[SEND_CAMPAIGN, SEND_IT],
 		[CREATE_CAMPAIGN, validCampaign()],
-	]) {
+	])) {
 		expect((await call(route, body)).status).toBe(200);
 	}
 	sandbox.injectFaults({ status: 500 });
@@ -931,13 +932,12 @@ test.each([
 		() => sandbox.setOptions(/** @type {any} */ ({ listAuthHeader: 'Auth' })),
 		'listAuthHeader',
 	],
-	// @ts-expect-error deliberately invalid
 	[
 		'fault: injectFaults() refuses an unknown action',
+		// @ts-expect-error deliberately invalid
 		() => sandbox.injectFaults({ action: 'explode' }),
 		'action',
 	],
-	// @ts-expect-error deliberately invalid
 	[
 		'fault: injectFaults() refuses an unknown path',
 		() => sandbox.injectFaults({ path: '/email/sned', status: 500 }),
@@ -971,8 +971,9 @@ test.each([
 
 // ---------------------------------------------------------------- faults
 
-// Faults on a Send Email: [title, faults, options, the answer ([status, body, some headers]) or,
-// unanswered, what the request records, whether the email was queued]
+// Faults on a Send Email: the answer, or unanswered what the request records, and whether the
+// email was queued.
+/** @type {Array<[title: string, faults: Fault | Fault[], options: Options, answer: 'reset' | 'drop' | [status: number, body: unknown, headers?: Record<string, string>], queued: boolean]>} */
 const FAULTS = [
 	[
 		"fault: a status answers it with the spec's body for it, changing nothing",
@@ -1048,10 +1049,12 @@ test.each(FAULTS)('%s', async (...[, faults, options, answer, queued]) => {
 	expect(sandbox.requests.map((request) => request.answer)).toEqual([recorded, 200]);
 });
 
-test.each([
+/** @type {Array<[title: string, options: Options, faults: Fault | Fault[]]>} */
+const DELAYED = [
 	['sandbox: latencyMs delays every answer', { latencyMs: 120 }, []],
 	['fault: delay waits delayMs, then handles the request', {}, { action: 'delay', delayMs: 120 }],
-])('%s', async (_title, options, faults) => {
+];
+test.each(DELAYED)('%s', async (_title, options, faults) => {
 	sandbox.setOptions(options);
 	sandbox.injectFaults(faults);
 	const startedAt = Date.now();
@@ -1059,10 +1062,12 @@ test.each([
 	expect(Date.now() - startedAt).toBeGreaterThanOrEqual(100);
 });
 
-test.each([
+/** @type {typeof DELAYED} */
+const HANGING = [
 	['fault: hang never answers, and close() ends the hanging connection', {}, { action: 'hang' }],
 	['fault: close() also ends requests waiting on a long latency', { latencyMs: 60_000 }, []],
-])('%s', async (_title, options, faults) => {
+];
+test.each(HANGING)('%s', async (_title, options, faults) => {
 	const own = await startSandbox(options);
 	own.injectFaults(faults);
 	const outcome = post(own, SEND, mail())

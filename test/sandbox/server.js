@@ -131,7 +131,7 @@ const sandboxOptionsSchema = z
  * @typedef {ReturnType<typeof createState>} SandboxState
  * @typedef {Awaited<ReturnType<typeof startSandbox>>} SandboxHandle
  * @typedef {number | 'reset' | 'drop' | 'hang'} Outcome
- * @typedef {{ method: string, path: string, url: string, headers: http.IncomingHttpHeaders, body: unknown, receivedAt: string, answer?: Outcome }} RecordedRequest  path: under basePath
+ * @typedef {{ method: string, path: string, url: string, headers: http.IncomingHttpHeaders, body: any, receivedAt: string, answer?: Outcome }} RecordedRequest  path: under basePath; body: the JSON as sent (undefined when not JSON), read by tests as they expect it
  * @typedef {{ method: string, path: string, status: Outcome, durationMs: number, summary?: string }} ResponseLogEntry  summary: what the request changed, unseen in the answer
  * @typedef {{ profileId: string, email: string, firstName?: string, lastName?: string }} StoredProfile
  * @typedef {{ listId: string, name: string, description?: string, profiles: Map<string, StoredProfile> }} StoredList  profiles by lower-cased email

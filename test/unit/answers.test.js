@@ -17,6 +17,8 @@ const {
 	waitBeforeRetry,
 } = require('./built');
 
+/** @typedef {import('../../nodes/BasicsEngage/helpers/failure').Failure} Failure */
+
 const KEY = 'be_secret_key';
 /** A contract like Create List's: no daily quota, `listId` required. */
 const listCreated = {
@@ -33,7 +35,7 @@ const error = (/** @type {number} */ statusCode, /** @type {unknown} */ body, he
 const inAMinute = new Date(Date.now() + 120_000).toUTCString();
 
 describe('classifyAnswer: the kind of each answer', () => {
-	/** @type {Array<[string, any, any, Record<string, unknown>, RegExp]>} */
+	/** @typedef {[string, any, any, Record<string, unknown>, RegExp]} Row @type {Row[]} */
 	const rows = [
 		[
 			'a 400 is a refusal: invalid_request, never sent again',
@@ -132,15 +134,17 @@ describe('classifyAnswer: the kind of each answer', () => {
 			},
 			/^BasicsEngage answered unexpectedly: a redirect \(HTTP 302\) to evil\.test$/,
 		],
-		...[301, 303, 307, 308].map((status) => [
-			`every redirect (${status}) is unexpected_response, never followed`,
-			error(status, '', { location: 'https://x.test/a' }),
-			queuedEmail,
-			{ kind: 'unexpected_response', httpCode: String(status) },
-			new RegExp(
-				`^BasicsEngage answered unexpectedly: a redirect \\(HTTP ${status}\\) to x\\.test$`,
-			),
-		]),
+		...[301, 303, 307, 308].map(
+			/** @returns {Row} */ (status) => [
+				`every redirect (${status}) is unexpected_response, never followed`,
+				error(status, '', { location: 'https://x.test/a' }),
+				queuedEmail,
+				{ kind: 'unexpected_response', httpCode: String(status) },
+				new RegExp(
+					`^BasicsEngage answered unexpectedly: a redirect \\(HTTP ${status}\\) to x\\.test$`,
+				),
+			],
+		),
 		[
 			'a 200 that is not JSON is unexpected_response and may have taken effect',
 			error(200, 'down for maintenance'),
@@ -323,7 +327,9 @@ describe('networkFailure: no full answer', () => {
 });
 
 describe('shouldRetry and waitBeforeRetry: what is sent again, and when', () => {
-	const failure = (/** @type {any} */ answer) => classify(answer, listCreated);
+	/** A failed answer's result. @param {any} answer @param {typeof queuedEmail} [contract] @returns {Failure} */
+	const failure = (answer, contract = listCreated) =>
+		/** @type {Failure} */ (classify(answer, contract));
 	const cut = (/** @type {string} */ code) =>
 		networkFailure(Object.assign(new Error(), { code }), queuedEmail);
 	test.each([
@@ -349,7 +355,7 @@ describe('shouldRetry and waitBeforeRetry: what is sent again, and when', () => 
 			false,
 			failure(error(429, {}, { 'retry-after': '61' })),
 		],
-		['the daily email quota (429)', true, false, classify(error(429, {}))],
+		['the daily email quota (429)', true, false, failure(error(429, {}), queuedEmail)],
 		[
 			'a 5xx asking to wait more than a minute',
 			true,

@@ -10,7 +10,9 @@
 
 const { autoMapper } = require('./built');
 
-/** The profile the mapper makes of `json`, or `{ error, description }` of the item's failure. */
+/** @typedef {import('n8n-workflow').IDataObject} IDataObject */
+
+/** The profile the mapper makes of `json`, or `{ error, description }` of the item's failure. @param {IDataObject} json */
 function map(json) {
 	try {
 		return autoMapper([{ json }])(0);
@@ -21,7 +23,7 @@ function map(json) {
 
 const NO_EMAIL = 'This item has no email field for Map Automatically';
 
-/** @type {Array<[source: string, file: string, item: Record<string, unknown>, expected: Record<string, string> | string]>} */
+/** @typedef {[source: string, file: string, item: IDataObject, expected: Record<string, string> | string]} Shape @type {Shape[]} */
 const SHAPES = [
 	// Mapped: the record at the top level, field names in any case or punctuation.
 	[
@@ -289,7 +291,7 @@ const SHAPES = [
 	],
 ];
 
-/** @type {Array<[rule: string, item: Record<string, unknown>, expected: Record<string, string> | string]>} */
+/** @type {Array<[rule: string, item: IDataObject, expected: Record<string, string> | string]>} */
 const RULES = [
 	[
 		'names match lower-cased',
@@ -339,14 +341,16 @@ const RULES = [
 	],
 ];
 
-test.each([...SHAPES, ...RULES.map(([rule, item, expected]) => [rule, 'a rule', item, expected])])(
-	'%s (%s)',
-	(_source, _file, item, expected) => {
-		const result = map(item);
-		if (typeof expected === 'string') expect(result.error).toBe(expected);
-		else expect(result).toEqual(expected);
-	},
-);
+test.each([
+	...SHAPES,
+	...RULES.map(
+		/** @returns {Shape} */ ([rule, item, expected]) => [rule, 'a rule', item, expected],
+	),
+])('%s (%s)', (_source, _file, item, expected) => {
+	const result = map(item);
+	if (typeof expected === 'string') expect(result.error).toBe(expected);
+	else expect(result).toEqual(expected);
+});
 
 test.each([
 	[{ emails: ['a@x.test', 'b@x.test'] }, '{{ $json.emails[0] }}'],

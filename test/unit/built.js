@@ -5,9 +5,24 @@
 
 const path = require('node:path');
 
+/**
+ * dist/ is compiled from nodes/ and credentials/, whose sources give the types.
+ * @typedef {typeof import('../../nodes/BasicsEngage/transport/classify') &
+ *   typeof import('../../nodes/BasicsEngage/transport/request') &
+ *   typeof import('../../nodes/BasicsEngage/helpers/read') &
+ *   typeof import('../../nodes/BasicsEngage/helpers/credentialChecks') &
+ *   typeof import('../../nodes/BasicsEngage/helpers/options') &
+ *   typeof import('../../nodes/BasicsEngage/actions/list/autoMap') &
+ *   typeof import('../../nodes/BasicsEngage/actions/list/addProfiles.operation') &
+ *   typeof import('../../nodes/BasicsEngage/actions/email/customForm') &
+ *   Pick<typeof import('../../nodes/BasicsEngage/actions/email/send.operation'), 'queuedEmail'> &
+ *   typeof import('../../credentials/BasicsEngageApi.credentials')} Built
+ */
+
 /** @param {string} module a module of dist/nodes/BasicsEngage */
 const built = (module) => require(path.resolve(__dirname, '../../dist/nodes/BasicsEngage', module));
 
+/** @type {Built} */
 module.exports = {
 	...built('transport/classify'),
 	...built('transport/request'),

@@ -12,6 +12,7 @@ const { readFormAnswer, readFormFields } = require('./built');
 const choices = (/** @type {string[]} */ ...names) => ({
 	values: names.map((option) => ({ option })),
 });
+/** @typedef {Parameters<typeof readFormAnswer>[0][number]} FormField @type {Record<string, FormField>} */
 const FIELDS = {
 	name: { fieldLabel: 'Name', fieldType: 'text', requiredField: true },
 	date: { fieldLabel: 'Delivery date', fieldType: 'date', requiredField: true },
@@ -26,14 +27,20 @@ const FIELDS = {
 	},
 	carrier: { fieldLabel: 'Carrier', fieldType: 'radio', fieldOptions: choices('DHL', 'UPS') },
 	pin: { fieldLabel: 'PIN', fieldType: 'password' },
-	ticket: { fieldType: 'hiddenField', fieldName: 'ticket', fieldValue: 'T-17' },
+	// n8n's type asks for a label, which a hidden field has none of.
+	ticket: /** @type {FormField} */ ({
+		fieldType: 'hiddenField',
+		fieldName: 'ticket',
+		fieldValue: 'T-17',
+	}),
 };
 /** One field posted as `field-0`: the answer, or the problems. */
-const answer = (/** @type {keyof typeof FIELDS} */ field, /** @type {unknown} */ posted) =>
+const answer = (/** @type {string} */ field, /** @type {unknown} */ posted) =>
 	readFormAnswer([FIELDS[field]], posted === undefined ? {} : { 'field-0': posted });
 
 // [case, field, what is posted, what the workflow gets or the problem]. Every type's answers
 // as posted: the property in test/node/send-and-wait.test.js.
+/** @type {Array<[string, string, unknown, any]>} */
 const ANSWERS = [
 	['text, trimmed', 'name', '  Jane Doe ', 'Jane Doe'],
 	['a number, typed', 'amount', '120.5', 120.5],
@@ -102,8 +109,8 @@ const ANSWERS = [
 
 describe('readFormAnswer: each field as the workflow gets it, or its problem', () => {
 	test.each(ANSWERS)('%s', (_, field, posted, expected) => {
-		const result = /** @type {any} */ (answer(/** @type {any} */ (field), posted));
-		const label = FIELDS[/** @type {keyof typeof FIELDS} */ (field)];
+		const result = /** @type {any} */ (answer(field, posted));
+		const label = FIELDS[field];
 		if (expected?.problem)
 			expect(result.problems).toEqual([expect.stringContaining(expected.problem)]);
 		else expect(result).toEqual({ answer: { [label.fieldLabel ?? label.fieldName]: expected } });

@@ -30,7 +30,7 @@ const credential = loadClass(credentialFile);
 /** @type {import('n8n-workflow').INodeTypeDescription} */
 const description = node.instance.description;
 
-/** Every parameter, the options of collections and fixed collections included. */
+/** Every parameter, the options of collections and fixed collections included. @returns {import('n8n-workflow').INodeProperties[]} */
 function parameters(/** @type {any[]} */ list = description.properties) {
 	return list.flatMap((/** @type {any} */ entry) => [
 		...(entry.type ? [entry] : []),
@@ -85,7 +85,7 @@ const rules = [
 		() =>
 			choices.flatMap((p) => [
 				...duplicates(names(p)),
-				...duplicates(p.options.map((/** @type {any} */ o) => o.value)),
+				...duplicates(p.options?.map((/** @type {any} */ o) => o.value) ?? []),
 			]),
 	],
 	[

@@ -1,3 +1,4 @@
+// @ts-check
 // `npm run scan`: n8n's community package scanner (@n8n/scan-community-package), run here the
 // way n8n runs it before verifying a package, without the registry download: on the unpacked
 // `npm pack` tarball (what users install) and on the source files `n8n-node lint` covers.
@@ -39,6 +40,7 @@ function unpackTarball() {
 async function main() {
 	const { workDir, unpacked } = unpackTarball();
 	try {
+		/** @type {Array<[string, Awaited<ReturnType<typeof analyzePackage>>]>} */
 		const scans = [
 			['npm pack tarball', await analyzePackage(unpacked)],
 			['source', await analyzePackage(packageDir, SOURCE_FILE_PATTERNS)],
