@@ -18,6 +18,8 @@ interface Row {
 	sending: Map<string, Promise<unknown>>;
 	/** The store calls' latest durations, which the settle delay outlasts. */
 	callMs: number[];
+	/** Tokens no claim needs any more, removed with this process's next write. */
+	garbage: string[];
 }
 
 const rows = new Map<string, Row>();
@@ -64,7 +66,12 @@ export class DeduplicationStore {
 		private readonly maxEntries: number,
 	) {
 		const key = `${context.getWorkflow().id}|${scope === 'node' ? context.getNode().id : ''}`;
-		this.row = rows.get(key) ?? { turn: Promise.resolve(), sending: new Map(), callMs: [] };
+		this.row = rows.get(key) ?? {
+			turn: Promise.resolve(),
+			sending: new Map(),
+			callMs: [],
+			garbage: [],
+		};
 		rows.set(key, this.row);
 	}
 
@@ -88,9 +95,11 @@ export class DeduplicationStore {
 				},
 			);
 			if (held) return { known, tokens };
-			// Asked again, the token is there now: it goes.
-			this.remove(undefined, [tokens[0]]);
+			// Asked again, the token is there now.
+			this.discard([tokens[0]]);
 			if (tries === TRIES) throw new Error('other workers kept writing over its claim');
+			// Workers that wrote over each other try again at different times.
+			await sleep(Math.random() * this.settleDelay() * tries);
 		}
 	}
 
@@ -111,6 +120,11 @@ export class DeduplicationStore {
 	/** Records the entries now; a failure leaves them unwritten (a reader then waits longer). */
 	mark(entries: string[]): void {
 		this.writtenAgain.push(this.record(entries).catch(() => undefined));
+	}
+
+	/** Tokens left in the row: removed with the next write, none of their own (fewer calls). */
+	discard(tokens: string[]): void {
+		this.row.garbage.push(...tokens);
 	}
 
 	/**
@@ -158,14 +172,18 @@ export class DeduplicationStore {
 			this.queued = undefined;
 			const removals = this.removals.splice(0);
 			if (removals.length === 0) return;
+			const garbage = this.row.garbage.splice(0);
 			const entries = removals.flatMap(({ entries, token }) =>
 				token ? [...entries, token] : entries,
 			);
 			try {
-				await this.context.helpers.removeProcessed(entries, this.scope, { mode: 'entries' });
+				await this.context.helpers.removeProcessed([...entries, ...garbage], this.scope, {
+					mode: 'entries',
+				});
 			} catch {
 				// The next write tries again; until one succeeds, these emails read "unknown".
 				this.removals.unshift(...removals);
+				this.discard(garbage);
 				return;
 			}
 			const checked = removals.filter(({ token }) => token);
@@ -181,7 +199,7 @@ export class DeduplicationStore {
 		if (!back) return;
 		for (const removal of removals) {
 			const { token, tries = 1 } = removal;
-			if (!back.has(token as string)) this.removals.push({ entries: [token as string] });
+			if (!back.has(token as string)) this.discard([token as string]);
 			else if (tries < TRIES) this.removals.push({ ...removal, tries: tries + 1 });
 		}
 		if (this.removals.length > 0) await this.write();

@@ -71,11 +71,12 @@ const CLAIM_BATCH = 100;
 
 /**
  * How long an email found in flight on another worker is waited for, beyond the request's own
- * Timeout (its removal is written within a second), and how often the store is asked meanwhile.
+ * Timeout (its removal is written within a second), and the first pause before asking the store
+ * again: each pause twice the one before, as every question rewrites the row others write too.
  */
 const WAIT_BEYOND_TIMEOUT_MS = 2000;
 const MAX_WAIT_MS = 15_000;
-const POLL_MS = 250;
+const FIRST_PAUSE_MS = 250;
 
 /** A request's result, or undefined: it never left (or, before sending, is to be sent). */
 type Answer = ApiResult | undefined;
@@ -172,7 +173,7 @@ export function skipAlreadySent(
 			store.remove(itemIndex, [SENDING + key, UNKNOWN + key], token);
 		} else {
 			store.mark([UNKNOWN + key]);
-			if (token) store.remove(itemIndex, [token]);
+			if (token) store.discard([token]);
 		}
 	}
 
@@ -180,6 +181,7 @@ export function skipAlreadySent(
 	async function claim(batch: number[]): Promise<Answer[]> {
 		const answers = new Map<number, Answer>();
 		const deadline = Date.now() + waitMs;
+		let pauseMs = FIRST_PAUSE_MS;
 		const stop = context.getExecutionCancelSignal?.();
 		// A Stop ends the wait: what is left unanswered never leaves (the run sends nothing more).
 		for (let toClaim = batch; toClaim.length > 0 && !stop?.aborted; ) {
@@ -197,7 +199,7 @@ export function skipAlreadySent(
 				const token = claim.tokens[index];
 				if (known.has(SENDING + key)) {
 					// Its entries were there: the token alone was this claim's.
-					store.remove(undefined, [token]);
+					store.discard([token]);
 					return true;
 				}
 				if (known.has(SENT + key)) {
@@ -207,6 +209,8 @@ export function skipAlreadySent(
 				return false;
 			});
 			toClaim = await waitForOthers(inFlight, answers, Date.now() < deadline);
+			if (toClaim.length > 0) await sleep(Math.max(0, Math.min(pauseMs, deadline - Date.now())));
+			pauseMs *= 2;
 		}
 		return batch.map((itemIndex) => answers.get(itemIndex));
 	}
@@ -246,7 +250,6 @@ export function skipAlreadySent(
 			if (sendUnknown) claimed(itemIndex, keys.get(itemIndex) as string);
 			else answers.set(itemIndex, UNKNOWN_EARLIER_OUTCOME);
 		}
-		if (again.length > 0) await sleep(POLL_MS);
 		return again;
 	}
 
