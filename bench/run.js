@@ -24,7 +24,7 @@ const BENCH = __dirname;
 
 // ------------------------------------------------------------------ configuration
 
-/** The default run: every goal once, in about 8 minutes on an idle 2-CPU machine. */
+/** The default run: every goal once. */
 const DEFAULT = {
 	add: { items: [20_000], batchSizes: [100, 1000] },
 	/** Map Automatically: compared with the floors and manual mapping at the largest size. */
@@ -48,7 +48,7 @@ const FULL = {
 	skip: { items: [10_000, 20_000], concurrency: 5 },
 };
 
-/** `--quick`: the whole pipeline in about a minute; its figures mean little. */
+/** `--quick`: the whole pipeline, at small sizes; its figures mean little. */
 const QUICK = {
 	add: { items: [2_000], batchSizes: [100, 1000] },
 	auto: { items: [1_000, 2_000, 4_000], batchSize: 100 },
