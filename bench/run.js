@@ -265,7 +265,8 @@ function measure(spec, context) {
 			await sandbox.reset(); // the warm-up's requests are not counted
 			child.send({ type: 'go' });
 		});
-		child.once('exit', async (code) => {
+		// 'close', not 'exit': it comes after the IPC channel has handed over the last message.
+		child.once('close', async (code) => {
 			clearTimeout(timer);
 			if (result?.type !== 'result')
 				return reject(
