@@ -180,7 +180,9 @@ export function skipAlreadySent(
 	/** Claims the emails, sent from here once each answer is undefined. */
 	async function claim(batch: number[]): Promise<Answer[]> {
 		const answers = new Map<number, Answer>();
-		const deadline = Date.now() + waitMs;
+		// Counted from the first sight of an email in flight elsewhere, not from the claim (a busy
+		// store's calls take turns in this process, and may take long).
+		let deadline = Infinity;
 		let pauseMs = FIRST_PAUSE_MS;
 		const stop = context.getExecutionCancelSignal?.();
 		// A Stop ends the wait: what is left unanswered never leaves (the run sends nothing more).
@@ -208,6 +210,7 @@ export function skipAlreadySent(
 				} else claimed(itemIndex, key, token);
 				return false;
 			});
+			if (inFlight.length > 0 && deadline === Infinity) deadline = Date.now() + waitMs;
 			toClaim = await waitForOthers(inFlight, answers, Date.now() < deadline);
 			if (toClaim.length > 0) await sleep(Math.max(0, Math.min(pauseMs, deadline - Date.now())));
 			pauseMs *= 2;
