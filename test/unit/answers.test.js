@@ -95,13 +95,6 @@ describe('classifyAnswer: the kind of each answer', () => {
 			/could not handle the request/,
 		],
 		[
-			'a 502 is server_error too',
-			error(502, ''),
-			listCreated,
-			{ kind: 'server_error', httpCode: '502' },
-			/\(HTTP 502\)/,
-		],
-		[
 			'a 404 says the Base URL must include the API path',
 			error(404, { status: 'error', error: 'Not found' }),
 			queuedEmail,
@@ -263,26 +256,11 @@ describe('classifyAnswer: server text is untrusted', () => {
 			message: 'for [redacted]',
 		});
 	});
-
-	test('a JSON body nested 100,000 deep never throws', () => {
-		let nested = {};
-		for (let depth = 0; depth < 100_000; depth++) nested = { a: nested };
-		for (const status of [500, 200]) {
-			expect(classify(error(status, nested)).kind).toMatch(/server_error|unexpected_response/);
-		}
-	});
 });
 
 describe('networkFailure: no full answer', () => {
 	const withCode = (/** @type {string} */ code) => Object.assign(new Error(code), { code });
 	test.each([
-		[
-			'a refused connection never reached BasicsEngage',
-			withCode('ECONNREFUSED'),
-			'notSent',
-			/the connection was refused$/,
-			/never reached BasicsEngage, so nothing was sent/,
-		],
 		[
 			'an unknown host never reached BasicsEngage',
 			withCode('ENOTFOUND'),
