@@ -5,7 +5,6 @@ const {
 	addProfilesParameters,
 	contacts,
 	expectEachInputExactlyOnce,
-	pairedIndexes,
 	runNode,
 	useSandbox,
 } = require('../support');
@@ -85,25 +84,6 @@ describe('Add Profiles to List', () => {
 			expect(result.success.map((item) => item.json.addedCount)).toEqual([2]);
 		},
 	);
-
-	test('one list per run: if the creating request is refused (400), the next request creates the list', async () => {
-		sandbox.injectFaults([
-			{ path: '/list/addProfiles', status: 400, body: { status: 'error', error: 'Bad' } },
-		]);
-		const result = await runNode(sandbox, {
-			parameters: addProfilesParameters({ options: { batchSize: 2 } }),
-			items: contacts(4),
-			onError: 'continueErrorOutput',
-		});
-
-		const bodies = listRequests().map((request) => request.body);
-		expect(bodies[0]).toHaveProperty('name');
-		expect(bodies[1]).toHaveProperty('name');
-		expect(sandbox.state.lists.size).toBe(3);
-		expect(result.errors.map(pairedIndexes)).toEqual([[0], [1]]);
-		expect(result.success.map((item) => item.json.listCreated)).toEqual([true]);
-		expectEachInputExactlyOnce(result, 4);
-	});
 
 	test('addedCount reports what the API added (duplicates are not added twice)', async () => {
 		const items = [...contacts(2), contacts(1)[0]];
