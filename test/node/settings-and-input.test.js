@@ -41,7 +41,7 @@ const sandbox = useSandbox();
 // A Base URL using http:// to another machine; in node runs a proxy stands for the path to it.
 const REMOTE = 'http://gateway.test:1/api/v0/dev';
 
-/** A server that sends a 200's headers, then a byte every `everyMs`, for ever. @param {number} everyMs */
+/** Sends a 200's headers, then a byte every `everyMs`, for ever. @param {number} everyMs */
 function drippingServer(everyMs) {
 	return http.createServer((request, response) => {
 		response.writeHead(200, { 'content-type': 'application/json' });
