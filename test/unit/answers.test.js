@@ -34,29 +34,18 @@ const error = (/** @type {number} */ statusCode, /** @type {unknown} */ body, he
 });
 const inAMinute = new Date(Date.now() + 120_000).toUTCString();
 
+// Through the engine instead: a 400 (operations.test.js), Send Email's 429 without Retry-After
+// (the fixture send-email-429-continue-error-output), another operation's 429 and an unreachable
+// proxy (errors.test.js, settings-and-input.test.js).
 describe('classifyAnswer: the kind of each answer', () => {
 	/** @typedef {[string, any, any, Record<string, unknown>, RegExp]} Row @type {Row[]} */
 	const rows = [
-		[
-			'a 400 is a refusal: invalid_request, never sent again',
-			error(400, { status: 'error', error: 'Invalid email format for field "to"' }),
-			queuedEmail,
-			{ kind: 'invalid_request', httpCode: '400', mayHaveTakenEffect: false, retry: undefined },
-			/^BasicsEngage rejected the request: Invalid email format for field "to"$/,
-		],
 		[
 			'a 401 (text in `message`) is invalid_api_key and says not to try again',
 			error(401, { status: 'error', message: 'Invalid API key' }),
 			queuedEmail,
 			{ kind: 'invalid_api_key', httpCode: '401', retry: undefined },
 			/^BasicsEngage rejected the API key \(HTTP 401\)$/,
-		],
-		[
-			'Send Email: a 429 without Retry-After is the daily quota',
-			error(429, { status: 'error', error: 'Daily limit' }),
-			queuedEmail,
-			{ kind: 'quota_exceeded', retry: undefined },
-			/daily email quota/,
 		],
 		[
 			'Send Email: a 429 asking for more than a minute is the daily quota',
@@ -70,13 +59,6 @@ describe('classifyAnswer: the kind of each answer', () => {
 			error(429, {}, { 'retry-after': '0' }),
 			queuedEmail,
 			{ kind: 'rate_limited', retry: 'notSent', retryAfterMs: 0 },
-			/limiting the rate/,
-		],
-		[
-			'another operation: any 429 is a rate limit, nothing was sent',
-			error(429, {}),
-			listCreated,
-			{ kind: 'rate_limited', retry: 'notSent', mayHaveTakenEffect: false },
 			/limiting the rate/,
 		],
 		[
@@ -296,11 +278,6 @@ describe('networkFailure: no full answer', () => {
 		// n8n 2.x swaps a message holding a socket code for its own stock text.
 		expect(result.message).not.toMatch(/ECONN|ETIMEDOUT|ENOTFOUND/);
 		expect(result.description).toMatch(description);
-	});
-
-	test('through a proxy, the description names the Proxy setting', () => {
-		const result = networkFailure(withCode('ECONNREFUSED'), queuedEmail, true);
-		expect(result.description).toMatch(/Proxy in Request Options/);
 	});
 });
 
