@@ -34,11 +34,11 @@ const answer = (/** @type {string} */ field, /** @type {unknown} */ posted) =>
 
 // [case, field, what is posted, what the workflow gets or the problem]. What every type records
 // (text trimmed, numbers typed, the hidden field's own value, empty optional fields) and that a
-// refusal records nothing: the property in test/node/send-and-wait.test.js; here, the wording.
+// refusal records nothing: the property in test/node/send-and-wait.test.js; here, the wording
+// (a required text left blank, and a file field's refusal: that file's engine tests).
 /** @type {Array<[string, string, unknown, any]>} */
 const ANSWERS = [
 	['an email address', 'email', ' jane@customer.test ', 'jane@customer.test'],
-	['refused: a required text left blank', 'name', '   ', { problem: 'Name is required' }],
 	['refused: a required date missing', 'date', undefined, { problem: 'Delivery date is required' }],
 	['refused: a number that is not one', 'amount', 'twelve', { problem: 'Amount: enter a number' }],
 	[
@@ -121,11 +121,6 @@ describe('readFormFields: a form that cannot work is refused before sending', ()
 	const json = (/** @type {string} */ jsonOutput) => parameter({ defineForm: 'json', jsonOutput });
 
 	test.each([
-		[
-			'a type it does not offer (file)',
-			fields([{ fieldLabel: 'Photo', fieldType: 'file' }]),
-			'Form field "Photo" has the type "file", which this node does not offer',
-		],
 		[
 			'two fields with one label',
 			fields([{ fieldLabel: 'Date' }, { fieldLabel: 'Date', fieldType: 'date' }]),
