@@ -56,6 +56,7 @@ const chance = (/** @type {number} */ yes, /** @type {number} */ no) =>
 	);
 
 /** What may happen to one request. */
+/** @type {Record<string, import('../sandbox/server').Fault>} */
 const FATES = {
 	accepted: { action: 'delay', delayMs: 0 },
 	refused: { status: 400, body: { status: 'error', error: 'Invalid <b>request</b>' } },
@@ -181,6 +182,8 @@ function itemsOf(/** @type {number[]} */ picks) {
 /**
  * One execution as n8n would run it: its Base URL refused for the first try, its Stop or death.
  * @param {History} history @param {History['executions'][number]} planned
+ * @param {{ workflowId: string, nodeOverrides: object }} workflow @param {Record<string, unknown>[]} items
+ * @param {string} listName
  */
 async function execute(history, planned, workflow, items, listName) {
 	const before = sandbox.requests.length;
@@ -397,7 +400,7 @@ function check(history, { runs, clean }) {
 			.sort((a, b) => a - b);
 		expect(seen).toEqual(items.map((_, index) => index));
 		for (const output of [result.success, result.errors]) {
-			const firsts = output.map((item) => Math.min(...pairedIndexes(item)));
+			const firsts = output.map((/** @type {object} */ item) => Math.min(...pairedIndexes(item)));
 			expect(firsts).toEqual([...firsts].sort((a, b) => a - b));
 		}
 	}
