@@ -1,10 +1,10 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { sleep } from 'n8n-workflow';
 
 import { readForRun, readNumberOption, readOptions } from '../../helpers/read';
 import { DeduplicationStore } from './deduplicationStore';
 import { Failure } from '../../helpers/failure';
 import type { ApiResult, RequestGuard } from '../../transport';
+import { waitUnlessStopped } from '../../transport/request';
 import { readTimeout } from '../../transport/settings';
 
 const historySizeValue: INodeProperties = {
@@ -212,7 +212,8 @@ export function skipAlreadySent(
 			});
 			if (inFlight.length > 0 && deadline === Infinity) deadline = Date.now() + waitMs;
 			toClaim = await waitForOthers(inFlight, answers, Date.now() < deadline);
-			if (toClaim.length > 0) await sleep(Math.max(0, Math.min(pauseMs, deadline - Date.now())));
+			if (toClaim.length > 0)
+				await waitUnlessStopped(Math.min(pauseMs, deadline - Date.now()), stop);
 			pauseMs *= 2;
 		}
 		return batch.map((itemIndex) => answers.get(itemIndex));
