@@ -9,12 +9,11 @@
  * bench/README.md.
  *
  *   node bench/run.js [--runs 3] [--quick | --full] [--only add,auto,send] [--cpu-prof]
- *                     [--out bench/results.json] [--package-dir <dir>] [--candidate <dir>]
  *
- * Parts: add, auto, send (the default); memory, wan (on request).
+ * Parts: add, auto, send (the default); memory, wan, skip (on request).
  */
 
-const { fork } = require('node:child_process');
+const { execSync, fork } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -25,7 +24,7 @@ const BENCH = __dirname;
 
 // ------------------------------------------------------------------ configuration
 
-/** The default run: every goal once, in about 8 minutes on an idle 2-CPU machine. */
+/** The default run: every goal once. */
 const DEFAULT = {
 	add: { items: [20_000], batchSizes: [100, 1000] },
 	/** Map Automatically: compared with the floors and manual mapping at the largest size. */
@@ -35,6 +34,8 @@ const DEFAULT = {
 	memory: { items: [10_000, 50_000, 100_000], batchSize: 100 },
 	/** Behind a TLS proxy with a 40 ms round trip (part `wan`). */
 	wan: { items: [20_000], batchSize: 1000, concurrencies: [1, 5], rttMs: 40 },
+	/** Send Email with and without Skip Emails Already Sent (part `skip`). */
+	skip: { items: [10_000], concurrency: 5 },
 	warmupItems: 200,
 };
 
@@ -44,15 +45,17 @@ const FULL = {
 	add: { items: [20_000, 100_000], batchSizes: [100, 1000] },
 	send: { items: [2_000, 5_000], concurrencies: [1, 5] },
 	wan: { ...DEFAULT.wan, items: [20_000, 100_000] },
+	skip: { items: [10_000, 20_000], concurrency: 5 },
 };
 
-/** `--quick`: the whole pipeline in about a minute; its figures mean little. */
+/** `--quick`: the whole pipeline, at small sizes; its figures mean little. */
 const QUICK = {
 	add: { items: [2_000], batchSizes: [100, 1000] },
 	auto: { items: [1_000, 2_000, 4_000], batchSize: 100 },
 	send: { items: [300], concurrencies: [1, 5] },
 	memory: { items: [1_000, 2_000, 4_000], batchSize: 100 },
 	wan: { items: [2_000], batchSize: 1000, concurrencies: [1, 5], rttMs: 40 },
+	skip: { items: [1_000], concurrency: 5 },
 	warmupItems: 50,
 };
 
@@ -149,7 +152,6 @@ function startSandboxProcess() {
  * @property {number} items
  * @property {number} [batchSize]
  * @property {number} [concurrency]
- * @property {boolean} [candidate]  the --candidate build
  * @property {boolean} [wan]        through the latency proxy
  */
 
@@ -163,21 +165,17 @@ const keyOf = (prefix, runner, items, { batchSize, concurrency } = {}) =>
 
 /**
  * One round's measurements, in run order.
- * @param {typeof DEFAULT} config @param {Set<string>} only @param {boolean} withCandidate
+ * @param {typeof DEFAULT} config @param {Set<string>} only
  * @returns {Spec[]}
  */
-function plan(config, only, withCandidate) {
+function plan(config, only) {
 	/** @type {Spec[]} */
 	const specs = [];
 	/** @param {Omit<Spec, 'key'>} fields */
 	const add = (fields) => {
 		const prefix = fields.wan ? 'wan' : fields.op === 'addProfiles' ? 'add' : 'send';
 		const key = keyOf(prefix, fields.runner, fields.items, fields);
-		if (specs.some((spec) => spec.key === key)) return;
-		specs.push({ ...fields, key });
-		// The candidate build runs right after the node, in the same rounds.
-		if (withCandidate && (fields.runner === 'node' || fields.runner === 'auto') && !fields.wan)
-			specs.push({ ...fields, key: `${key} candidate`, candidate: true });
+		if (!specs.some((spec) => spec.key === key)) specs.push({ ...fields, key });
 	};
 	const op = /** @type {const} */ ('addProfiles');
 	if (only.has('add')) {
@@ -220,6 +218,13 @@ function plan(config, only, withCandidate) {
 			}
 		}
 	}
+	if (only.has('skip')) {
+		const { items: sizes, concurrency } = config.skip;
+		for (const items of sizes) {
+			for (const runner of /** @type {const} */ (['node', 'skip']))
+				add({ op: 'sendEmail', runner, items, concurrency });
+		}
+	}
 	return specs;
 }
 
@@ -229,20 +234,17 @@ function plan(config, only, withCandidate) {
  * Runs one measurement in a fresh worker process: it warms up, the sandbox is reset, it runs.
  * @param {Spec} spec
  * @param {{ sandbox: Awaited<ReturnType<typeof startSandboxProcess>>, packageDir: string,
- *   candidateDir?: string, wanBaseUrl?: string, warmupItems: number, cpuProfDir?: string,
+ *   n8nDir?: string, wanBaseUrl?: string, warmupItems: number, cpuProfDir?: string,
  *   round: number }} context
  */
 function measure(spec, context) {
 	const { sandbox } = context;
 	const workerSpec = {
-		op: spec.op,
-		runner: spec.runner,
-		items: spec.items,
-		batchSize: spec.batchSize,
-		concurrency: spec.concurrency,
+		...spec, // op, runner, items, batchSize, concurrency
 		baseUrl: spec.wan ? context.wanBaseUrl : sandbox.baseUrl,
-		packageDir: spec.candidate ? context.candidateDir : context.packageDir,
+		packageDir: context.packageDir,
 		floorDir: path.join(BENCH, 'floor'),
+		n8nDir: context.n8nDir,
 		warmupItems: context.warmupItems,
 	};
 	const profileName = `${spec.key.replace(/[^a-z0-9]+/gi, '-')}-round${context.round}.cpuprofile`;
@@ -263,7 +265,8 @@ function measure(spec, context) {
 			await sandbox.reset(); // the warm-up's requests are not counted
 			child.send({ type: 'go' });
 		});
-		child.once('exit', async (code) => {
+		// 'close', not 'exit': it comes after the IPC channel has handed over the last message.
+		child.once('close', async (code) => {
 			clearTimeout(timer);
 			if (result?.type !== 'result')
 				return reject(
@@ -369,12 +372,7 @@ function evaluate(config, only, s) {
 	 * @param {number | undefined} reference @param {string} [referenceLabel]
 	 */
 	const table = (scenario, runners, reference, referenceLabel) => {
-		// The --candidate build's row follows the node's, the first runner.
-		const candidate = s.get(`${runners[0][1]?.key} candidate`);
-		const all = candidate
-			? [runners[0], ['node, candidate build', candidate], ...runners.slice(1)]
-			: runners;
-		for (const [runner, m] of /** @type {Array<[string, Summary | undefined]>} */ (all)) {
+		for (const [runner, m] of runners) {
 			if (m)
 				rows.push({ scenario, runner, m, ratio: reference ? m.wallMs / reference : undefined });
 		}
@@ -510,6 +508,22 @@ function evaluate(config, only, s) {
 			);
 		}
 	}
+	if (only.has('skip')) {
+		const { items: sizes, concurrency } = config.skip;
+		for (const items of sizes) {
+			const [node, skip] = ['node', 'skip'].map((runner) =>
+				s.get(keyOf('send', runner, items, { concurrency })),
+			);
+			table(
+				`Send Email ${fmt(items)}, concurrency ${concurrency}: Skip Emails Already Sent`,
+				[
+					['node, option on (new emails, n8n store on SQLite)', skip],
+					['node, option off', node],
+				],
+				node?.wallMs,
+			);
+		}
+	}
 	const memory = {
 		manual: only.has('memory') ? memoryFigures('add', 'node', config.memory, s) : undefined,
 		auto: only.has('auto') ? memoryFigures('add', 'auto', config.auto, s) : undefined,
@@ -572,16 +586,8 @@ async function main() {
 			full: { type: 'boolean', default: false },
 			only: { type: 'string', default: 'add,auto,send' },
 			'cpu-prof': { type: 'boolean', default: false },
-			out: { type: 'string', default: path.join(BENCH, 'results.json') },
-			'package-dir': { type: 'string', default: ROOT },
-			candidate: { type: 'string' },
-			help: { type: 'boolean', short: 'h', default: false },
 		},
 	});
-	if (values.help) {
-		console.log(fs.readFileSync(__filename, 'utf8').split('\n').slice(5, 14).join('\n'));
-		return;
-	}
 	const config = values.quick ? QUICK : values.full ? FULL : DEFAULT;
 	const runs = Math.max(1, Number(values.runs));
 	const only = new Set(
@@ -597,19 +603,19 @@ async function main() {
 	/** @type {{ baseUrl: string, close: () => void } | undefined} */
 	let wanProxy;
 	try {
-		const packageDir = snapshotPackage(
-			tmp,
-			path.resolve(/** @type {string} */ (values['package-dir'])),
-		);
-		const candidateDir = values.candidate
-			? snapshotPackage(tmp, path.resolve(values.candidate))
-			: undefined;
+		const packageDir = snapshotPackage(tmp, ROOT);
+		// Skip's store is n8n's, from the n8n `npm run dev` runs (installed the first time).
+		const provision = () => import(path.join(ROOT, 'dev', 'provision.mjs')); // dev/ is not typed
+		const n8nDir = only.has('skip') ? (await (await provision()).provisionN8n()).n8nDir : undefined;
 		sandbox = await startSandboxProcess();
 		if (only.has('wan')) {
 			const { startLatencyProxy } = require('./latency-proxy');
 			wanProxy = await startLatencyProxy(sandbox.baseUrl, config.wan.rttMs);
 		}
-		const specs = plan(config, only, Boolean(candidateDir));
+		const specs = plan(config, only);
+		// What the figures belong to: the commit, marked when the working tree differs from it.
+		const git = (/** @type {string} */ args) => execSync(`git ${args}`, { cwd: ROOT }).toString();
+		const commit = `${git('rev-parse --short HEAD').trim()}${git('status --porcelain --untracked-files=no -- nodes credentials bench') ? ' + uncommitted changes' : ''}`;
 		const startedAt = new Date();
 		const loadStart = os.loadavg();
 		log(
@@ -623,7 +629,7 @@ async function main() {
 				const m = await measure(spec, {
 					sandbox,
 					packageDir,
-					candidateDir,
+					n8nDir,
 					wanBaseUrl: wanProxy?.baseUrl,
 					warmupItems: config.warmupItems,
 					cpuProfDir,
@@ -641,7 +647,7 @@ async function main() {
 		const minutes = (Date.now() - startedAt.getTime()) / 60_000;
 
 		console.log(
-			`\nnpm run bench — ${startedAt.toISOString()}, ${runs} rounds, medians, ${minutes.toFixed(1)} minutes`,
+			`\nnpm run bench — ${startedAt.toISOString()}, commit ${commit}, ${runs} rounds, medians, ${minutes.toFixed(1)} minutes`,
 		);
 		console.log(
 			`node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), load average at start ${loadStart.map((v) => v.toFixed(2)).join(', ')}, at end ${loadEnd.map((v) => v.toFixed(2)).join(', ')}`,
@@ -657,30 +663,7 @@ async function main() {
 		for (const goal of goals)
 			console.log(`  ${goal.status.padEnd(4)}  ${goal.goal}: ${goal.detail}`);
 
-		const machine = {
-			node: process.version,
-			cpus: os.cpus().length,
-			cpuModel: os.cpus()[0]?.model,
-			loadavgStart: loadStart,
-			loadavgEnd: loadEnd,
-		};
-		const results = {
-			startedAt,
-			minutes,
-			machine,
-			config: { ...config, runs, only: [...only], goals: GOALS },
-			goals,
-			memory,
-			summaries: [...summaries.values()],
-			measurements,
-		};
-		fs.writeFileSync(
-			/** @type {string} */ (values.out),
-			`${JSON.stringify(results, null, '\t')}\n`,
-		);
-		console.log(
-			`\nWrote ${path.relative(process.cwd(), /** @type {string} */ (values.out))}${cpuProfDir ? `; CPU profiles in ${path.relative(process.cwd(), cpuProfDir)}` : ''}`,
-		);
+		if (cpuProfDir) console.log(`\nCPU profiles in ${path.relative(process.cwd(), cpuProfDir)}`);
 	} finally {
 		wanProxy?.close();
 		await sandbox?.stop();

@@ -94,12 +94,16 @@ const emailParameters = () => ({
 	html: '=<p>Hello {{ $json.firstName }}!</p>',
 });
 
-/** @param {number} concurrency */
-const sendEmailNodeParameters = (concurrency) => ({
+/**
+ * With `skip`, Skip Emails Already Sent at its defaults (the whole email as key, per node,
+ * History Size 10,000).
+ * @param {number} concurrency @param {boolean} [skip]
+ */
+const sendEmailNodeParameters = (concurrency, skip = false) => ({
 	resource: 'email',
 	operation: 'send',
 	...emailParameters(),
-	options: { concurrency },
+	options: { concurrency, ...(skip ? { skipAlreadySent: { settings: {} } } : {}) },
 });
 
 /** The body the node sends for one contact. */

@@ -14,23 +14,28 @@
  * a keep-alive agent, same request bodies), `helper` (Send Email: the floor plus one
  * this.helpers.httpRequest per item at the same concurrency; Add Profiles: the items' own fields
  * posted in the same batches through this.helpers.httpRequest), `auto` (Add Profiles with Map
- * Automatically), `passthrough` (bench/floor: reads no parameter, the engine's floor).
+ * Automatically), `passthrough` (bench/floor: reads no parameter, the engine's floor), `skip`
+ * (Send Email with Skip Emails Already Sent, on n8n's own deduplication store).
  */
 
+const { randomUUID } = require('node:crypto');
+const fs = require('node:fs');
 const http = require('node:http');
 const https = require('node:https');
+const path = require('node:path');
 const scenarios = require('./scenarios');
 
 /**
  * @typedef {object} WorkerSpec
  * @property {'addProfiles' | 'sendEmail'} op
- * @property {'node' | 'auto' | 'floor' | 'passthrough' | 'raw' | 'helper'} runner
+ * @property {'node' | 'auto' | 'floor' | 'passthrough' | 'raw' | 'helper' | 'skip'} runner
  * @property {number} items
  * @property {number} [batchSize]      addProfiles
  * @property {number} [concurrency]    sendEmail; addProfiles in the `wan` part
  * @property {string} baseUrl          the sandbox
  * @property {string} packageDir       snapshot of the built package
  * @property {string} floorDir         bench/floor
+ * @property {string} [n8nDir]         the n8n provisioned by dev/provision.mjs (runner `skip`)
  * @property {number} warmupItems
  */
 
@@ -51,7 +56,37 @@ const waitForGo = () =>
 
 // ------------------------------------------------------------------ engine runners
 
-/** @returns {Promise<(items: any[]) => Promise<{ outputs: number, check: string | undefined }>>} */
+/**
+ * Puts n8n's own deduplication store in place of the harness's in-memory one, as `n8n start`
+ * does (getDataDeduplicationService: the DeduplicationHelper), on a new SQLite database that
+ * n8n's DbConnection creates and migrates, as under `npm run dev`. The store's rows belong to a
+ * workflow: the function returned adds one and gives its id.
+ */
+async function useN8nStore() {
+	const n8n = (/** @type {string} */ id) =>
+		require(require.resolve(id, { paths: [/** @type {string} */ (spec.n8nDir)] }));
+	process.env.DB_TYPE = 'sqlite';
+	process.env.N8N_LOG_LEVEL = 'warn';
+	// In the bench's temporary folder, which holds the package snapshot and goes at its end.
+	process.env.N8N_USER_FOLDER = fs.mkdtempSync(path.join(path.dirname(spec.packageDir), 'n8n-'));
+	const connection = n8n('@n8n/di').Container.get(n8n('@n8n/db').DbConnection);
+	await connection.init();
+	await connection.migrate();
+	const { coreRequire } = require('../test/harness/resolve');
+	const { DataDeduplicationService } = coreRequire('n8n-core');
+	DataDeduplicationService.instance = undefined;
+	await DataDeduplicationService.init(n8n('n8n/dist/deduplication').getDataDeduplicationService());
+	return async () => {
+		const id = randomUUID();
+		await connection.dataSource.query(
+			'INSERT INTO workflow_entity (id, name, active, versionId) VALUES (?, ?, 0, ?)',
+			[id, id, id],
+		);
+		return id;
+	};
+}
+
+/** @returns {Promise<(items: any[]) => Promise<string | undefined>>} what a failed check found */
 async function engineRunner() {
 	const { runWorkflow, loadPackage } = require('../test/harness/n8n');
 	const credentials = {
@@ -62,7 +97,9 @@ async function engineRunner() {
 	let workflow;
 	/** @type {(result: any, items: any[]) => string | undefined} */
 	let check;
-	if (spec.runner === 'node' || spec.runner === 'auto') {
+	/** @type {() => Promise<string | undefined>} */
+	let newWorkflowId = async () => undefined;
+	if (spec.runner === 'node' || spec.runner === 'auto' || spec.runner === 'skip') {
 		await loadPackage(spec.packageDir);
 		if (spec.op === 'addProfiles') {
 			const batchSize = /** @type {number} */ (spec.batchSize);
@@ -93,9 +130,11 @@ async function engineRunner() {
 				return undefined;
 			};
 		} else {
+			const skip = spec.runner === 'skip';
+			if (skip) newWorkflowId = await useN8nStore(); // each run, the warm-up too: a new history
 			workflow = {
 				nodeType: scenarios.NODE_TYPE,
-				parameters: scenarios.sendEmailNodeParameters(/** @type {number} */ (spec.concurrency)),
+				parameters: scenarios.sendEmailNodeParameters(Number(spec.concurrency), skip),
 				credentials,
 			};
 			check = (result, items) => {
@@ -151,16 +190,15 @@ async function engineRunner() {
 	}
 
 	return async (items) => {
-		const result = await runWorkflow({ ...workflow, items });
+		const result = await runWorkflow({ ...workflow, items, workflowId: await newWorkflowId() });
 		const failure = result.error ?? result.nodeError;
-		if (failure) return { outputs: result.success.length, check: `run failed: ${failure.message}` };
-		return { outputs: result.success.length, check: check(result, items) };
+		return failure ? `run failed: ${failure.message}` : check(result, items);
 	};
 }
 
 // ------------------------------------------------------------------ raw client
 
-/** @returns {Promise<(items: any[]) => Promise<{ outputs: number, check: string | undefined }>>} */
+/** @returns {Promise<(items: any[]) => Promise<string | undefined>>} what a failed check found */
 async function rawRunner() {
 	const axios = require('axios').default;
 	const concurrency = spec.op === 'sendEmail' ? /** @type {number} */ (spec.concurrency) : 1;
@@ -179,14 +217,12 @@ async function rawRunner() {
 		const batchSize = /** @type {number} */ (spec.batchSize);
 		return async (items) => {
 			let failed = 0;
-			let requests = 0;
 			for (let start = 0; start < items.length; start += batchSize) {
 				const body = scenarios.addProfilesBody(items.slice(start, start + batchSize));
 				const response = await client.post('/list/addProfiles', body);
-				requests += 1;
 				if (response.status !== 200) failed += 1;
 			}
-			return { outputs: requests, check: failed ? `${failed} requests failed` : undefined };
+			return failed ? `${failed} requests failed` : undefined;
 		};
 	}
 	return async (items) => {
@@ -200,7 +236,7 @@ async function rawRunner() {
 			}
 		};
 		await Promise.all(Array.from({ length: concurrency }, lane));
-		return { outputs: items.length, check: failed ? `${failed} requests failed` : undefined };
+		return failed ? `${failed} requests failed` : undefined;
 	};
 }
 
@@ -210,8 +246,8 @@ async function main() {
 	const run = spec.runner === 'raw' ? await rawRunner() : await engineRunner();
 
 	// Warm-up: loads the lazily required modules and lets the JIT see the hot paths once.
-	const warmup = await run(scenarios.contacts(Math.min(spec.warmupItems, spec.items)));
-	if (warmup.check) throw new Error(`warm-up failed: ${warmup.check}`);
+	const warmupCheck = await run(scenarios.contacts(Math.min(spec.warmupItems, spec.items)));
+	if (warmupCheck) throw new Error(`warm-up failed: ${warmupCheck}`);
 
 	await send({ type: 'ready' });
 	await waitForGo();
@@ -219,18 +255,11 @@ async function main() {
 	const rssBefore = process.memoryUsage().rss;
 	const items = scenarios.contacts(spec.items);
 	const started = performance.now();
-	const result = await run(items);
+	const check = await run(items);
 	const wallMs = performance.now() - started;
 	const peakRss = process.resourceUsage().maxRSS * 1024;
 
-	await send({
-		type: 'result',
-		wallMs,
-		outputs: result.outputs,
-		check: result.check,
-		rssBefore,
-		peakRss,
-	});
+	await send({ type: 'result', wallMs, check, rssBefore, peakRss });
 	// Keep-alive sockets would keep the process alive; --cpu-prof still writes its profile.
 	process.exit(0);
 }
