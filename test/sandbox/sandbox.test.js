@@ -1006,6 +1006,13 @@ const FAULTS = [
 		false,
 	],
 	[
+		'fault: applied does the request, then answers the status given instead',
+		{ status: 200, body: { status: 'queued' }, applied: true },
+		{},
+		[200, { status: 'queued' }],
+		true,
+	],
+	[
 		'fault: faultRate 1 answers one of randomFaults (default a 500)',
 		[],
 		{ faultRate: 1 },
@@ -1057,6 +1064,16 @@ test.each([
 	const startedAt = Date.now();
 	expect((await call(SEND, mail())).status).toBe(200);
 	expect(Date.now() - startedAt).toBeGreaterThanOrEqual(100);
+});
+
+test('fault: drip does the request, then sends its answer in ten pieces, delayMs apart', async () => {
+	sandbox.injectFaults({ action: 'drip', delayMs: 30 });
+	const startedAt = Date.now();
+	const response = await call(SEND, mail());
+	expect([response.status, response.body.data.dailyEmailCount]).toEqual([200, 1]);
+	expect(Date.now() - startedAt).toBeGreaterThanOrEqual(9 * 30 - 10);
+	expect(sandbox.state.emails).toHaveLength(1);
+	expect(sandbox.requests[0].answer).toBe('drip');
 });
 
 test.each([
