@@ -29,6 +29,20 @@ const sandbox = useSandbox({
 	],
 });
 
+test('the daily quota mid-run at Concurrency 5: only the requests already in flight complete after the 429', async () => {
+	sandbox.setOptions({ dailyLimit: 10, latencyMs: 5 });
+	const result = await runNode(sandbox, {
+		parameters: sendParameters({ options: { concurrency: 5 } }),
+		items: contacts(40),
+		onError: 'continueErrorOutput',
+	});
+	expect(sandbox.state.emails).toHaveLength(10);
+	// The 429 stops new launches; at most 4 others were already in flight.
+	expect(sandbox.requests.length).toBeLessThanOrEqual(11 + 4);
+	expect(result.success).toHaveLength(10);
+	expectEachInputExactlyOnce(result, 40);
+});
+
 // The spec publishes 429 only for Send Email's daily quota (with no Retry-After).
 describe('a 429 that is not the daily email quota is a rate limit: waited as asked, sent again', () => {
 	test.each([
