@@ -451,6 +451,7 @@ function check(history, { runs, clean, fateOf, storeFailures }) {
 	const fate = (/** @type {object} */ request) => fateOf.get(request) ?? 'accepted';
 	const requestsFor = (/** @type {Item} */ item) =>
 		requested.filter(({ body }) => carries(body, item));
+	const carried = (/** @type {{ body: unknown }} */ request) => /** @type {any} */ (request.body);
 	const tookUnclear = (/** @type {object[]} */ requests) =>
 		requests.some((request) => TAKEN_UNCLEAR.includes(fate(request)));
 	const steps = [...new Set(runs.map((run) => run.step))];
@@ -521,14 +522,12 @@ function check(history, { runs, clean, fateOf, storeFailures }) {
 			const held = run.held?.[itemIndex];
 			const about = { itemIndex, claim, held };
 			holds(about, 'saysWhetherTaken', claim !== 'unclear');
-			if (claim === 'sentBefore') {
-				const before = emails.slice(0, run.emailsAtEnd);
-				holds(
-					about,
-					'sentBefore',
-					before.some((sent) => sent.to === item.email),
-				);
-			}
+			const sentBefore = emails.slice(0, run.emailsAtEnd).some((sent) => sent.to === item.email);
+			if (claim === 'sentBefore') holds(about, 'sentBefore', sentBefore);
+			// The Timeout bounds the whole answer: a hang or a drip past it times out, unanswered.
+			const slow = ['hang', 'drip'].includes(fate(requestsFor(item).at(-1) ?? {}));
+			const json = ['taken', 'maybe', 'notSent'].includes(claim) && report.said.get(itemIndex);
+			if (slow && !run.stoppedAt && json) holds(about, 'timedOut', /timed out/.test(json.error));
 			if (operation === 'sendCampaign' || ['maybe', 'earlierTry'].includes(claim)) continue;
 			holds(about, 'asSaid', held === (claim === 'taken') || hidden(item, claim));
 			reached.add(`honest: ${operation}, ${end}`);
@@ -573,16 +572,14 @@ function check(history, { runs, clean, fateOf, storeFailures }) {
 			const unsaid = hidden(item, claim) || report?.hidden.has(itemIndex);
 			if (maybe || /could not record/.test(description) || unsaid) toldMaybe.add(item.email);
 		});
-		for (const recipient of new Set(run.diedAt ? run.items.map((item) => item.email) : [])) {
-			// The first item claims it; a repeat is skipped unclaimed.
-			const last = requestsFor(
-				/** @type {Item} */ (run.items.find((item) => item.email === recipient)),
-			).at(-1);
-			const settled =
-				last &&
-				!UNSETTLED.includes(fate(last)) &&
-				Date.parse(last.receivedAt) < Number(run.diedAt) - 1_200;
-			if (!settled) toldMaybe.add(recipient);
+		// The first item with a recipient claims it; a repeat is skipped unclaimed.
+		const firsts = run.items.filter(
+			(item, at) => run.items.findIndex((one) => one.email === item.email) === at,
+		);
+		for (const item of run.diedAt ? firsts : []) {
+			const last = requestsFor(item).at(-1);
+			const early = Date.parse(String(last?.receivedAt)) < Number(run.diedAt) - 1_200;
+			if (!(early && !UNSETTLED.includes(fate(last ?? {})))) toldMaybe.add(item.email);
 		}
 	}
 
@@ -590,11 +587,8 @@ function check(history, { runs, clean, fateOf, storeFailures }) {
 	// forgotten them (that many others asked for in between), or Retry Send On Server Error
 	// released one a run left "outcome unknown" (or whose "accepted" the store would not take).
 	if (operation === 'send' && history.skip) {
-		/** @param {string} uid */
-		const arrival = (uid) =>
-			requested
-				.map((request) => carries(request.body, /** @type {any} */ ({ uid })))
-				.lastIndexOf(true);
+		const arrival = (/** @type {string} */ uid) =>
+			requested.map((one) => carried(one).text === uid).lastIndexOf(true);
 		const stepOf = (/** @type {string} */ uid) =>
 			runs.find((run) => run.items.some((item) => item.uid === uid))?.step;
 		for (let recipient = 0; recipient < RECIPIENTS; recipient++) {
@@ -606,21 +600,15 @@ function check(history, { runs, clean, fateOf, storeFailures }) {
 			for (let pair = 1; pair < sent.length; pair++) {
 				const [first, second] = [sent[pair - 1], sent[pair]];
 				if (first.uid === second.uid) continue; // one item sent again: "once" above
-				const between = new Set(
-					requested.slice(first.at + 1, second.at).map(({ body }) => /** @type {any} */ (body).to),
-				);
-				between.delete(to);
+				const others = requested.slice(first.at + 1, second.at).map((one) => carried(one).to);
+				const between = new Set(others.filter((other) => other !== to)).size;
 				const released = resend && (toldMaybe.has(to) || storeFailures > 0);
 				// TODO(skip-fix): two executions at once with Retry Send On Server Error on both send an
 				// email: the second reads the first's claim, still in flight, as "outcome unknown".
-				const together =
-					resend && stepOf(first.uid)?.beside === true && stepOf(first.uid) === stepOf(second.uid);
-				const forgotten = between.size >= Number(history.skip);
-				holds(
-					{ recipient, between: between.size, together },
-					'forgottenOrReleased',
-					forgotten || released || together,
-				);
+				const step = stepOf(first.uid);
+				const together = resend && step?.beside === true && step === stepOf(second.uid);
+				const ok = between >= Number(history.skip) || released || together;
+				holds({ recipient, between, together }, 'forgottenOrReleased', ok);
 			}
 		}
 		// What earlier executions (not this one's Retry) had sent when each step began.
@@ -661,19 +649,15 @@ function check(history, { runs, clean, fateOf, storeFailures }) {
 
 	// 5. One list per execution, whatever n8n retries.
 	if (operation === 'addProfiles' && history.listMode === 'new') {
-		for (const run of runs) {
-			const created = [...sandbox.state.lists.values()].filter(
-				(list) => list.name === run.listName,
-			);
+		const lists = [...sandbox.state.lists.values()];
+		for (const { listName, items } of runs) {
+			const created = lists.filter((list) => list.name === listName).length;
 			// TODO(one-list-fix): a second try of an execution whose creating request was taken with
 			// no clear answer sends first a batch refused before, which creates a second list.
-			const creating = requested.filter(
-				({ body }) => /** @type {any} */ (body)?.name === run.listName,
-			);
-			const secondTry =
-				history.retryOnFail || runs.some((one) => one.retried && one.items === run.items);
-			const known = created.length === 2 && secondTry && tookUnclear(creating);
-			holds({ listName: run.listName, known }, 'oneList', created.length <= 1 || known);
+			const creating = requested.filter((one) => carried(one).name === listName);
+			const again = history.retryOnFail || runs.some((one) => one.retried && one.items === items);
+			const known = created === 2 && again && tookUnclear(creating);
+			holds({ listName, known }, 'oneList', created <= 1 || known);
 		}
 		const again = runs.some((run) => run.retried) || (history.retryOnFail && faulted);
 		if (!validateOnly && (again || runs.length > 1))
