@@ -141,9 +141,10 @@ const historyArb = fc.record({
  * @typedef {typeof historyArb extends fc.Arbitrary<infer T> ? T : never} History
  * @typedef {History['executions'][number]} Execution
  * @typedef {ReturnType<typeof itemsOf>[number]} Item
+ * @typedef {import('../sandbox/server').RecordedRequest} RecordedRequest
  * @typedef {{ planned: Execution, items: Item[], listName: string, result: any, step: Step,
  *   stoppedAt?: number, diedAt?: number, retried?: boolean, held?: Array<boolean | string>,
- *   emailsAtEnd?: number, requests?: Array<{ body: unknown }> }} Run  `held`: what BasicsEngage
+ *   emailsAtEnd?: number, requests?: RecordedRequest[] }} Run  `held`: what BasicsEngage
  *   held of each item when it ended; `requests`: its execution's, until then
  * @typedef {{ runs: Run[], fromSends: number, toSends: number, beside: boolean }} Step  one slot
  *   of the history (one run, or two at once), with the campaign sends it made
@@ -359,11 +360,12 @@ function reportOf(history, run) {
 		return laterTry(history, run, { claims, said });
 	}
 	const { message, description = '', httpCode, context } = result.error;
-	const listed = (/** @type {RegExp} */ pattern) =>
-		pattern.exec(description)?.[1].split(', ').map(Number) ?? [];
+	const [took, maybe] = [TOOK, MAYBE].map(
+		(list) => list.exec(description)?.[1].split(', ').map(Number) ?? [],
+	);
 	const own = description.replace(TOOK, '').replace(MAYBE, '');
 	const kind = /\(kind: (\w+)\)$/.exec(description)?.[1];
-	const details = { kind, httpCode: httpCode ? Number(httpCode) : null, description: own };
+	const details = { kind, httpCode: Number(httpCode) || null, description: own };
 	const json = { error: message, details };
 	const named = items[context?.itemIndex ?? 0];
 	const shared = sandbox.requests.find(({ body }) => carries(body, named))?.body;
@@ -375,13 +377,9 @@ function reportOf(history, run) {
 	items.forEach((item, itemIndex) => {
 		if (item === named || (shared !== undefined && carries(shared, item)))
 			said.set(itemIndex, json);
-		const listedAs = listed(TOOK).includes(itemIndex)
-			? 'taken'
-			: unstated
-				? 'unstated'
-				: 'unlisted';
+		const listedAs = took.includes(itemIndex) ? 'taken' : unstated ? 'unstated' : 'unlisted';
 		const claim = said.has(itemIndex) ? claimOf(json) : listedAs;
-		claims.set(itemIndex, listed(MAYBE).includes(itemIndex) ? 'maybe' : claim);
+		claims.set(itemIndex, maybe.includes(itemIndex) ? 'maybe' : claim);
 	});
 	return laterTry(history, run, { claims, said });
 }
@@ -421,8 +419,9 @@ function check(history, { runs, clean, fateOf, storeFailures }) {
 	const emails = sandbox.state.emails;
 	const requested = sandbox.requestsTo(PATHS[operation]);
 	const fate = (/** @type {object} */ request) => fateOf.get(request) ?? 'accepted';
-	const requestsFor = (/** @type {Item} */ item) =>
-		requested.filter(({ body }) => carries(body, item));
+	/** The item's requests, oldest first; of `run`'s execution until it ended. @param {Item} item @param {Run} [run] */
+	const requestsFor = (item, run) =>
+		(run?.requests ?? requested).filter(({ body }) => carries(body, item));
 	const carried = (/** @type {{ body: unknown }} */ request) => /** @type {any} */ (request.body);
 	const tookUnclear = (/** @type {object[]} */ requests) =>
 		requests.some((request) => TAKEN_UNCLEAR.includes(fate(request)));
@@ -475,9 +474,9 @@ function check(history, { runs, clean, fateOf, storeFailures }) {
 	// its last try got: a refusal then says nothing was sent, though an earlier try was taken with
 	// no clear answer (and Skip forgets it); so does a try that sent nothing, the email taken by an
 	// execution at once (TODO(skip-fix)). Excused until what an item says keeps an earlier "may".
-	const hidden = (/** @type {Item} */ item, /** @type {string} */ claim) =>
+	const hidden = (/** @type {Run} */ run, /** @type {Item} */ item, /** @type {string} */ claim) =>
 		NOT_TAKEN.includes(claim) &&
-		tookUnclear(requestsFor(item).slice(0, claim === 'notSent' ? -1 : undefined));
+		tookUnclear(requestsFor(item, run).slice(0, claim === 'notSent' ? -1 : undefined));
 	// What a run left "outcome unknown" and said so: an item that may have gone (not after the
 	// API's 500 or a proxy's 502 or 503, which are released), or whose release the store would not
 	// take; of a dead run, each claim not settled a second before it died (settled: answered
@@ -496,22 +495,22 @@ function check(history, { runs, clean, fateOf, storeFailures }) {
 			const held = run.held?.[itemIndex];
 			const about = { itemIndex, claim, held };
 			const { httpCode, description } = report.said.get(itemIndex)?.details ?? {};
-			const earlier = tookUnclear(requestsFor(item).slice(0, -1)); // TODO(retry-report-fix)
+			const earlier = tookUnclear(requestsFor(item, run).slice(0, -1)); // TODO(retry-report-fix)
 			const released = [500, 502, 503].includes(httpCode) && !/^Not sent again/.test(description);
 			const maybe = ['maybe', 'earlierTry'].includes(claim) && (!released || earlier);
-			const unsaid = hidden(item, claim) || report.hidden.has(itemIndex);
+			const unsaid = hidden(run, item, claim) || report.hidden.has(itemIndex);
 			if (maybe || /could not record/.test(description) || unsaid) toldMaybe.add(item.email);
 			if (released) released5xx.add(item.email);
 			holds(about, 'saysWhetherTaken', claim !== 'unclear');
 			const sentBefore = emails.slice(0, run.emailsAtEnd).some((sent) => sent.to === item.email);
 			if (claim === 'sentBefore' && !sentBefore) falseSentBefore.push({ ...about, to: item.email });
 			// The Timeout bounds the whole answer: a hang or a drip past it times out, unanswered.
-			const slow = ['hang', 'drip'].includes(fate(requestsFor(item).at(-1) ?? {}));
+			const slow = ['hang', 'drip'].includes(fate(requestsFor(item, run).at(-1) ?? {}));
 			const json = ['taken', 'maybe', 'notSent'].includes(claim) && report.said.get(itemIndex);
 			if (slow && !run.stoppedAt && json) holds(about, 'timedOut', /timed out/.test(json.error));
 			if (operation === 'sendCampaign' || ['maybe', 'earlierTry', 'unstated'].includes(claim))
 				continue;
-			holds(about, 'asSaid', held === (claim === 'taken') || hidden(item, claim));
+			holds(about, 'asSaid', held === (claim === 'taken') || hidden(run, item, claim));
 			reached.add(`honest: ${operation}, ${end}`);
 		}
 		for (const { error, details } of [...report.said.values()].filter((one) => one.error))
@@ -541,7 +540,7 @@ function check(history, { runs, clean, fateOf, storeFailures }) {
 	for (const run of runs.filter((one) => one.diedAt)) {
 		// The first item with a recipient claims it; a repeat is skipped unclaimed.
 		for (const item of new Map([...run.items].reverse().map((one) => [one.email, one])).values()) {
-			const last = requestsFor(item).at(-1);
+			const last = requestsFor(item, run).at(-1);
 			const early = Date.parse(String(last?.receivedAt)) < Number(run.diedAt) - 1_200;
 			if (!(early && !UNSETTLED.includes(fate(last ?? {})))) toldMaybe.add(item.email);
 		}
