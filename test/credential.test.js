@@ -86,32 +86,16 @@ describe('credential test (as n8n runs it from the credential dialog)', () => {
 	});
 });
 
-describe('credential in node runs', () => {
-	// [case, credential data, the run's error message (none: it runs)]. A key that cannot be a
-	// header, per operation: test/node/operations.test.js.
-	/** @type {Array<[string, { apiKey?: string, baseUrl: string }, RegExp?]>} */
-	const RUNS = [
-		[
-			'spaces around the key and the base URL, and trailing slashes, are tolerated',
-			{ apiKey: ` \t${API_KEY}\r\n `, baseUrl: ' \t<sandbox>// ' },
-			undefined,
-		],
-		[
-			'a base URL that is not http(s) is refused with a clear message',
-			{ baseUrl: 'api.basicsengage.com/api/v0/dev' },
-			/^The Base URL in the credential is not valid\. Fix it before trying again\.$/,
-		],
-	];
-	test.each(RUNS)('%s', async (_case, { apiKey, baseUrl }, message) => {
-		const result = await runNode(sandbox, {
-			parameters: sendParameters(),
-			items: [{ email: 'jane@customer.test' }],
-			apiKey,
-			baseUrl: baseUrl?.replace('<sandbox>', sandbox.baseUrl),
-		});
-		expect(result.error?.message).toEqual(message && expect.stringMatching(message));
-		expect(
-			sandbox.requests.map((request) => [request.path, request.headers.authorization]),
-		).toEqual(message ? [] : [['/email/send', `Bearer ${API_KEY}`]]);
+// A key that cannot be a header, or a Base URL that is not one, per operation:
+// test/node/operations.test.js.
+test('credential in node runs: spaces around the key and the base URL, and trailing slashes, are tolerated', async () => {
+	const result = await runNode(sandbox, {
+		parameters: sendParameters(),
+		items: [{ email: 'jane@customer.test' }],
+		apiKey: ` \t${API_KEY}\r\n `,
+		baseUrl: ` \t${sandbox.baseUrl}// `,
 	});
+	expect(result.error).toBeUndefined();
+	const sent = sandbox.requests.map((request) => [request.path, request.headers.authorization]);
+	expect(sent).toEqual([['/email/send', `Bearer ${API_KEY}`]]);
 });

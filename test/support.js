@@ -282,7 +282,6 @@ module.exports = {
 	delay,
 	expectEachInputExactlyOnce,
 	expectNoSecret,
-	freePort,
 	listen,
 	loadPackage,
 	loopbackBaseUrl,
@@ -293,6 +292,5 @@ module.exports = {
 	runNode,
 	savedWorkflow,
 	startProxy,
-	startSandbox,
 	useSandbox,
 };

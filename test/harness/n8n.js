@@ -105,8 +105,6 @@ const deduplicationStore = {
 	 * @type {(items: string[]) => number | undefined}
 	 */
 	roundTrip: () => undefined,
-	/** Each call's read and write, by the clock. @type {Array<{ readAt: number, writtenAt: number }>} */
-	log: [],
 	/** @param {{ workflow: object }} context */
 	beforeCall(context) {
 		this.calls++;
@@ -135,17 +133,13 @@ function createMemoryDeduplicator() {
 		deduplicationStore.beforeCall(context);
 		const key = `${context.workflow.id}|${scope === 'node' ? `n:${context.node?.id}` : ''}`;
 		const recorded = [...(store.get(key) ?? [])];
-		const readAt = Date.now();
 		// The database round trip.
 		const roundTrip = deduplicationStore.roundTrip(items.map(String));
 		await new Promise((resolve) =>
 			roundTrip ? setTimeout(resolve, roundTrip) : setImmediate(resolve),
 		);
 		assertAlive(context);
-		const save = () => {
-			store.set(key, recorded);
-			deduplicationStore.log.push({ readAt, writtenAt: Date.now() });
-		};
+		const save = () => store.set(key, recorded);
 		return { recorded, save };
 	}
 	return {

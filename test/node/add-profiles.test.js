@@ -5,7 +5,6 @@ const {
 	addProfilesParameters,
 	contacts,
 	expectEachInputExactlyOnce,
-	pairedIndexes,
 	runNode,
 	useSandbox,
 } = require('../support');
@@ -86,25 +85,6 @@ describe('Add Profiles to List', () => {
 		},
 	);
 
-	test('one list per run: if the creating request is refused (400), the next request creates the list', async () => {
-		sandbox.injectFaults([
-			{ path: '/list/addProfiles', status: 400, body: { status: 'error', error: 'Bad' } },
-		]);
-		const result = await runNode(sandbox, {
-			parameters: addProfilesParameters({ options: { batchSize: 2 } }),
-			items: contacts(4),
-			onError: 'continueErrorOutput',
-		});
-
-		const bodies = listRequests().map((request) => request.body);
-		expect(bodies[0]).toHaveProperty('name');
-		expect(bodies[1]).toHaveProperty('name');
-		expect(sandbox.state.lists.size).toBe(3);
-		expect(result.errors.map(pairedIndexes)).toEqual([[0], [1]]);
-		expect(result.success.map((item) => item.json.listCreated)).toEqual([true]);
-		expectEachInputExactlyOnce(result, 4);
-	});
-
 	test('addedCount reports what the API added (duplicates are not added twice)', async () => {
 		const items = [...contacts(2), contacts(1)[0]];
 		const result = await runNode(sandbox, {
@@ -117,31 +97,10 @@ describe('Add Profiles to List', () => {
 	});
 });
 
-// Up to Concurrency in flight, in input order: test/node/operations.test.js.
+// Up to Concurrency in flight, in input order: test/node/operations.test.js. A new list at the
+// default Concurrency (5): the request creating it goes first and alone, and every other batch
+// carries its listId, so goes after its answer: test/fixtures/add-profiles-new-list-in-batches.
 describe('Add Profiles: Concurrency', () => {
-	test('a new list: the request creating it goes first and alone, every other batch after its answer, to its listId', async () => {
-		sandbox.setOptions({ latencyMs: 10 });
-		const result = await runNode(sandbox, {
-			parameters: addProfilesParameters({ options: { batchSize: 2, concurrency: 5 } }),
-			items: contacts(12),
-		});
-
-		const [first, ...rest] = listRequests();
-		expect(first.body).toHaveProperty('name', 'Newsletter');
-		const created = result.success[0].json.listId;
-		// Sent beside the first, a batch could not know the list's ID and would create another.
-		expect(rest.map((request) => request.body.listId)).toEqual(Array(5).fill(created));
-		expect(Date.parse(rest[0].receivedAt)).toBeGreaterThanOrEqual(
-			Date.parse(first.receivedAt) + 10,
-		);
-		expect(sandbox.state.lists.size).toBe(3);
-		expect(result.success.map((item) => item.json.listCreated)).toEqual([
-			true,
-			...Array(5).fill(false),
-		]);
-		expectEachInputExactlyOnce(result, 12);
-	});
-
 	test('a new list whose creating request got no clear answer: nothing else is sent, as at Concurrency 1', async () => {
 		sandbox.injectFaults([{ path: '/list/addProfiles', action: 'drop' }]);
 		const result = await runNode(sandbox, {

@@ -180,18 +180,6 @@ test.each(['continueRegularOutput', 'continueErrorOutput'])(
 	},
 );
 
-test('AI tool: two calls are two emails, each sent once', async () => {
-	const result = await runNode(sandbox, {
-		parameters: sendByModel,
-		toolCalls: [modelArgs, { ...modelArgs, to: 'sam@customer.test' }],
-	});
-	expect(result.toolAnswers.map((answer) => answer.thrown)).toEqual([undefined, undefined]);
-	expect(sandbox.state.emails.map((email) => email.to)).toEqual([
-		'jane@customer.test',
-		'sam@customer.test',
-	]);
-});
-
 test("AI tool: Send Campaign's description tells the model it mails every profile of the campaign's lists", async () => {
 	const result = await runNode(sandbox, {
 		parameters: sendCampaignByModel,

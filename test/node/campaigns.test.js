@@ -91,18 +91,6 @@ describe('Create Campaign', () => {
 		expect(empty).not.toHaveProperty('recipientList');
 	});
 
-	test('recipient list IDs from an expression list, trimmed, empties dropped', async () => {
-		await runNode(sandbox, {
-			parameters: createCampaignParameters({ recipientListIds: '={{ $json.lists }}' }),
-			items: [{ lists: [' list_autumn ', '', 'list_spring'] }],
-		});
-		expect(sandbox.requestsTo('/campaign/create')[0].body.recepientList).toEqual([
-			'list_autumn',
-			'list_spring',
-		]);
-		expect(createdCampaigns()[0].recepientList).toEqual(['list_autumn', 'list_spring']);
-	});
-
 	test.each(/** @type {const} */ (['recepientList', 'recipientList', 'either']))(
 		'a server that reads the list IDs from %s gets the lists, and the send reaches their profiles',
 		async (campaignListField) => {

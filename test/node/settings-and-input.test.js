@@ -12,14 +12,11 @@ const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const http = require('node:http');
 const https = require('node:https');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
-const { NodeHelpers } = require('n8n-workflow');
 const { clearLogs, getLogs } = require('../harness/n8n');
 const {
 	API_KEY,
-	CREDENTIAL_TYPE,
 	NODE_TYPE,
 	PACKAGE_DIR,
 	addProfilesParameters,
@@ -44,6 +41,16 @@ const sandbox = useSandbox();
 // A Base URL using http:// to another machine; in node runs a proxy stands for the path to it.
 const REMOTE = 'http://gateway.test:1/api/v0/dev';
 
+/** Sends a 200's headers, then a byte every `everyMs`, for ever. @param {number} everyMs */
+function drippingServer(everyMs) {
+	return http.createServer((request, response) => {
+		response.writeHead(200, { 'content-type': 'application/json' });
+		response.write('{"status":"success",');
+		const drip = setInterval(() => response.write(' '), everyMs);
+		response.on('close', () => clearInterval(drip));
+	});
+}
+
 /** The sandbox's Base URL with `userinfo@` before its host. */
 const withUserinfo = (/** @type {string} */ userinfo) =>
 	sandbox.baseUrl.replace('http://', `http://${userinfo}@`);
@@ -54,11 +61,6 @@ const CREDENTIAL_REFUSALS = [
 		`a Base URL with user:${PASSWORD}@`,
 		() => ({ baseUrl: withUserinfo(`user:${PASSWORD}`) }),
 		/^The Base URL in the credential contains a user name or password.*instead of the API key/,
-	],
-	[
-		'a Base URL with user@',
-		() => ({ baseUrl: withUserinfo('user') }),
-		/^The Base URL in the credential contains a user name or password/,
 	],
 	[
 		'a key pasted with "Bearer "',
@@ -83,24 +85,12 @@ test.each(CREDENTIAL_REFUSALS)(
 	},
 );
 
-describe('a Base URL without the API path', () => {
-	test.each([
-		['404', () => new URL(sandbox.baseUrl).origin],
-		[
-			'404 web page',
-			() => {
-				sandbox.injectFaults([{ status: 404, body: '<html>Cannot POST /email/send</html>' }]);
-				return sandbox.baseUrl;
-			},
-		],
-	])(
-		"the credential test's %s says the Base URL must include the API's path",
-		async (_, baseUrl) => {
-			const result = await runCredentialTest({ apiKey: API_KEY, baseUrl: baseUrl() });
-			expect(result.status).toBe('Error');
-			expect(result.message).toContain(PATH_HINT);
-		},
-	);
+// n8n matches the 404 by its status alone (the credential's rule), whatever the body.
+test("the credential test of a Base URL without the API's path (404) says it must include it", async () => {
+	const baseUrl = new URL(sandbox.baseUrl).origin;
+	const result = await runCredentialTest({ apiKey: API_KEY, baseUrl });
+	expect(result.status).toBe('Error');
+	expect(result.message).toContain(PATH_HINT);
 });
 
 describe('http:// to another machine', () => {
@@ -115,69 +105,30 @@ describe('http:// to another machine', () => {
 		);
 		expect(Date.now() - started).toBeLessThan(5000);
 	});
-
-	// Node runs still work with it: the Proxy table below.
-	test('the credential form shows its notice for http:// to another machine only', async () => {
-		const { type } = (await loadPackage(PACKAGE_DIR)).credentials[CREDENTIAL_TYPE];
-		const notice = type.properties.find((property) => property.type === 'notice');
-		const shown = (/** @type {string} */ baseUrl) =>
-			NodeHelpers.displayParameter(
-				{ apiKey: '', baseUrl },
-				/** @type {any} */ (notice),
-				null,
-				null,
-			);
-		// Which Base URLs it names: test/unit/readers.test.js, over the same expression.
-		expect(shown(REMOTE)).toBe(true);
-		expect(shown(sandbox.baseUrl)).toBe(false);
-	});
 });
 
-describe('the credential test ends within 15 seconds', () => {
-	const DEADLINE = /^BasicsEngage did not answer within 15 seconds: check the Base URL/;
-
-	/**
-	 * Runs the credential test against `server`, expecting the deadline's message in 15 to 25 s.
-	 * @param {http.Server | net.Server} server @param {() => void} closeConnections
-	 */
-	async function expectDeadline(server, closeConnections) {
-		const port = await listen(server);
-		try {
-			const started = Date.now();
-			const result = await runCredentialTest({
-				apiKey: API_KEY,
-				baseUrl: loopbackBaseUrl(port),
-			});
-			const seconds = (Date.now() - started) / 1000;
-			expect(result).toEqual({ status: 'Error', message: expect.stringMatching(DEADLINE) });
-			expect(seconds).toBeGreaterThanOrEqual(14.5);
-			expect(seconds).toBeLessThan(25);
-		} finally {
-			closeConnections();
-			server.close();
-		}
+// The deadline runs from the request's start whatever arrives (an AbortSignal in the credential):
+// a server that never answers meets it as this one does.
+test('the credential test ends within 15 seconds: a server that sends headers, then a byte every second', async () => {
+	const dripping = drippingServer(1000);
+	const port = await listen(dripping);
+	try {
+		const started = Date.now();
+		const result = await runCredentialTest({ apiKey: API_KEY, baseUrl: loopbackBaseUrl(port) });
+		const seconds = (Date.now() - started) / 1000;
+		expect(result).toEqual({
+			status: 'Error',
+			message: expect.stringMatching(
+				/^BasicsEngage did not answer within 15 seconds: check the Base URL/,
+			),
+		});
+		expect(seconds).toBeGreaterThanOrEqual(14.5);
+		expect(seconds).toBeLessThan(25);
+	} finally {
+		dripping.closeAllConnections();
+		dripping.close();
 	}
-
-	test('a server that accepts the connection and never answers', async () => {
-		/** @type {Set<net.Socket>} */
-		const sockets = new Set();
-		const silent = net.createServer((socket) => {
-			sockets.add(socket);
-			socket.on('error', () => {});
-		});
-		await expectDeadline(silent, () => sockets.forEach((socket) => socket.destroy()));
-	}, 40_000);
-
-	test('a server that sends headers, then a byte every second', async () => {
-		const dripping = http.createServer((request, response) => {
-			response.writeHead(200, { 'content-type': 'application/json' });
-			response.write('{"status":"success",');
-			const drip = setInterval(() => response.write(' '), 1000);
-			response.on('close', () => clearInterval(drip));
-		});
-		await expectDeadline(dripping, () => dripping.closeAllConnections());
-	}, 40_000);
-});
+}, 40_000);
 
 describe('template variables n8n cannot send', () => {
 	const TEMPLATE = { content: 'template', templateId: 'tmpl_welcome' };
@@ -488,14 +439,7 @@ describe('a 200 must be the contract 200', () => {
 
 describe('timeouts and honest wording', () => {
 	test('the timeout bounds the whole answer: headers then a dripping body fail at the timeout', async () => {
-		const sockets = new Set();
-		const dripping = http.createServer((request, response) => {
-			response.writeHead(200, { 'content-type': 'application/json' });
-			response.write('{"status":"success",');
-			const drip = setInterval(() => response.write(' '), 100);
-			response.on('close', () => clearInterval(drip));
-		});
-		dripping.on('connection', (socket) => sockets.add(socket));
+		const dripping = drippingServer(100);
 		const port = await listen(dripping);
 		try {
 			const started = Date.now();

@@ -48,7 +48,15 @@ const sandbox = useSandbox({
 	})),
 });
 
+/** true `yes` times in `yes + no` (fast-check's boolean takes no weights). */
+const chance = (/** @type {number} */ yes, /** @type {number} */ no) =>
+	fc.oneof(
+		{ arbitrary: fc.constant(true), weight: yes },
+		{ arbitrary: fc.constant(false), weight: no },
+	);
+
 /** What may happen to one request. */
+/** @type {Record<string, import('../sandbox/server').Fault>} */
 const FATES = {
 	accepted: { action: 'delay', delayMs: 0 },
 	refused: { status: 400, body: { status: 'error', error: 'Invalid <b>request</b>' } },
@@ -88,7 +96,7 @@ const executionArb = fc.record({
 	),
 	storeFails: fc.uniqueArray(fc.integer({ min: 1, max: 5 }), { maxLength: 2 }),
 	// A Base URL where nothing listens for the node's first try: connection refused.
-	refusedFirstTry: fc.boolean({ trueWeight: 1, falseWeight: 5 }),
+	refusedFirstTry: chance(1, 5),
 	end: fc.oneof(
 		{ arbitrary: fc.constant(/** @type {const} */ ({ by: 'finish', after: 0 })), weight: 4 },
 		{
@@ -110,9 +118,9 @@ const historyArb = fc.record({
 	retryOnFail: fc.boolean(),
 	retries: fc.integer({ min: 0, max: 1 }),
 	concurrency: fc.integer({ min: 1, max: 5 }),
-	retrySendOnServerError: fc.boolean({ trueWeight: 1, falseWeight: 2 }),
+	retrySendOnServerError: chance(1, 2),
 	skip: fc.option(fc.constantFrom(3, 10_000), { freq: 2 }),
-	validateOnly: fc.boolean({ trueWeight: 1, falseWeight: 9 }),
+	validateOnly: chance(1, 9),
 	listMode: fc.constantFrom(.../** @type {const} */ (['existing', 'new', 'perItem'])),
 	batchSize: fc.integer({ min: 1, max: 3 }),
 	executions: fc.array(executionArb, { minLength: 1, maxLength: 3 }),
@@ -174,6 +182,8 @@ function itemsOf(/** @type {number[]} */ picks) {
 /**
  * One execution as n8n would run it: its Base URL refused for the first try, its Stop or death.
  * @param {History} history @param {History['executions'][number]} planned
+ * @param {{ workflowId: string, nodeOverrides: object }} workflow @param {Record<string, unknown>[]} items
+ * @param {string} listName
  */
 async function execute(history, planned, workflow, items, listName) {
 	const before = sandbox.requests.length;
@@ -390,7 +400,7 @@ function check(history, { runs, clean }) {
 			.sort((a, b) => a - b);
 		expect(seen).toEqual(items.map((_, index) => index));
 		for (const output of [result.success, result.errors]) {
-			const firsts = output.map((item) => Math.min(...pairedIndexes(item)));
+			const firsts = output.map((/** @type {object} */ item) => Math.min(...pairedIndexes(item)));
 			expect(firsts).toEqual([...firsts].sort((a, b) => a - b));
 		}
 	}

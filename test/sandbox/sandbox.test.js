@@ -122,7 +122,6 @@ const ANN_LIST = 'list_ann';
 const OTHER_LIST = 'list_other';
 const CAMPAIGN = '64a55f1230000000000000a1'; // to ANN_LIST: one recipient
 const NO_LISTS = '64a55f1230000000000000a2';
-const EMPTY_LISTS = '64a55f1230000000000000a3'; // to a list without profiles
 const SEND_IT = { campaignId: CAMPAIGN };
 const NOW = '2025-03-01T10:00:00.000Z';
 
@@ -146,7 +145,6 @@ beforeAll(async () => {
 		campaigns: [
 			{ _id: CAMPAIGN, name: 'Seeded', subject: 'Hi', recepientList: [ANN_LIST] },
 			{ _id: NO_LISTS, name: 'No lists', subject: 'Hi' },
-			{ _id: EMPTY_LISTS, name: 'Empty list', subject: 'Hi', recepientList: ['list_empty'] },
 		],
 	});
 });
@@ -166,7 +164,6 @@ const ONE_CONTENT = error('Provide exactly one of html, text or templateId');
 const NOT_SCALAR = error('Template variable "company" must be a string, number or boolean');
 const LIST_NOT_FOUND = error('List not found');
 const NO_NAME = error('name is required when listId is not provided');
-const NO_RECIPIENTS = error('Campaign has no recipients');
 const A = { email: 'a@customer.test' };
 /** Add Profiles' body with a valid profile and this one at index 1. */
 const withProfile1 = (/** @type {unknown} */ profile) => ({ name: 'X', profiles: [A, profile] });
@@ -180,14 +177,6 @@ const campaignTo = (/** @type {unknown} */ recepientList) => validCampaign({ rec
 
 /** @type {Rejected[]} */
 const REJECTED = [
-	[
-		'spec: Send Email with an unknown key',
-		SEND,
-		mail(),
-		401,
-		INVALID_KEY,
-		{ authorization: 'Bearer x' },
-	],
 	[
 		'spec: Send Email with the key but no "Bearer"',
 		SEND,
@@ -250,7 +239,6 @@ const REJECTED = [
 		error('Sender "x@elsewhere.test" is not a verified sender'),
 	],
 	['rule 7: no content', SEND, mail({ text: undefined }), 400, ONE_CONTENT],
-	['rule 7: text and html', SEND, mail({ html: '<p>Hi</p>' }), 400, ONE_CONTENT],
 	['rule 7: text and an empty html', SEND, mail({ html: '' }), 400, ONE_CONTENT],
 	[
 		'rule 8: an unknown templateId',
@@ -280,7 +268,15 @@ const REJECTED = [
 		400,
 		error('Field "templateVariables" must be an object'),
 	],
-	['sandbox: custom apiKeys replace the demo key', SEND, mail(), 401, INVALID_KEY, AUTH, CUSTOM],
+	[
+		'spec, sandbox: an invalid key (custom apiKeys replace the demo key)',
+		SEND,
+		mail(),
+		401,
+		INVALID_KEY,
+		AUTH,
+		CUSTOM,
+	],
 	[
 		'sandbox: custom templates replace tmpl_welcome',
 		SEND,
@@ -347,13 +343,6 @@ const REJECTED = [
 	['rule 18: no listId and no name', ADD, { profiles: [A] }, 400, NO_NAME],
 	['rule 18: no listId and a blank name', ADD, { name: '   ', profiles: [A] }, 400, NO_NAME],
 	['rule 18: listId not a string', ADD, { listId: 7, profiles: [A] }, 400, notString('listId')],
-	[
-		'rule 19: an unknown listId',
-		ADD,
-		{ listId: 'list_does_not_exist', profiles: [A] },
-		404,
-		LIST_NOT_FOUND,
-	],
 	['rule 19: listId ""', ADD, { listId: '', profiles: [A] }, 404, LIST_NOT_FOUND],
 
 	...keyThenJson('rule 26', 'Create List', CREATE_LIST),
@@ -409,13 +398,6 @@ const REJECTED = [
 		error('profiles[1] must be a profile ID string'),
 	],
 	[
-		'rule 29: an unknown profile ID',
-		CREATE_LIST,
-		listWith([ANN_ID, 'prof_x']),
-		404,
-		error('Profile "prof_x" not found'),
-	],
-	[
 		'rule 29: the profile ID ""',
 		CREATE_LIST,
 		listWith([ANN_ID, '']),
@@ -469,13 +451,6 @@ const REJECTED = [
 		error('recepientList[1] must be a list ID string'),
 	],
 	[
-		'rule 35: an unknown list ID',
-		CREATE_CAMPAIGN,
-		campaignTo([ANN_LIST, 'list_x']),
-		404,
-		error('List "list_x" not found'),
-	],
-	[
 		'rule 35: the list ID ""',
 		CREATE_CAMPAIGN,
 		campaignTo([ANN_LIST, '']),
@@ -515,14 +490,7 @@ const REJECTED = [
 		SEND_CAMPAIGN,
 		{ campaignId: NO_LISTS },
 		400,
-		NO_RECIPIENTS,
-	],
-	[
-		'rule 40: a campaign with only empty lists',
-		SEND_CAMPAIGN,
-		{ campaignId: EMPTY_LISTS },
-		400,
-		NO_RECIPIENTS,
+		error('Campaign has no recipients'),
 	],
 ];
 
@@ -537,7 +505,6 @@ test.each(REJECTED)('rule 44, %s', async (...[, route, body, status, answer, hea
 
 // ---------------------------------------------------------------- accepted requests
 
-const EITHER = { campaignListField: /** @type {const} */ ('either') };
 /** Checks that Create Campaign stored and echoed these list IDs, under recepientList only. @param {string[]} ids */
 function readLists(ids) {
 	return (/** @type {any} */ { data: { campaign } }) => {
@@ -595,13 +562,6 @@ const ACCEPTED = [
 		CUSTOM,
 	],
 	[
-		'rule 14: listAuthHeader "Authorization", the key in Authorization',
-		ADD,
-		newList(),
-		AUTH,
-		{ listAuthHeader: 'Authorization' },
-	],
-	[
 		'rule 14: listAuthHeader "either", the key in Authorization',
 		ADD,
 		newList(),
@@ -630,15 +590,7 @@ const ACCEPTED = [
 		validCampaign({ content: '', recepientList: [] }),
 	],
 	[
-		'rule 33: by default the correctly spelled recipientList is ignored like any unknown field',
-		CREATE_CAMPAIGN,
-		validCampaign({ recipientList: [ANN_LIST] }),
-		undefined,
-		undefined,
-		readLists([]),
-	],
-	[
-		'rule 33: by default a malformed recipientList is not even checked',
+		'rule 33: by default recipientList is ignored like any unknown field, a malformed one not even checked',
 		CREATE_CAMPAIGN,
 		validCampaign({ recipientList: 'oops' }),
 		undefined,
@@ -654,22 +606,6 @@ const ACCEPTED = [
 		readLists([ANN_LIST]),
 	],
 	[
-		'rule 33: campaignListField "either" reads recepientList',
-		CREATE_CAMPAIGN,
-		validCampaign({ recepientList: [ANN_LIST] }),
-		undefined,
-		EITHER,
-		readLists([ANN_LIST]),
-	],
-	[
-		'rule 33: campaignListField "either" reads recipientList',
-		CREATE_CAMPAIGN,
-		validCampaign({ recipientList: [OTHER_LIST] }),
-		undefined,
-		EITHER,
-		readLists([OTHER_LIST]),
-	],
-	[
 		'rule 33: campaignListField "either" combines both, each list once',
 		CREATE_CAMPAIGN,
 		validCampaign({
@@ -677,7 +613,7 @@ const ACCEPTED = [
 			recipientList: [OTHER_LIST, 'list_empty'],
 		}),
 		undefined,
-		EITHER,
+		{ campaignListField: 'either' },
 		readLists([ANN_LIST, OTHER_LIST, 'list_empty']),
 	],
 ];
@@ -971,16 +907,15 @@ test.each([
 
 // ---------------------------------------------------------------- faults
 
-// Faults on a Send Email: the answer, or unanswered what the request records, and whether the
-// email was queued.
-/** @type {Array<[title: string, faults: Fault | Fault[], options: Options, answer: 'reset' | 'drop' | [status: number, body: unknown, headers?: Record<string, string>], queued: boolean]>} */
+// Faults on a Send Email: the answer, or unanswered what the request records; none queues it. A
+// drop, which does the request: the campaign test of rules 42 and 43.
+/** @type {Array<[title: string, faults: Fault | Fault[], options: Options, answer: 'reset' | [status: number, body: unknown, headers?: Record<string, string>]]>} */
 const FAULTS = [
 	[
 		"fault: a status answers it with the spec's body for it, changing nothing",
 		{ status: 500 },
 		{},
 		[500, INTERNAL_ERROR, { 'content-type': 'application/json; charset=utf-8' }],
-		false,
 	],
 	[
 		'fault: a fault with a path is taken only by its requests; a status the spec has no body for: its text',
@@ -990,46 +925,23 @@ const FAULTS = [
 		],
 		{},
 		[503, message('Service Unavailable')],
-		false,
-	],
-	[
-		'fault: a status with the body and headers given',
-		{ status: 429, body: error('slow down'), headers: { 'Retry-After': '30' } },
-		{},
-		[429, error('slow down'), { 'retry-after': '30' }],
-		false,
 	],
 	[
 		'fault: a string body is sent as it is',
 		{ status: 502, body: '<html>Bad gateway</html>', headers: { 'Content-Type': 'text/html' } },
 		{},
 		[502, '<html>Bad gateway</html>', { 'content-type': 'text/html' }],
-		false,
 	],
 	[
 		'fault: faultRate 1 answers one of randomFaults (default a 500)',
 		[],
 		{ faultRate: 1 },
 		[500, INTERNAL_ERROR],
-		false,
 	],
-	[
-		'fault: reset ends the connection unanswered, nothing done',
-		{ action: 'reset' },
-		{},
-		'reset',
-		false,
-	],
-	[
-		'fault: drop does the request but ends the connection unanswered',
-		{ action: 'drop' },
-		{},
-		'drop',
-		true,
-	],
+	['fault: reset ends the connection unanswered, nothing done', { action: 'reset' }, {}, 'reset'],
 ];
 
-test.each(FAULTS)('%s', async (...[, faults, options, answer, queued]) => {
+test.each(FAULTS)('%s', async (...[, faults, options, answer]) => {
 	sandbox.injectFaults(faults);
 	sandbox.setOptions(options);
 	if (typeof answer === 'string') {
@@ -1041,10 +953,10 @@ test.each(FAULTS)('%s', async (...[, faults, options, answer, queued]) => {
 		expect([response.status, await response.text()]).toEqual([status, text]);
 		for (const name in headers) expect(response.headers.get(name)).toBe(headers[name]);
 	}
-	expect(sandbox.state.emails).toHaveLength(queued ? 1 : 0);
+	expect(sandbox.state.emails).toHaveLength(0);
 	sandbox.setOptions({ faultRate: 0 });
-	// The quota counted only a queued email.
-	expect((await call(SEND, mail())).body.data.dailyEmailCount).toBe(queued ? 2 : 1);
+	// Nor did the quota count it.
+	expect((await call(SEND, mail())).body.data.dailyEmailCount).toBe(1);
 	const recorded = typeof answer === 'string' ? answer : answer[0];
 	expect(sandbox.requests.map((request) => request.answer)).toEqual([recorded, 200]);
 });

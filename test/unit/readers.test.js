@@ -147,7 +147,6 @@ describe('readNumberOption: numbers typed as expressions, held to their field', 
 		['Retry Wait below 0', retryWaitOption, -1, RETRY_WAIT],
 		['Timeout as text', requestTimeout, 'soon', 'Timeout must be a number from 1 to 3600000'],
 		['Concurrency 0', concurrency, 0, CONCURRENCY],
-		['Concurrency Infinity', concurrency, Infinity, CONCURRENCY],
 	])('%s', (_, property, value, expected) => {
 		const result = read(() => readNumberOption({ [property.name]: value }, property));
 		expect(result).toEqual(typeof expected === 'number' ? expected : refused(expected));
@@ -242,26 +241,10 @@ describe('toBatches: Add Profiles batches', () => {
 			profiles.map((/** @type {any} */ p) => p.itemIndex),
 		]);
 
+	// A last batch of the rest, and a new list batched like any list: the fixture
+	// test/fixtures/add-profiles-new-list-in-batches (seven profiles in batches of two).
 	test.each([
 		['N = batch size: one batch', 5, Array(5).fill('l'), [['l', [0, 1, 2, 3, 4]]]],
-		[
-			'N = batch size + 1: a second batch of one',
-			5,
-			Array(6).fill('l'),
-			[
-				['l', [0, 1, 2, 3, 4]],
-				['l', [5]],
-			],
-		],
-		[
-			'a new list (no ID): batches like any list',
-			2,
-			Array(3).fill(undefined),
-			[
-				[undefined, [0, 1]],
-				[undefined, [2]],
-			],
-		],
 		[
 			'a list ID per item: grouped per list, lists in order of first appearance',
 			2,

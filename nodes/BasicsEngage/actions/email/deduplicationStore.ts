@@ -1,5 +1,7 @@
 import type { DeduplicationScope, IExecuteFunctions } from 'n8n-workflow';
-import { randomString, sleep } from 'n8n-workflow';
+import { randomString } from 'n8n-workflow';
+
+import { waitUnlessStopped } from '../../transport/request';
 
 /**
  * n8n's deduplication store (checkProcessedAndRecord, removeProcessed) rewrites the node's whole
@@ -84,7 +86,7 @@ export class DeduplicationStore {
 		for (let tries = 1; ; tries++) {
 			const tokens = Array.from({ length: count }, () => `claim|${randomString(16)}`);
 			const known = await this.record([...entries, ...tokens]);
-			await sleep(this.settleDelay());
+			await this.settle();
 			// One write: one token tells for all.
 			const held = await this.record([tokens[0]]).then(
 				(stillThere) => stillThere.has(tokens[0]),
@@ -99,7 +101,7 @@ export class DeduplicationStore {
 			this.discard([tokens[0]]);
 			if (tries === TRIES) throw new Error('other workers kept writing over its claim');
 			// Workers that wrote over each other try again at different times.
-			await sleep(Math.random() * this.settleDelay() * tries);
+			await waitUnlessStopped(Math.random() * this.settleDelay() * tries, undefined);
 		}
 	}
 
@@ -194,7 +196,7 @@ export class DeduplicationStore {
 
 	/** Asks for the removed tokens a settle delay later: one that is back, its removal again. */
 	private async check(removals: Removal[]): Promise<void> {
-		await sleep(this.settleDelay());
+		await this.settle();
 		const back = await this.record(removals.map(({ token }) => token as string)).catch(() => null);
 		if (!back) return;
 		for (const removal of removals) {
@@ -203,6 +205,11 @@ export class DeduplicationStore {
 			else if (tries < TRIES) this.removals.push({ ...removal, tries: tries + 1 });
 		}
 		if (this.removals.length > 0) await this.write();
+	}
+
+	/** Waits a settle delay; its timer, an AbortSignal's, keeps no process alive. */
+	private settle(): Promise<void> {
+		return waitUnlessStopped(this.settleDelay(), undefined);
 	}
 
 	private settleDelay(): number {

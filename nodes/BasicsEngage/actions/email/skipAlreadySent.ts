@@ -1,10 +1,10 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { sleep } from 'n8n-workflow';
 
 import { readForRun, readNumberOption, readOptions } from '../../helpers/read';
 import { DeduplicationStore } from './deduplicationStore';
 import { Failure } from '../../helpers/failure';
 import type { ApiResult, RequestGuard } from '../../transport';
+import { waitUnlessStopped } from '../../transport/request';
 import { readTimeout } from '../../transport/settings';
 
 const historySizeValue: INodeProperties = {
@@ -180,7 +180,9 @@ export function skipAlreadySent(
 	/** Claims the emails, sent from here once each answer is undefined. */
 	async function claim(batch: number[]): Promise<Answer[]> {
 		const answers = new Map<number, Answer>();
-		const deadline = Date.now() + waitMs;
+		// Counted from the first sight of an email in flight elsewhere, not from the claim (a busy
+		// store's calls take turns in this process, and may take long).
+		let deadline = Infinity;
 		let pauseMs = FIRST_PAUSE_MS;
 		const stop = context.getExecutionCancelSignal?.();
 		// A Stop ends the wait: what is left unanswered never leaves (the run sends nothing more).
@@ -208,8 +210,10 @@ export function skipAlreadySent(
 				} else claimed(itemIndex, key, token);
 				return false;
 			});
+			if (inFlight.length > 0 && deadline === Infinity) deadline = Date.now() + waitMs;
 			toClaim = await waitForOthers(inFlight, answers, Date.now() < deadline);
-			if (toClaim.length > 0) await sleep(Math.max(0, Math.min(pauseMs, deadline - Date.now())));
+			if (toClaim.length > 0)
+				await waitUnlessStopped(Math.min(pauseMs, deadline - Date.now()), stop);
 			pauseMs *= 2;
 		}
 		return batch.map((itemIndex) => answers.get(itemIndex));
