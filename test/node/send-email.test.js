@@ -12,6 +12,7 @@ const { randomUUID } = require('node:crypto');
 const {
 	contacts,
 	deduplicationStore,
+	delay,
 	expectEachInputExactlyOnce,
 	restartN8n,
 	runNode,
@@ -458,6 +459,23 @@ describe('never twice, never lost, across stores that fail, crashes and executio
 			const copy = copies.find((result) => result.success[0].json.skipped);
 			expect(copy?.success[0].json.reason).toMatch(/another execution sent it just now/);
 		}
+	});
+
+	test('a Stop ends a copy’s wait for the same email in flight in another execution: the copy sends nothing, and ends before that email is answered', async () => {
+		sandbox.setOptions({ latencyMs: 1500 });
+		const workflow = savedWorkflow();
+		const first = run(workflow);
+		while (sandbox.requests.length === 0) await delay(10);
+		const stopAt = Date.now() + 400;
+		const copy = await run(workflow, { stopWhen: () => Date.now() > stopAt });
+		const answeredBeforeCopyEnded = sandbox.state.emails.length;
+		await first;
+		sandbox.setOptions({ latencyMs: 0 });
+		expect({ answeredBeforeCopyEnded, copyOutput: copy.success }).toEqual({
+			answeredBeforeCopyEnded: 0,
+			copyOutput: [],
+		});
+		expect(sandbox.requests).toHaveLength(1);
 	});
 
 	test('two workers sending the same email at once: one sends it, the copy waits for it and is skipped, also with Retry Send On Server Error', async () => {

@@ -116,6 +116,8 @@ export function skipAlreadySent(
 	/** Each planned item's batch, claimed in one store call when its first item is sent. */
 	const batchOf = new Map<number, { items: number[]; answers?: Promise<Answer[]> }>();
 	let filling: { items: number[] } = { items: [] };
+	/** The execution's Stop, which ends every wait of the option. */
+	const stop = context.getExecutionCancelSignal?.();
 	/** Items found in flight on another worker, waited for. */
 	const waited = new Set<number>();
 	/** Each claimed item's token, removed with its entries. */
@@ -163,7 +165,8 @@ export function skipAlreadySent(
 	/** Settles a claimed email's entries by what its request came to. */
 	function settle(itemIndex: number, result: Answer): void {
 		const told = ours.get(itemIndex);
-		if (!told || !ours.delete(itemIndex)) return;
+		if (!told) return;
+		ours.delete(itemIndex);
 		told(result);
 		const key = keys.get(itemIndex) as string;
 		const token = tokens.get(itemIndex);
@@ -184,7 +187,6 @@ export function skipAlreadySent(
 		// store's calls take turns in this process, and may take long).
 		let deadline = Infinity;
 		let pauseMs = FIRST_PAUSE_MS;
-		const stop = context.getExecutionCancelSignal?.();
 		// A Stop ends the wait: what is left unanswered never leaves (the run sends nothing more).
 		for (let toClaim = batch; toClaim.length > 0 && !stop?.aborted; ) {
 			const batchKeys = toClaim.map((itemIndex) => keys.get(itemIndex) as string);
@@ -239,7 +241,7 @@ export function skipAlreadySent(
 			inFlight.map(async (itemIndex) => {
 				const key = keys.get(itemIndex) as string;
 				const here = store.inFlight(key);
-				const result = here && ((await here) as Answer);
+				const result = here && ((await untilStopped(here)) as Answer);
 				if (!here || notQueued(result)) elsewhere.push(itemIndex);
 				else if (result instanceof Failure) answers.set(itemIndex, UNKNOWN_EARLIER_OUTCOME);
 				else answers.set(itemIndex, skipped('another execution sent it just now'));
@@ -257,12 +259,22 @@ export function skipAlreadySent(
 		return again;
 	}
 
+	/** What the email in flight here comes to, or undefined (never sent) once the run is stopped. */
+	async function untilStopped(answer: Promise<unknown>): Promise<unknown> {
+		if (!stop) return await answer;
+		if (stop.aborted) return undefined;
+		const stopped = new Promise((resolve) =>
+			stop.addEventListener('abort', () => resolve(undefined), { once: true }),
+		);
+		return await Promise.race([answer, stopped]);
+	}
+
 	/** Those of the emails whose run gave up on their answer (none when the store fails). */
 	async function givenUp(itemIndexes: number[]): Promise<Set<number>> {
 		if (itemIndexes.length === 0) return new Set();
 		const entries = itemIndexes.map((itemIndex) => UNKNOWN + keys.get(itemIndex));
 		const known = await store.record(entries).catch(() => new Set<string>());
-		// Asking wrote the others: taken back at once.
+		// Asking wrote the others: taken back with the next write.
 		store.remove(
 			undefined,
 			entries.filter((entry) => !known.has(entry)),
