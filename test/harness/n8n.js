@@ -139,8 +139,7 @@ function createMemoryDeduplicator() {
 			roundTrip ? setTimeout(resolve, roundTrip) : setImmediate(resolve),
 		);
 		assertAlive(context);
-		const save = () => store.set(key, recorded);
-		return { recorded, save };
+		return { recorded, save: () => store.set(key, recorded) };
 	}
 	return {
 		/** @param {string[]} items @param {string} scope @param {any} context @param {{ maxEntries: number }} options */
