@@ -2,10 +2,10 @@
  * Tests run the built package (dist/) inside n8n's engine, so they are plain JavaScript.
  *
  * One project per n8n engine (test/harness/engines.js). Every test runs under n8n 2.x. n8n 1.x
- * runs what differs between the two lines (engine-differences), one run of every operation
- * (test/node/operations.test.js) and n8n running the node again (Retry On Fail, which 1.x
- * triggers on more outputs, and Retry of an execution); the rest takes the same paths through
- * both engines.
+ * runs what differs between the two lines (engine-differences), the credential test, one run of
+ * every operation (test/node/operations.test.js) and n8n running the node again (Retry On Fail,
+ * which 1.x triggers on more outputs, and Retry of an execution); the rest takes the same paths
+ * through both engines.
  * `npx jest --selectProjects "n8n 1.x"` runs one engine.
  */
 const { ENGINES, moduleNameMapper } = require('./test/harness/engines');
@@ -32,6 +32,7 @@ module.exports = {
 	projects: [
 		project(ENGINES.v2, ['<rootDir>/test/**/*.test.js']),
 		project(ENGINES.v1, [
+			'<rootDir>/test/credential.test.js',
 			'<rootDir>/test/harness/engine-differences.test.js',
 			'<rootDir>/test/node/operations.test.js',
 			'<rootDir>/test/reliability/retry-on-fail.test.js',

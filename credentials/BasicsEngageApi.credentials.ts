@@ -1,6 +1,7 @@
 import type {
 	Icon,
 	ICredentialDataDecryptedObject,
+	IAuthenticateRuleResponseSuccessBody,
 	ICredentialTestRequest,
 	ICredentialType,
 	IHttpRequestOptions,
@@ -22,20 +23,6 @@ export { DEFAULT_BASE_URL };
  * never answers, and for ever for one that drips its answer; BasicsEngage answers the probe at once.
  */
 const TEST_DEADLINE_SECONDS = 15;
-
-/** The probe's only success: BasicsEngage read the key and then refused the body with 400. */
-const KEY_ACCEPTED_STATUS = 400;
-
-/**
- * Every status n8n's tester must treat as a failure: all codes from 300 on except 400. The
- * probe's body cannot be queued (invalid recipient), so 400 is the one answer that proves the
- * key works without sending an email or creating a list.
- */
-const FAILING_STATUSES = Array.from({ length: 300 }, (_, offset) => 300 + offset).filter(
-	(status) => status !== KEY_ACCEPTED_STATUS,
-);
-
-type CredentialTestRules = NonNullable<ICredentialTestRequest['rules']>;
 
 /**
  * The probe's body. No node run can send it (the node refuses a recipient without "@"), so
@@ -68,6 +55,42 @@ const PLAIN_HTTP_NOTICE = {
 		),
 	},
 };
+
+/**
+ * What an answer to the probe shows, read from its body (n8n's rules see no status). Per the
+ * spec, the invalid recipient's 400 and a used-up quota's 429 (the key works) carry `error`;
+ * the key's 401 and a 5xx carry `message` only; a page that is not the API has no `status`.
+ */
+const TEST_RULES: IAuthenticateRuleResponseSuccessBody[] = [
+	{
+		type: 'responseSuccessBody',
+		properties: {
+			key: 'status',
+			value: 'success',
+			message: 'BasicsEngage queued the test email instead of rejecting it; check the Base URL',
+		},
+	},
+	{
+		type: 'responseSuccessBody',
+		properties: {
+			key: 'status',
+			value: undefined,
+			message: `The Base URL answered, but not like the BasicsEngage API (no "status" field): ${BASE_URL_PATH_HINT}`,
+		},
+	},
+	{
+		type: 'responseSuccessBody',
+		properties: { key: 'message', value: 'Invalid API key', message: 'Invalid API key' },
+	},
+	{
+		type: 'responseSuccessBody',
+		properties: {
+			key: 'error',
+			value: undefined,
+			message: `BasicsEngage did not accept the test request (no "error" text in its answer): its server may have failed, or the API key or the Base URL is wrong; ${BASE_URL_PATH_HINT}`,
+		},
+	},
+];
 
 export class BasicsEngageApi implements ICredentialType {
 	name = 'basicsEngageApi';
@@ -133,59 +156,12 @@ export class BasicsEngageApi implements ICredentialType {
 			method: 'POST',
 			body: PROBE,
 			json: true,
-			// A redirect would carry the key to another host: never followed, a 3xx fails the test.
+			// A redirect would carry the key to another host: never followed, its answer fails below.
 			disableFollowRedirect: true,
-			ignoreHttpStatusErrors: { ignore: true, except: FAILING_STATUSES },
+			// Every answer reaches the rules, as on n8n 1.x (which ignores a list of statuses to fail).
+			ignoreHttpStatusErrors: true,
 		},
-		// Response-code rules run on failures, body rules on the 2xx/400 answers that get through.
-		rules: [
-			{
-				type: 'responseCode',
-				properties: { value: 401, message: 'Invalid API key' },
-			},
-			{
-				type: 'responseCode',
-				properties: { value: 404, message: `Not Found (HTTP 404): ${BASE_URL_PATH_HINT}` },
-			},
-			{
-				type: 'responseCode',
-				properties: {
-					value: 429,
-					message: 'The key works, but the daily email quota is used up (HTTP 429)',
-				},
-			},
-			{
-				type: 'responseSuccessBody',
-				properties: {
-					key: 'status',
-					value: 'success',
-					message: 'BasicsEngage queued the test email instead of rejecting it; check the Base URL',
-				},
-			},
-			{
-				type: 'responseSuccessBody',
-				properties: {
-					key: 'status',
-					value: undefined,
-					message: `The Base URL answered, but not like the BasicsEngage API (no "status" field): ${BASE_URL_PATH_HINT}`,
-				},
-			},
-			// n8n 1.x reads `{ ignore, except }` as "ignore every status", so there every answer
-			// arrives here: per the spec, only the key's 401 and a 5xx carry `message`, not `error`;
-			// a 404 for a Base URL without the API's path has no `error` either.
-			{
-				type: 'responseSuccessBody',
-				properties: { key: 'message', value: 'Invalid API key', message: 'Invalid API key' },
-			},
-			{
-				type: 'responseSuccessBody',
-				properties: {
-					key: 'error',
-					value: undefined,
-					message: `BasicsEngage did not accept the test request (no "error" text in its answer): its server may have failed, or the API key or the Base URL is wrong; ${BASE_URL_PATH_HINT}`,
-				},
-			},
-		] as unknown as CredentialTestRules,
+		rules: TEST_RULES,
 	};
 }
 

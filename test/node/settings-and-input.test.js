@@ -85,7 +85,7 @@ test.each(CREDENTIAL_REFUSALS)(
 	},
 );
 
-// n8n matches the 404 by its status alone (the credential's rule), whatever the body.
+// Whatever the body of the 404, it has no "status" field of the API.
 test("the credential test of a Base URL without the API's path (404) says it must include it", async () => {
 	const baseUrl = new URL(sandbox.baseUrl).origin;
 	const result = await runCredentialTest({ apiKey: API_KEY, baseUrl });
