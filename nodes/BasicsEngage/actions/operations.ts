@@ -2,7 +2,7 @@ import type { INodeProperties } from 'n8n-workflow';
 import { SEND_AND_WAIT_OPERATION } from 'n8n-workflow';
 
 import type { DeclareRequests } from '../transport';
-import { invalidInput } from '../transport';
+import { invalidInput } from '../helpers/failure';
 import * as createCampaign from './campaign/create.operation';
 import * as sendCampaign from './campaign/send.operation';
 import * as sendEmail from './email/send.operation';

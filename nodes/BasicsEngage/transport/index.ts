@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import { asInputFailure, Failure, invalidInput, KINDS, toNodeError } from '../helpers/failure';
+import { asInputFailure, Failure, KINDS, toNodeError } from '../helpers/failure';
 import { retriesOption, retryWaitOption } from '../helpers/options';
 import { readNumberOption, readOptions, readValidateOnly } from '../helpers/read';
 import type { ApiResult, SuccessContract } from './classify';
@@ -11,7 +11,6 @@ import { openRunMemory, repeatableOf, sendRequest, waitUnlessStopped } from './r
 import { readSettings } from './settings';
 
 export type { ApiResult, SuccessContract };
-export { Failure, invalidInput };
 
 /**
  * How an operation makes its requests from its items, declared in its own file and read once

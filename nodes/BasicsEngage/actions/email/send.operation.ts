@@ -10,7 +10,7 @@ import {
 	readTrimmed,
 } from '../../helpers/read';
 import type { DeclareRequests, SuccessContract } from '../../transport';
-import { invalidInput } from '../../transport';
+import { invalidInput } from '../../helpers/failure';
 import { skipAlreadySent, skipAlreadySentOption } from './skipAlreadySent';
 
 const emailConcurrency = concurrencyOption('How many emails to send at the same time');

@@ -12,7 +12,7 @@ import { escapeHtml } from '../../helpers/html';
 import { optionsCollection, retryOptions } from '../../helpers/options';
 import { badSetting, isObject, readNumberOption, readText } from '../../helpers/read';
 import type { DeclareRequests } from '../../transport';
-import { invalidInput } from '../../transport';
+import { invalidInput } from '../../helpers/failure';
 import { customFormProperties, formFieldsHtml, readFormAnswer, readFormFields } from './customForm';
 import { addressProperties, queuedEmail, readAddress, toSentEmail } from './send.operation';
 

@@ -4,7 +4,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { concurrencyOption, optionsCollection, retryOptions } from '../../helpers/options';
 import { readForRun, readNumberOption, readOptionalText, readTrimmed } from '../../helpers/read';
 import type { ApiResult, DeclareRequests, ItemBody, SuccessContract } from '../../transport';
-import { Failure } from '../../transport';
+import { Failure } from '../../helpers/failure';
 import { autoMapper, toProfile } from './autoMap';
 
 const batchSizeOption: INodeProperties = {
