@@ -118,6 +118,23 @@ test('Send Email: Retry Send On Server Error allows the unknown email exactly on
 	]);
 });
 
+test('Send Email: a later try that stops sending (a 401) answers the emails an earlier try queued as queued, never "Not sent"', async () => {
+	sandbox.injectFaults([BUSY, pass, pass, { status: 401 }]);
+	const result = await runNode(sandbox, {
+		parameters: sendParameters({ options: { concurrency: 1 } }),
+		items: contacts(3),
+		onError: 'continueRegularOutput',
+		...{ ...retryOnFail, maxTries: 2 },
+	});
+	// Try 2 sends only email 0, which stops the run; emails 1 and 2 went out in try 1.
+	expect(recipients(sandbox.requests)).toEqual(emailsOf([0, 1, 2, 0]));
+	expect(result.success.map((item) => item.json.details?.kind ?? item.json.status)).toEqual([
+		'invalid_api_key',
+		'success',
+		'success',
+	]);
+});
+
 test('Send Email: a run that succeeds forgets what it did: a later, separate run sends again', async () => {
 	for (let run = 0; run < 2; run++) {
 		const result = await runNode(sandbox, {

@@ -345,9 +345,15 @@ async function sendAll(
 	}
 	await Promise.all(inFlight);
 	const notes = (await guard?.finish?.()) ?? new Map<number, string>();
+	// A request this try never started: what an earlier try of the run did with it, if anything.
+	const came = sent.map((request, at) => {
+		const { itemIndexes, body } = planned[at];
+		const earlier = request ? undefined : memory.recall(itemIndexes, body);
+		return earlier ? { body, result: earlier } : request;
+	});
 
 	// What each request came to; an item answered instead of sent (skipped) was no request.
-	const results = sent.map((request) =>
+	const results = came.map((request) =>
 		request?.body || request?.result instanceof Failure ? request.result : undefined,
 	);
 	// Under Stop Workflow the run ends at the first failed item, which says what the others did.
@@ -375,7 +381,7 @@ async function sendAll(
 		message: `Not sent: ${stoppedBy?.why ?? 'the execution was stopped'}`,
 		description: `This item was not sent, so it can be sent again later. First failure: ${stoppedBy?.failure.message ?? 'unknown'}`,
 	});
-	sent.forEach((request, at) => {
+	came.forEach((request, at) => {
 		const { itemIndexes } = planned[at];
 		const result = request?.result ?? notSent;
 		if (!(result instanceof Failure)) {

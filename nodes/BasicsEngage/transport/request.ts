@@ -186,15 +186,19 @@ export function openRunMemory(context: IExecuteFunctions) {
 	};
 	return {
 		/**
-		 * An earlier try's answer to this request, when it is not to be sent again: its success, or
-		 * its failure that may have taken effect, unless the request is repeatable, and then only
-		 * once more.
+		 * An earlier try's answer to this request, when it is not to be sent again: `recall`'s,
+		 * unless the request is repeatable, and then only once more.
 		 */
 		answer(itemIndexes: number[], body: IDataObject, repeatable: boolean): ApiResult | undefined {
 			const record = records[keyOf(itemIndexes, body)];
-			if (!record) return undefined;
-			if ('json' in record) return record.json;
-			if (repeatable && record.attempts < 2) return undefined;
+			if (record && 'attempts' in record && repeatable && record.attempts < 2) return undefined;
+			return this.recall(itemIndexes, body);
+		},
+
+		/** What an earlier try did with this request: its success, or its failure that may have taken effect. */
+		recall(itemIndexes: number[], body: IDataObject): ApiResult | undefined {
+			const record = records[keyOf(itemIndexes, body)];
+			if (!record || 'json' in record) return record?.json;
 			return new Failure({
 				...record.failure,
 				fromEarlierTry: true,
