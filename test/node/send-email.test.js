@@ -243,6 +243,20 @@ test.each(
 	},
 );
 
+test('an email sent again after a lost answer and then refused still says it may have been queued, and a later run does not send it', async () => {
+	const workflow = savedWorkflow();
+	sandbox.injectFaults([{ action: 'drop' }, { status: 400 }]);
+	const options = { retries: 1, retryWait: 0, retrySendOnServerError: true };
+	const first = await run(workflow, { options, onError: 'continueErrorOutput' });
+	expect(first.errors[0].json.details).toMatchObject({
+		kind: 'network_error',
+		description: expect.stringMatching(/may have been queued.* Sent again: BasicsEngage rejected/),
+	});
+	const later = await run(workflow, { onError: 'continueErrorOutput' });
+	expect(later.errors[0].json.details.kind).toBe('outcome_unknown');
+	expect(sandbox.state.emails).toHaveLength(1);
+});
+
 test('an unknown outcome is sent again only when Retry Send On Server Error allows it, then remembered', async () => {
 	const workflow = await withUnknownOutcome();
 	const allowed = await run(workflow, { options: { retrySendOnServerError: true } });

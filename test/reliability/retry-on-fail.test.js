@@ -135,6 +135,25 @@ test('Send Email: a later try that stops sending (a 401) answers the emails an e
 	]);
 });
 
+test('Add Profiles: a batch whose answer was lost, refused when the next try sends it again, still says the profiles may have been added', async () => {
+	sandbox.injectFaults([{ action: 'drop' }, BUSY]);
+	const result = await runNode(sandbox, {
+		parameters: addProfilesParameters({
+			listMode: 'existing',
+			listId: 'list_spring',
+			options: { retries: 0 },
+		}),
+		items: contacts(1),
+		onError: 'continueRegularOutput',
+		...{ ...retryOnFail, maxTries: 2 },
+	});
+	expect(sandbox.requests).toHaveLength(2);
+	expect(result.success[0].json.details).toMatchObject({
+		kind: 'network_error',
+		description: expect.stringMatching(/may have been added.* Sent again: .*Busy/),
+	});
+});
+
 test('Send Email: a run that succeeds forgets what it did: a later, separate run sends again', async () => {
 	for (let run = 0; run < 2; run++) {
 		const result = await runNode(sandbox, {

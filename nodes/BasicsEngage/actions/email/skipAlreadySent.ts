@@ -4,7 +4,7 @@ import { readForRun, readNumberOption, readOptions } from '../../helpers/read';
 import { DeduplicationStore } from './deduplicationStore';
 import { Failure } from '../../helpers/failure';
 import type { ApiResult, RequestGuard } from '../../transport';
-import { waitUnlessStopped } from '../../transport/request';
+import { tookUnclear, waitUnlessStopped } from '../../transport/request';
 import { readTimeout } from '../../transport/settings';
 
 const historySizeValue: INodeProperties = {
@@ -83,8 +83,7 @@ type Answer = ApiResult | undefined;
 
 /** Whether BasicsEngage provably did not queue the email: the API's own 500 says "retry later". */
 function notQueued(result: Answer): boolean {
-	if (!(result instanceof Failure)) return result === undefined;
-	return !result.mayHaveTakenEffect || ['500', '502', '503'].includes(result.httpCode ?? '');
+	return result instanceof Failure ? !tookUnclear(result) : result === undefined;
 }
 
 /**
