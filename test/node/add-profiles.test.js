@@ -114,10 +114,9 @@ describe('Add Profiles: Concurrency', () => {
 	});
 });
 
-test('one list per run under Retry On Fail: the batch creating the list was refused, the next one created it, and n8n’s retry of the refused batch adds to that list', async () => {
-	sandbox.injectFaults([
-		{ path: '/list/addProfiles', status: 400, body: { status: 'error', error: 'Bad' } },
-	]);
+/** Four profiles in batches of two to a new list, under Retry On Fail, with these faults. */
+async function newListUnderRetryOnFail(/** @type {any[]} */ faults) {
+	sandbox.injectFaults(faults.map((fault) => ({ path: '/list/addProfiles', ...fault })));
 	const listsBefore = sandbox.state.lists.size;
 	const result = await runNode(sandbox, {
 		parameters: addProfilesParameters({ options: { batchSize: 2, concurrency: 1 } }),
@@ -125,12 +124,25 @@ test('one list per run under Retry On Fail: the batch creating the list was refu
 		onError: 'continueRegularOutput',
 		retryOnFail: true,
 		maxTries: 2,
-		waitBetweenTries: 0,
+		waitBetweenTries: 1,
 	});
-	expect(sandbox.state.lists.size - listsBefore).toBe(1);
+	expectEachInputExactlyOnce(result, 4);
+	return { result, listsCreated: sandbox.state.lists.size - listsBefore };
+}
+const REFUSED = { status: 400, body: { status: 'error', error: 'Bad' } };
+
+test('one list per run under Retry On Fail: the batch creating the list was refused, the next one created it, and n8n’s retry of the refused batch adds to that list', async () => {
+	const { result, listsCreated } = await newListUnderRetryOnFail([REFUSED]);
+	expect(listsCreated).toBe(1);
 	expect(result.success.map((item) => item.json.listCreated)).toEqual([false, true]);
 	expect(new Set(result.success.map((item) => item.json.listId)).size).toBe(1);
-	expectEachInputExactlyOnce(result, 4);
+});
+
+test('one list per run under Retry On Fail: the batch creating the list was refused, the next one created it with no clear answer, and n8n’s retry creates no other', async () => {
+	const { result, listsCreated } = await newListUnderRetryOnFail([REFUSED, { action: 'drop' }]);
+	expect(listsCreated).toBe(1);
+	expect(listRequests()).toHaveLength(2);
+	expect(result.success[0].json.error).toMatch(/^Not sent: .*the list may exist already/);
 });
 
 // How a number option is read: test/unit/readers.test.js; Batch Size is Add Profiles' own.

@@ -331,8 +331,14 @@ async function sendAll(
 	// What each started request came to; without `body` when the guard answered instead.
 	const sent: Array<Sent | undefined> = new Array(planned.length).fill(undefined);
 	const inFlight = new Set<Promise<void>>();
-	for (let index = 0; index < planned.length && !stopped(); index++) {
-		if (throttle && index > 0 && index % throttle.requestsPerBatch === 0) {
+	// What an earlier try did is answered before anything is sent: Add Profiles learns there that
+	// its new list may exist already, and sends no batch that would create another.
+	const order = [...planned.keys()].sort(
+		(a, b) => Number(!planned[a].earlier) - Number(!planned[b].earlier),
+	);
+	for (let step = 0; step < order.length && !stopped(); step++) {
+		const index = order[step];
+		if (throttle && step > 0 && step % throttle.requestsPerBatch === 0) {
 			await waitUnlessStopped(throttle.intervalMs, stopSignal);
 		}
 		while (inFlight.size >= (operation.concurrency ?? 1)) await Promise.race(inFlight);
