@@ -145,6 +145,25 @@ test('one list per run under Retry On Fail: the batch creating the list was refu
 	expect(result.success[0].json.error).toMatch(/^Not sent: .*the list may exist already/);
 });
 
+test('Stop Workflow with a List ID per item (sent list by list): the error, on the first failed item in input order, lists what the run added', async () => {
+	sandbox.injectFaults([{ action: 'delay', delayMs: 0 }, REFUSED]);
+	const result = await runNode(sandbox, {
+		parameters: addProfilesParameters({
+			listMode: 'existing',
+			listId: '={{ $json.list }}',
+			options: { batchSize: 1, concurrency: 1 },
+		}),
+		items: contacts(4).map((item, index) => ({
+			...item,
+			list: index % 2 ? 'lst_other' : 'lst_existing',
+		})),
+	});
+	// Items 0 and 2 went to lst_existing first; item 2 was refused, so 1 and 3 were not sent.
+	expect(listRequests()).toHaveLength(2);
+	expect(result.error?.message).toMatch(/^Not sent/);
+	expect(result.error?.description).toContain('Added in this run (item indexes): 0.');
+});
+
 // How a number option is read: test/unit/readers.test.js; Batch Size is Add Profiles' own.
 test.each(['={{ 1001 }}', '={{ NaN }}'])(
 	'Batch Size %s is refused for every item, nothing sent',

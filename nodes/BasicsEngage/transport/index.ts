@@ -362,8 +362,20 @@ async function sendAll(
 	const results = came.map((request) =>
 		request?.body || request?.result instanceof Failure ? request.result : undefined,
 	);
-	// Under Stop Workflow the run ends at the first failed item, which says what the others did.
-	const stoppedAt = continueOnFail ? -1 : results.findIndex((result) => result instanceof Failure);
+	// An unsent item keeps the kind of the failure that stopped the run, so a branch on
+	// `details.kind` treats both alike.
+	const notSent = new Failure({
+		kind: stoppedBy?.failure.kind ?? 'unexpected_response',
+		message: `Not sent: ${stoppedBy?.why ?? 'the execution was stopped'}`,
+		description: `This item was not sent, so it can be sent again later. First failure: ${stoppedBy?.failure.message ?? 'unknown'}`,
+	});
+	// Under Stop Workflow the run ends at its first failed item in input order (one not sent
+	// included: Add Profiles sends list by list), which says what the others did.
+	const inInputOrder = [...planned.keys()].sort(
+		(a, b) => planned[a].itemIndexes[0] - planned[b].itemIndexes[0],
+	);
+	const failed = (at: number) => (came[at]?.result ?? notSent) instanceof Failure;
+	const stoppedAt = continueOnFail ? -1 : (inInputOrder.find(failed) ?? -1);
 	// That failure says which requests done before it (or in flight beside it) took effect, so a
 	// re-run can skip them.
 	const runNotes = () => {
@@ -380,13 +392,6 @@ async function sendAll(
 			unknown.length > 0 ? `May have taken effect (item indexes): ${unknown.join(', ')}.` : '',
 		];
 	};
-	// An unsent item keeps the kind of the failure that stopped the run, so a branch on
-	// `details.kind` treats both alike.
-	const notSent = new Failure({
-		kind: stoppedBy?.failure.kind ?? 'unexpected_response',
-		message: `Not sent: ${stoppedBy?.why ?? 'the execution was stopped'}`,
-		description: `This item was not sent, so it can be sent again later. First failure: ${stoppedBy?.failure.message ?? 'unknown'}`,
-	});
 	came.forEach((request, at) => {
 		const { itemIndexes } = planned[at];
 		const result = request?.result ?? notSent;
