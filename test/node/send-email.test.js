@@ -349,6 +349,21 @@ test('History Size counts emails sent, not emails claimed: a run stopped after o
 	expect(again.success[0].json.skipped).toBe(true);
 });
 
+test('History Size trimming an "outcome unknown" email’s `sent|` entry, not yet its `sending|`, never makes it read "sent before"', async () => {
+	const workflow = savedWorkflow();
+	const options = { concurrency: 1, retries: 0 };
+	const send = (/** @type {any[]} */ items, historySize = 10000) =>
+		run(workflow, { settings: { historySize }, options, items, onError: 'continueRegularOutput' });
+	sandbox.injectFaults([{ status: 504 }]);
+	await send(contacts(10));
+	await send(contacts(1, 10));
+	// Sized to trim contact 0's `sent|` and keep its `sending|`; then the next 55 trim that too.
+	await send(contacts(65, 11), 1);
+	expect(outcomes(await send(contacts(1), 1))).toEqual(['outcome_unknown']);
+	await send(contacts(55, 76), 1);
+	expect(outcomes(await send(contacts(1), 1))).toEqual(['sent']);
+});
+
 test('the Key is read per item: an expression that fails for item 0 (an empty date) fails item 0 only', async () => {
 	const result = await run(savedWorkflow(), {
 		settings: { key: '={{ $json.orderDate.toDateTime().toISO() }}' },

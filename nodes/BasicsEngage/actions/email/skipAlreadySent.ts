@@ -201,8 +201,11 @@ export function skipAlreadySent(
 				const key = batchKeys[index];
 				const token = claim.tokens[index];
 				if (known.has(SENDING + key)) {
-					// Its entries were there: the token alone was this claim's.
+					// Its entries were there: the token alone was this claim's, and `sent|` if History
+					// Size had trimmed it: written again, it would outlive `sending|` and read "sent
+					// before". Kept when this run may send the email (Retry Send On Server Error).
 					store.discard([token]);
+					if (!known.has(SENT + key) && !sendUnknown) store.remove(undefined, [SENT + key]);
 					return true;
 				}
 				if (known.has(SENT + key)) {
