@@ -114,23 +114,43 @@ describe('Add Profiles: Concurrency', () => {
 	});
 });
 
-test('one list per run under Retry On Fail: the batch creating the list was refused, the next one created it, and n8n’s retry of the refused batch adds to that list', async () => {
-	sandbox.injectFaults([
-		{ path: '/list/addProfiles', status: 400, body: { status: 'error', error: 'Bad' } },
-	]);
-	const listsBefore = sandbox.state.lists.size;
+const REFUSED = { status: 400, body: { status: 'error', error: 'Bad' } };
+const DROP = { action: /** @type {const} */ ('drop') };
+
+test.each([
+	['n8n’s retry of the refused batch adds to that list', [REFUSED]],
+	['with no clear answer, and n8n’s retry creates no other', [REFUSED, DROP]],
+])(
+	'one list per run under Retry On Fail: the batch creating the list was refused, the next one created it, %s',
+	async (_, faults) => {
+		sandbox.injectFaults(faults.map((fault) => ({ path: '/list/addProfiles', ...fault })));
+		const listsBefore = sandbox.state.lists.size;
+		const result = await runNode(sandbox, {
+			parameters: addProfilesParameters({ options: { batchSize: 2, concurrency: 1 } }),
+			items: contacts(4),
+			onError: 'continueRegularOutput',
+			retryOnFail: true,
+			maxTries: 2,
+			waitBetweenTries: 1,
+		});
+		expect(sandbox.state.lists.size - listsBefore).toBe(1);
+		expectEachInputExactlyOnce(result, 4);
+	},
+);
+
+test('Stop Workflow with a List ID per item (sent list by list): the error, on the first failed item in input order, lists what the run added', async () => {
+	sandbox.injectFaults([{ action: 'delay', delayMs: 0 }, REFUSED]);
+	const lists = ['lst_existing', 'lst_other', 'lst_existing', 'lst_other'];
 	const result = await runNode(sandbox, {
-		parameters: addProfilesParameters({ options: { batchSize: 2, concurrency: 1 } }),
-		items: contacts(4),
-		onError: 'continueRegularOutput',
-		retryOnFail: true,
-		maxTries: 2,
-		waitBetweenTries: 0,
+		parameters: addProfilesParameters({
+			listMode: 'existing',
+			listId: '={{ $json.list }}',
+			options: { batchSize: 1, concurrency: 1 },
+		}),
+		items: contacts(4).map((item, index) => ({ ...item, list: lists[index] })),
 	});
-	expect(sandbox.state.lists.size - listsBefore).toBe(1);
-	expect(result.success.map((item) => item.json.listCreated)).toEqual([false, true]);
-	expect(new Set(result.success.map((item) => item.json.listId)).size).toBe(1);
-	expectEachInputExactlyOnce(result, 4);
+	// Items 0 and 2 went first; item 2 was refused, so items 1 and 3 were not sent.
+	expect(result.error?.description).toContain('Added in this run (item indexes): 0.');
 });
 
 // How a number option is read: test/unit/readers.test.js; Batch Size is Add Profiles' own.

@@ -243,6 +243,19 @@ test.each(
 	},
 );
 
+test('an email sent again after a lost answer and then refused still says it may have been queued, and a later run does not send it', async () => {
+	const workflow = savedWorkflow();
+	sandbox.injectFaults([{ action: 'drop' }, { status: 400 }]);
+	const options = { retries: 1, retryWait: 0, retrySendOnServerError: true };
+	const first = await run(workflow, { options, onError: 'continueErrorOutput' });
+	expect(first.errors[0].json.details).toMatchObject({
+		kind: 'network_error',
+		description: expect.stringMatching(/may have been queued.* Sent again: BasicsEngage rejected/),
+	});
+	const later = await run(workflow, { onError: 'continueErrorOutput' });
+	expect(later.errors[0].json.details.kind).toBe('outcome_unknown');
+});
+
 test('an unknown outcome is sent again only when Retry Send On Server Error allows it, then remembered', async () => {
 	const workflow = await withUnknownOutcome();
 	const allowed = await run(workflow, { options: { retrySendOnServerError: true } });
@@ -333,6 +346,21 @@ test('History Size counts emails sent, not emails claimed: a run stopped after o
 	});
 	const again = await run(workflow, more);
 	expect(again.success[0].json.skipped).toBe(true);
+});
+
+test('History Size trimming an "outcome unknown" email’s `sent|` entry, not yet its `sending|`, never makes it read "sent before"', async () => {
+	const workflow = savedWorkflow();
+	const options = { concurrency: 1, retries: 0 };
+	const send = (/** @type {any[]} */ items, historySize = 10000) =>
+		run(workflow, { settings: { historySize }, options, items, onError: 'continueRegularOutput' });
+	sandbox.injectFaults([{ status: 504 }]);
+	await send(contacts(10));
+	await send(contacts(1, 10));
+	// Sized to trim contact 0's `sent|` and keep its `sending|`; then the next 55 trim that too.
+	await send(contacts(65, 11), 1);
+	expect(outcomes(await send(contacts(1), 1))).toEqual(['outcome_unknown']);
+	await send(contacts(55, 76), 1);
+	expect(outcomes(await send(contacts(1), 1))).toEqual(['sent']);
 });
 
 test('the Key is read per item: an expression that fails for item 0 (an empty date) fails item 0 only', async () => {

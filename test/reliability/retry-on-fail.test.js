@@ -118,6 +118,33 @@ test('Send Email: Retry Send On Server Error allows the unknown email exactly on
 	]);
 });
 
+test('Send Email: a later try that stops sending (a 401) answers the emails an earlier try queued as queued, never "Not sent"', async () => {
+	sandbox.injectFaults([BUSY, pass, pass, { status: 401 }]);
+	const result = await runNode(sandbox, {
+		parameters: sendParameters({ options: { concurrency: 1 } }),
+		items: contacts(3),
+		onError: 'continueRegularOutput',
+		...{ ...retryOnFail, maxTries: 2 },
+	});
+	expect(recipients(sandbox.requests)).toEqual(emailsOf([0, 1, 2, 0]));
+	const said = result.success.map((item) => item.json.details?.kind ?? item.json.status);
+	expect(said).toEqual(['invalid_api_key', 'success', 'success']);
+});
+
+test('Send Email: an email whose answer was lost, refused when the next try sends it again, still says it may have been queued', async () => {
+	sandbox.injectFaults([{ action: 'drop' }, BUSY]);
+	const result = await runNode(sandbox, {
+		parameters: sendParameters({ options: { retries: 0, retrySendOnServerError: true } }),
+		items: contacts(1),
+		onError: 'continueRegularOutput',
+		...{ ...retryOnFail, maxTries: 2 },
+	});
+	expect(result.success[0].json.details).toMatchObject({
+		kind: 'network_error',
+		description: expect.stringMatching(/may have been queued.* Sent again: .*Busy/),
+	});
+});
+
 test('Send Email: a run that succeeds forgets what it did: a later, separate run sends again', async () => {
 	for (let run = 0; run < 2; run++) {
 		const result = await runNode(sandbox, {

@@ -330,8 +330,14 @@ async function sendAll(
 	// What each started request came to; without `body` when the guard answered instead.
 	const sent: Array<Sent | undefined> = new Array(planned.length).fill(undefined);
 	const inFlight = new Set<Promise<void>>();
-	for (let index = 0; index < planned.length && !stopped(); index++) {
-		if (throttle && index > 0 && index % throttle.requestsPerBatch === 0) {
+	// What an earlier try did is answered before anything is sent: Add Profiles learns there that
+	// its new list may exist already, and sends no batch that would create another.
+	const order = [...planned.keys()].sort(
+		(a, b) => Number(!planned[a].earlier) - Number(!planned[b].earlier),
+	);
+	for (let step = 0; step < order.length && !stopped(); step++) {
+		const index = order[step];
+		if (throttle && step > 0 && step % throttle.requestsPerBatch === 0) {
 			await waitUnlessStopped(throttle.intervalMs, stopSignal);
 		}
 		while (inFlight.size >= (operation.concurrency ?? 1)) await Promise.race(inFlight);
@@ -344,13 +350,31 @@ async function sendAll(
 	}
 	await Promise.all(inFlight);
 	const notes = (await guard?.finish?.()) ?? new Map<number, string>();
+	// A request this try never started: what an earlier try of the run did with it, if anything.
+	const came = sent.map((request, at) => {
+		const { itemIndexes, body } = planned[at];
+		const earlier = request ? undefined : memory.recall(itemIndexes, body);
+		return earlier ? { body, result: earlier } : request;
+	});
 
 	// What each request came to; an item answered instead of sent (skipped) was no request.
-	const results = sent.map((request) =>
+	const results = came.map((request) =>
 		request?.body || request?.result instanceof Failure ? request.result : undefined,
 	);
-	// Under Stop Workflow the run ends at the first failed item, which says what the others did.
-	const stoppedAt = continueOnFail ? -1 : results.findIndex((result) => result instanceof Failure);
+	// An unsent item keeps the kind of the failure that stopped the run, so a branch on
+	// `details.kind` treats both alike.
+	const notSent = new Failure({
+		kind: stoppedBy?.failure.kind ?? 'unexpected_response',
+		message: `Not sent: ${stoppedBy?.why ?? 'the execution was stopped'}`,
+		description: `This item was not sent, so it can be sent again later. First failure: ${stoppedBy?.failure.message ?? 'unknown'}`,
+	});
+	// Under Stop Workflow the run ends at its first failed item in input order (one not sent
+	// included: Add Profiles sends list by list), which says what the others did.
+	const inInputOrder = [...planned.keys()].sort(
+		(a, b) => planned[a].itemIndexes[0] - planned[b].itemIndexes[0],
+	);
+	const failed = (at: number) => (came[at]?.result ?? notSent) instanceof Failure;
+	const stoppedAt = continueOnFail ? -1 : (inInputOrder.find(failed) ?? -1);
 	// That failure says which requests done before it (or in flight beside it) took effect, so a
 	// re-run can skip them.
 	const runNotes = () => {
@@ -367,14 +391,7 @@ async function sendAll(
 			unknown.length > 0 ? `May have taken effect (item indexes): ${unknown.join(', ')}.` : '',
 		];
 	};
-	// An unsent item keeps the kind of the failure that stopped the run, so a branch on
-	// `details.kind` treats both alike.
-	const notSent = new Failure({
-		kind: stoppedBy?.failure.kind ?? 'unexpected_response',
-		message: `Not sent: ${stoppedBy?.why ?? 'the execution was stopped'}`,
-		description: `This item was not sent, so it can be sent again later. First failure: ${stoppedBy?.failure.message ?? 'unknown'}`,
-	});
-	sent.forEach((request, at) => {
+	came.forEach((request, at) => {
 		const { itemIndexes } = planned[at];
 		const result = request?.result ?? notSent;
 		if (!(result instanceof Failure)) {

@@ -55,16 +55,36 @@ export async function sendRequest(
 	itemIndexes: number[],
 ): Promise<ApiResult> {
 	const repeatable = repeatableOf(endpoint, body);
+	// An attempt, of this try or an earlier one, that may have been taken: no later answer undoes it.
+	let unclear = run.memory.unclear(itemIndexes, body);
 	for (let attempt = 0; ; attempt++) {
-		const result = await sendOnce(run, endpoint, body);
+		const answer = await sendOnce(run, endpoint, body);
 		const retry =
-			result instanceof Failure && attempt < run.retries && shouldRetry(result, repeatable);
-		if (retry) await waitUnlessStopped(waitBeforeRetry(result, attempt, run), run.stopSignal);
+			answer instanceof Failure && attempt < run.retries && shouldRetry(answer, repeatable);
+		if (retry) await waitUnlessStopped(waitBeforeRetry(answer, attempt, run), run.stopSignal);
+		if (tookUnclear(answer)) unclear = answer;
 		if (!retry || run.stopSignal?.aborted) {
+			const result = unclear && answer instanceof Failure ? sentAgain(unclear, answer) : answer;
 			run.memory.remember(itemIndexes, body, result);
 			return result;
 		}
 	}
+}
+
+/**
+ * Whether the request may have been taken with no clear answer (a 504, a timeout, a lost answer, a
+ * redirect): not after a refusal, nor the API's 500 ("retry later") or a proxy's 502 or 503.
+ */
+export function tookUnclear(result: ApiResult | undefined): result is Failure {
+	if (!(result instanceof Failure)) return false;
+	return result.mayHaveTakenEffect && !['500', '502', '503'].includes(result.httpCode ?? '');
+}
+
+/** An unclear failure, whatever the request got when sent again: it may still have been taken. */
+function sentAgain(unclear: Failure, last: Failure): Failure {
+	if (last === unclear) return last;
+	const description = `${unclear.description} Sent again: ${last.message}.`;
+	return new Failure({ ...unclear.toJSON(), description });
 }
 
 /**
@@ -186,20 +206,31 @@ export function openRunMemory(context: IExecuteFunctions) {
 	};
 	return {
 		/**
-		 * An earlier try's answer to this request, when it is not to be sent again: its success, or
-		 * its failure that may have taken effect, unless the request is repeatable, and then only
-		 * once more.
+		 * An earlier try's answer to this request, when it is not to be sent again: `recall`'s,
+		 * unless the request is repeatable, and then only once more.
 		 */
 		answer(itemIndexes: number[], body: IDataObject, repeatable: boolean): ApiResult | undefined {
 			const record = records[keyOf(itemIndexes, body)];
-			if (!record) return undefined;
-			if ('json' in record) return record.json;
-			if (repeatable && record.attempts < 2) return undefined;
+			if (record && 'attempts' in record && repeatable && record.attempts < 2) return undefined;
+			return this.recall(itemIndexes, body);
+		},
+
+		/** What an earlier try did with this request: its success, or its failure that may have taken effect. */
+		recall(itemIndexes: number[], body: IDataObject): ApiResult | undefined {
+			const record = records[keyOf(itemIndexes, body)];
+			if (!record || 'json' in record) return record?.json;
 			return new Failure({
 				...record.failure,
 				fromEarlierTry: true,
 				description: `Not sent again: an earlier try of this execution sent it and got no clear answer. ${record.failure.description}`,
 			});
+		},
+
+		/** An earlier try's failure after which the request may have been taken (tookUnclear). */
+		unclear(itemIndexes: number[], body: IDataObject): Failure | undefined {
+			const record = records[keyOf(itemIndexes, body)];
+			const failure = record && 'failure' in record ? new Failure(record.failure) : undefined;
+			return tookUnclear(failure) ? failure : undefined;
 		},
 
 		/** Keeps a success, or a failure that may have taken effect; other failures can be repeated. */

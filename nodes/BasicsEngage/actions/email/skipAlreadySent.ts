@@ -4,7 +4,7 @@ import { readForRun, readNumberOption, readOptions } from '../../helpers/read';
 import { DeduplicationStore } from './deduplicationStore';
 import { Failure } from '../../helpers/failure';
 import type { ApiResult, RequestGuard } from '../../transport';
-import { waitUnlessStopped } from '../../transport/request';
+import { tookUnclear, waitUnlessStopped } from '../../transport/request';
 import { readTimeout } from '../../transport/settings';
 
 const historySizeValue: INodeProperties = {
@@ -83,8 +83,7 @@ type Answer = ApiResult | undefined;
 
 /** Whether BasicsEngage provably did not queue the email: the API's own 500 says "retry later". */
 function notQueued(result: Answer): boolean {
-	if (!(result instanceof Failure)) return result === undefined;
-	return !result.mayHaveTakenEffect || ['500', '502', '503'].includes(result.httpCode ?? '');
+	return result instanceof Failure ? !tookUnclear(result) : result === undefined;
 }
 
 /**
@@ -202,8 +201,11 @@ export function skipAlreadySent(
 				const key = batchKeys[index];
 				const token = claim.tokens[index];
 				if (known.has(SENDING + key)) {
-					// Its entries were there: the token alone was this claim's.
+					// Its entries were there: the token alone was this claim's, and `sent|` if History
+					// Size had trimmed it: written again, it would outlive `sending|` and read "sent
+					// before". Kept when this run may send the email (Retry Send On Server Error).
 					store.discard([token]);
+					if (!known.has(SENT + key) && !sendUnknown) store.remove(undefined, [SENT + key]);
 					return true;
 				}
 				if (known.has(SENT + key)) {
