@@ -541,16 +541,12 @@ describe('never twice, never lost, across stores that fail, crashes and executio
 		const workerB = await startWorker();
 		const settings = { key: '={{ $json.email }}' };
 		const slow = contacts(10, 500);
-		/** @type {Map<unknown, unknown>} What each recipient's first run said of its email. */
+		const onError = 'continueRegularOutput';
+		// What each recipient's first run said of its email.
 		const first = new Map();
 		/** @param {{ email: string }} item @param {object} [loaded] */
 		const runAlone = async (item, loaded) => {
-			const result = await run(workflow, {
-				settings,
-				items: [item],
-				loaded,
-				onError: 'continueRegularOutput',
-			});
+			const result = await run(workflow, { settings, items: [item], loaded, onError });
 			first.set(item.email, outcomes(result)[0]);
 		};
 		// Worker A's calls take 30 ms from read to write (shorter than a settle delay), B's a tick.
@@ -569,7 +565,7 @@ describe('never twice, never lost, across stores that fail, crashes and executio
 		const unclaimed = [...first.values()].filter((outcome) => outcome !== 'sent');
 		expect(unclaimed).toEqual(unclaimed.slice(0, 2).map(() => 'store_unavailable'));
 		const items = [...contacts(20), ...slow];
-		const again = await run(workflow, { settings, items, onError: 'continueRegularOutput' });
+		const again = await run(workflow, { settings, items, onError });
 		// What a first run sent is skipped; what it could not claim is sent now, once.
 		expect(outcomes(again)).toEqual(
 			items.map((item) => first.get(item.email) === 'sent' || 'sent'),
