@@ -4,7 +4,8 @@
 /**
  * Failures of a run: rate limits, client-side checks before any request, Stop Workflow's
  * wording, a dead server the run gives up on, a stopped execution that stops the node's own
- * loops and leaves Skip Emails Already Sent telling the truth.
+ * loops (what a later run sends after a Stop, with Skip Emails Already Sent: the model,
+ * test/reliability/model.test.js).
  */
 
 const {
@@ -14,7 +15,6 @@ const {
 	expectEachInputExactlyOnce,
 	pairedIndexes,
 	runNode,
-	savedWorkflow,
 	sendCampaignParameters,
 	sendParameters,
 	useSandbox,
@@ -339,51 +339,6 @@ describe('a dead server: the run gives up after failures in a row', () => {
 });
 
 describe('a stopped execution', () => {
-	const skipping = (/** @type {Record<string, unknown>} */ options = {}) =>
-		sendParameters({ options: { ...options, skipAlreadySent: { settings: {} } } });
-
-	test('Stop after 15 of 200 emails: the next run sends the rest, skips only what was accepted, and nothing twice', async () => {
-		sandbox.setOptions({ latencyMs: 15 });
-		const workflow = savedWorkflow();
-		const items = contacts(200);
-		await runNode(sandbox, {
-			...workflow,
-			parameters: skipping(),
-			items,
-			stopWhen: () => sandbox.state.emails.length >= 15,
-		});
-		await delay(300);
-		const requestedInFirstRun = sandbox.requests.length;
-		// Only the requests already in flight at the Stop (concurrency 5) went out after it.
-		expect(requestedInFirstRun).toBeLessThanOrEqual(15 + 5);
-		await delay(300);
-		expect(sandbox.requests).toHaveLength(requestedInFirstRun);
-
-		const queuedInFirstRun = sandbox.state.emails.length;
-		sandbox.setOptions({ latencyMs: 0 });
-		const again = await runNode(sandbox, {
-			...workflow,
-			parameters: skipping(),
-			items,
-			onError: 'continueErrorOutput',
-		});
-		expectEachInputExactlyOnce(again, 200);
-		const skipped = again.success.filter((item) => item.json.skipped);
-		// Skipped: emails BasicsEngage accepted and the first run heard back about; no more.
-		expect(skipped.length).toBeGreaterThanOrEqual(queuedInFirstRun - 5);
-		expect(skipped.length).toBeLessThanOrEqual(queuedInFirstRun);
-		for (const item of skipped) expect(item.json.reason).toMatch(/sent before/);
-		// Unknown: requests the Stop cut off, at most the 5 in flight; never called "sent before".
-		expect(again.errors.length).toBeLessThanOrEqual(5);
-		for (const item of again.errors) expect(item.json.details.kind).toBe('outcome_unknown');
-		// Every email reached BasicsEngage once, except a cut-off one it never got.
-		const queued = sandbox.state.emails.map((email) => email.to);
-		expect(new Set(queued).size).toBe(queued.length);
-		const unknown = new Set(again.errors.map((item) => items[pairedIndexes(item)[0]].email));
-		for (const { email } of items) expect(queued.includes(email) || unknown.has(email)).toBe(true);
-		expect(queued.length).toBeGreaterThanOrEqual(200 - unknown.size);
-	});
-
 	test.each([
 		[
 			'a retry wait ends Send Email at once, with no further request',

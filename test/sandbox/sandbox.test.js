@@ -974,6 +974,31 @@ test.each(DELAYED)('%s', async (_title, options, faults) => {
 	expect(Date.now() - startedAt).toBeGreaterThanOrEqual(100);
 });
 
+// Faults that take effect: the email is queued, whatever the answer says.
+/** @type {Array<[title: string, fault: Fault, answer: import('./server').Outcome, minMs: number]>} */
+const APPLIED = [
+	[
+		'fault: applied does the request, then answers the status given',
+		{ status: 504, applied: true },
+		504,
+		0,
+	],
+	[
+		'fault: drip does the request, then answers in ten pieces delayMs apart',
+		{ action: 'drip', delayMs: 30 },
+		'drip',
+		260,
+	],
+];
+test.each(APPLIED)('%s', async (_title, fault, answer, minMs) => {
+	sandbox.injectFaults(fault);
+	const startedAt = Date.now();
+	await request(sandbox, SEND, mail()).then((response) => response.text());
+	expect(Date.now() - startedAt).toBeGreaterThanOrEqual(minMs);
+	expect(sandbox.state.emails).toHaveLength(1);
+	expect(sandbox.requests[0].answer).toBe(answer);
+});
+
 /** @type {typeof DELAYED} */
 const HANGING = [
 	['fault: hang never answers, and close() ends the hanging connection', {}, { action: 'hang' }],

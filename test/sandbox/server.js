@@ -24,7 +24,8 @@ const faultListSchema = z.array(
 				.union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())])
 				.optional(),
 			headers: z.record(z.string(), z.string()).optional(),
-			action: z.enum(['reset', 'drop', 'hang', 'delay']).optional(),
+			applied: z.boolean().optional(),
+			action: z.enum(['reset', 'drop', 'hang', 'delay', 'drip']).optional(),
 			delayMs: z.number().int().min(0).optional(),
 		})
 		.strict(),
@@ -130,7 +131,7 @@ const sandboxOptionsSchema = z
  * @typedef {z.infer<typeof sandboxOptionsSchema>} ResolvedOptions
  * @typedef {ReturnType<typeof createState>} SandboxState
  * @typedef {Awaited<ReturnType<typeof startSandbox>>} SandboxHandle
- * @typedef {number | 'reset' | 'drop' | 'hang'} Outcome
+ * @typedef {number | 'reset' | 'drop' | 'hang' | 'drip'} Outcome
  * @typedef {{ method: string, path: string, url: string, headers: http.IncomingHttpHeaders, body: any, receivedAt: string, answer?: Outcome }} RecordedRequest  path: under basePath; body: the JSON as sent (undefined when not JSON), read by tests as they expect it
  * @typedef {{ method: string, path: string, status: Outcome, durationMs: number, summary?: string }} ResponseLogEntry  summary: what the request changed, unseen in the answer
  * @typedef {{ profileId: string, email: string, firstName?: string, lastName?: string }} StoredProfile
@@ -140,16 +141,22 @@ const sandboxOptionsSchema = z
 /** Options that shape the listening server or the seeded state. */
 const FIXED_OPTIONS = ['port', 'host', 'profiles', 'lists', 'campaigns'];
 
-/** Objects as JSON, strings as they are. @param {http.ServerResponse} res @param {number} status @param {unknown} body @param {Record<string, string>} [extraHeaders] */
-function writeResponse(res, status, body, extraHeaders = {}) {
-	if (res.destroyed || res.headersSent) return;
+/** Objects as JSON, strings as they are. @param {unknown} body @param {Record<string, string>} [extraHeaders] */
+function encode(body, extraHeaders = {}) {
 	const isText = typeof body === 'string';
-	const payload = body === undefined ? '' : isText ? body : JSON.stringify(body);
+	const payload = Buffer.from(body === undefined ? '' : isText ? body : JSON.stringify(body));
 	const headers = {
 		'content-type': isText ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8',
-		'content-length': String(Buffer.byteLength(payload)),
+		'content-length': String(payload.length),
 		...Object.fromEntries(Object.entries(extraHeaders).map(([n, v]) => [n.toLowerCase(), v])),
 	};
+	return { payload, headers };
+}
+
+/** @param {http.ServerResponse} res @param {number} status @param {unknown} body @param {Record<string, string>} [extraHeaders] */
+function writeResponse(res, status, body, extraHeaders) {
+	if (res.destroyed || res.headersSent) return;
+	const { payload, headers } = encode(body, extraHeaders);
 	res.writeHead(status, headers).end(payload);
 }
 
@@ -240,6 +247,18 @@ async function startSandbox(input = {}) {
 			return { status: 'reset' };
 		}
 		const fault = faults.take(routePath);
+		if (fault?.action === 'drip') {
+			const reply = answer(request, routePath, { options, state });
+			const { payload, headers } = encode(reply.body);
+			res.writeHead(reply.status, headers);
+			const size = Math.ceil(payload.length / 10);
+			for (let piece = 0; piece < 9 && !res.destroyed; piece++) {
+				res.write(payload.subarray(piece * size, (piece + 1) * size));
+				await sleep(fault.delayMs ?? 0);
+			}
+			res.end(payload.subarray(9 * size));
+			return { status: 'drip', summary: reply.summary };
+		}
 		await sleep(fault?.delayMs ?? 0);
 		if (fault?.action === 'reset') {
 			req.socket.resetAndDestroy();
@@ -252,9 +271,12 @@ async function startSandbox(input = {}) {
 			return { status: 'drop', summary };
 		}
 		if (fault?.status !== undefined) {
+			const summary = fault.applied
+				? answer(request, routePath, { options, state }).summary
+				: undefined;
 			const body = fault.body ?? errorBody(fault.status);
 			writeResponse(res, fault.status, body, fault.headers);
-			return { status: fault.status };
+			return { status: fault.status, summary };
 		}
 		const reply = answer(request, routePath, { options, state });
 		writeResponse(res, reply.status, reply.body);
