@@ -373,11 +373,11 @@ const MAYBE = /May have taken effect \(item indexes\): ([\d, ]+)\./;
 /**
  * What a run said of each item (`claims`, and `said`: the item or error shown for it): its output
  * items, or under Stop Workflow its error (the item it names, with the items that shared its
- * request, and the lists of what the run's requests did). @param {History} history @param {Run} run
- * @typedef {{ claims: Map<number, string>, said: Map<number, any>, hidden: Set<number> }} Report
+ * request, and the lists of what the run's requests did). @param {Run} run
+ * @typedef {{ claims: Map<number, string>, said: Map<number, any> }} Report
  * @returns {Report}
  */
-function reportOf(history, run) {
+function reportOf(run) {
 	/** @type {[Map<number, string>, Map<number, any>]} */
 	const [claims, said] = [new Map(), new Map()];
 	const { result, items } = run;
@@ -387,7 +387,7 @@ function reportOf(history, run) {
 			claims.set(itemIndex, json.skipped ? skipped : claimOf(json));
 			said.set(itemIndex, json);
 		}
-		return laterTry(history, run, { claims, said });
+		return { claims, said };
 	}
 	const { message, description = '', httpCode, context } = result.error;
 	const [took, maybe] = [TOOK, MAYBE].map(
@@ -399,42 +399,14 @@ function reportOf(history, run) {
 	const json = { error: message, details };
 	const named = items[context?.itemIndex ?? 0];
 	const shared = sandbox.requests.find(({ body }) => carries(body, named))?.body;
-	// TODO(stop-report-fix): Add Profiles with a List ID per item sends its batches list by list;
-	// the error names the first failed item in input order, the lists go with the first failure
-	// sent, so the error may have none: what else the run did goes unsaid ('unstated').
-	const stated = / in this run \(item indexes\)|No other request/.test(description);
-	const unstated = history.operation === 'addProfiles' && history.listMode === 'perItem' && !stated;
 	items.forEach((item, itemIndex) => {
 		if (item === named || (shared !== undefined && carries(shared, item)))
 			said.set(itemIndex, json);
-		const listedAs = took.includes(itemIndex) ? 'taken' : unstated ? 'unstated' : 'unlisted';
+		const listedAs = took.includes(itemIndex) ? 'taken' : 'unlisted';
 		const claim = said.has(itemIndex) ? claimOf(json) : listedAs;
 		claims.set(itemIndex, maybe.includes(itemIndex) ? 'maybe' : claim);
 	});
-	return laterTry(history, run, { claims, said });
-}
-
-/**
- * TODO(earlier-try-fix): a later try of an execution (Retry On Fail, n8n's Retry) that stops
- * sending (a Stop, a 401, the quota, Stop Workflow's first failure) says "Not sent" of an item an
- * earlier try sent, or leaves it out of its error's lists, whatever that try got (a Send Campaign
- * that went out; an email cut off on its way, left "outcome unknown"). Unchecked ('earlierTry'
- * when it reached BasicsEngage; `hidden` otherwise) until transport/index.ts answers those items
- * with what the earlier try did. @param {History} history @param {Run} run
- * @param {Omit<Report, 'hidden'>} report @returns {Report}
- */
-function laterTry(history, run, report) {
-	const hidden = new Set();
-	for (const [itemIndex, claim] of history.retryOnFail || run.retried ? report.claims : []) {
-		const { description } = report.said.get(itemIndex)?.details ?? {};
-		if (claim !== 'unlisted' && !/This item was not sent/.test(description)) continue;
-		const item = run.items[itemIndex];
-		const ofItem = (/** @type {any} */ body) =>
-			carries(body, item) || body?.campaignId === item.campaignId;
-		if (run.requests?.some(({ body }) => ofItem(body))) report.claims.set(itemIndex, 'earlierTry');
-		else hidden.add(itemIndex);
-	}
-	return { ...report, hidden };
+	return { claims, said };
 }
 
 /** Asserts `claim` of what `about` describes, printing both. @param {object} about @param {string} claim @param {boolean} ok */
@@ -500,13 +472,6 @@ function check(history, { runs, clean, fateOf, storeFailures }) {
 	// 3. Honest: what each run said (its items; under Stop Workflow its error and lists) matches
 	// what BasicsEngage held when it ended, per item; Send Campaign per campaign, two runs at once
 	// together. Server text reaches the editor as plain text.
-	// TODO(retry-report-fix): an item sent again (its Retries, Retry On Fail, n8n's Retry) says what
-	// its last try got: a refusal then says nothing was sent, though an earlier try was taken with
-	// no clear answer (and Skip forgets it); so does a try that sent nothing, the email taken by an
-	// execution at once (TODO(skip-fix)). Excused until what an item says keeps an earlier "may".
-	const hidden = (/** @type {Run} */ run, /** @type {Item} */ item, /** @type {string} */ claim) =>
-		NOT_TAKEN.includes(claim) &&
-		tookUnclear(requestsFor(item, run).slice(0, claim === 'notSent' ? -1 : undefined));
 	// What a run left "outcome unknown" and said so: an item that may have gone (not after the
 	// API's 500 or a proxy's 502 or 503, which are released), or whose release the store would not
 	// take; of a dead run, each claim not settled a second before it died (settled: answered
@@ -517,7 +482,7 @@ function check(history, { runs, clean, fateOf, storeFailures }) {
 	/** @type {Map<Run, Report>} */
 	const reports = new Map();
 	for (const run of validateOnly ? [] : runs.filter((one) => !one.diedAt)) {
-		const report = reportOf(history, run);
+		const report = reportOf(run);
 		reports.set(run, report);
 		const end = endOf(run);
 		for (const [itemIndex, claim] of report.claims) {
@@ -525,11 +490,9 @@ function check(history, { runs, clean, fateOf, storeFailures }) {
 			const held = run.held?.[itemIndex];
 			const about = { itemIndex, claim, held };
 			const { httpCode, description } = report.said.get(itemIndex)?.details ?? {};
-			const earlier = tookUnclear(requestsFor(item, run).slice(0, -1)); // TODO(retry-report-fix)
 			const released = [500, 502, 503].includes(httpCode) && !/^Not sent again/.test(description);
-			const maybe = ['maybe', 'earlierTry'].includes(claim) && (!released || earlier);
-			const unsaid = hidden(run, item, claim) || report.hidden.has(itemIndex);
-			if (maybe || /could not record/.test(description) || unsaid) toldMaybe.add(item.email);
+			const maybe = claim === 'maybe' && !released;
+			if (maybe || /could not record/.test(description)) toldMaybe.add(item.email);
 			if (released) released5xx.add(item.email);
 			holds(about, 'saysWhetherTaken', claim !== 'unclear');
 			const sentBefore = emails.slice(0, run.emailsAtEnd).some((sent) => sent.to === item.email);
@@ -538,9 +501,8 @@ function check(history, { runs, clean, fateOf, storeFailures }) {
 			const slow = ['hang', 'drip'].includes(fate(requestsFor(item, run).at(-1) ?? {}));
 			const json = ['taken', 'maybe', 'notSent'].includes(claim) && report.said.get(itemIndex);
 			if (slow && !run.stoppedAt && json) holds(about, 'timedOut', /timed out/.test(json.error));
-			if (operation === 'sendCampaign' || ['maybe', 'earlierTry', 'unstated'].includes(claim))
-				continue;
-			holds(about, 'asSaid', held === (claim === 'taken') || hidden(run, item, claim));
+			if (operation === 'sendCampaign' || claim === 'maybe') continue;
+			holds(about, 'asSaid', held === (claim === 'taken'));
 			reached.add(`honest: ${operation}, ${end}`);
 		}
 		for (const { error, details } of [...report.said.values()].filter((one) => one.error))
@@ -564,9 +526,6 @@ function check(history, { runs, clean, fateOf, storeFailures }) {
 			holds({ id, sends, taken, possible }, 'asSaid', sends >= taken && sends <= possible);
 		}
 	}
-	// TODO(skip-fix): History Size trims an "outcome unknown" email's two entries apart, a later
-	// claim writes `sent|` anew, and a run after it says "sent before" of an email never accepted.
-	const trimmed = (/** @type {unknown} */ to) => history.skip === 3 && toldMaybe.has(to);
 	// The residual the docs admit: a store call of one worker slower than the settle delay writes
 	// over what the other wrote meanwhile (its claim, its release), so the emails of a step with
 	// such a call may be sent again, or read "sent before" or "outcome unknown" though released.
@@ -582,8 +541,7 @@ function check(history, { runs, clean, fateOf, storeFailures }) {
 			if (!(early && !UNSETTLED.includes(fate(last ?? {})))) toldMaybe.add(item.email);
 		}
 	}
-	for (const about of falseSentBefore)
-		holds(about, 'sentBefore', trimmed(about.to) || overwritten.has(about.to));
+	for (const about of falseSentBefore) holds(about, 'sentBefore', overwritten.has(about.to));
 
 	// 1 (across executions). With Skip on no recipient is emailed twice, unless History Size had
 	// forgotten them (others claimed in between took that many places), or Retry Send On Server
@@ -648,8 +606,7 @@ function check(history, { runs, clean, fateOf, storeFailures }) {
 			reached.add('nothing stranded: a fault, never accepted, a later run');
 		if (!everAccepted && released5xx.has(recipient) && !toldMaybe.has(recipient))
 			reached.add('nothing stranded: after a 500, 502 or 503');
-		const excused = (kind === 'skipped' && trimmed(recipient)) || overwritten.has(recipient);
-		if (!everAccepted && kind !== 'sent' && !excused) {
+		if (!everAccepted && kind !== 'sent' && !overwritten.has(recipient)) {
 			const actual = { recipient, kind, toldMaybe: toldMaybe.has(recipient) };
 			expect(actual).toEqual({ recipient, kind: 'outcome_unknown', toldMaybe: true });
 		}
@@ -660,14 +617,9 @@ function check(history, { runs, clean, fateOf, storeFailures }) {
 	// 5. One list per execution, whatever n8n retries.
 	if (operation === 'addProfiles' && history.listMode === 'new') {
 		const lists = [...sandbox.state.lists.values()];
-		for (const { listName, items } of runs) {
+		for (const { listName } of runs) {
 			const created = lists.filter((list) => list.name === listName).length;
-			// TODO(one-list-fix): a second try of an execution whose creating request was taken with
-			// no clear answer sends first a batch refused before, which creates a second list.
-			const creating = requested.filter((one) => carried(one).name === listName);
-			const again = history.retryOnFail || runs.some((one) => one.retried && one.items === items);
-			const known = created === 2 && again && tookUnclear(creating);
-			holds({ listName, known }, 'oneList', created <= 1 || known);
+			holds({ listName, created }, 'oneList', created <= 1);
 		}
 		const again = runs.some((run) => run.retried) || (history.retryOnFail && faulted);
 		if (!validateOnly && (again || runs.length > 1))
