@@ -265,40 +265,6 @@ test('an unknown outcome is sent again only when Retry Send On Server Error allo
 	expect(sandbox.requests).toHaveLength(2);
 });
 
-test('On Error = Stop: emails not sent because the run stopped are released too', async () => {
-	const workflow = savedWorkflow();
-	sandbox.injectFaults([{ status: 401 }]);
-	const failed = await run(workflow, { options: { concurrency: 1 }, items: contacts(3) });
-	expect(failed.error).toBeDefined();
-	const later = await run(workflow, { items: contacts(3) });
-	expect(outcomes(later)).toEqual(['sent', 'sent', 'sent']);
-});
-
-test('under Retry On Fail, what try 1 sent is answered again, not reported as skipped', async () => {
-	sandbox.injectFaults([{ status: 500 }]);
-	const result = await run(savedWorkflow(), {
-		items: contacts(3),
-		onError: 'continueRegularOutput',
-		retryOnFail: true,
-		maxTries: 2,
-		waitBetweenTries: 1,
-	});
-	expect(sandbox.requests).toHaveLength(3);
-	const sent = [
-		'dailyEmailCount',
-		'dailyEmailLimit',
-		'dailyEmailsRemaining',
-		'message',
-		'messageId',
-		'status',
-	];
-	expect(result.success.map((item) => Object.keys(item.json).sort())).toEqual([
-		['details', 'error'],
-		sent,
-		sent,
-	]);
-});
-
 test('as an AI tool, a repeated call of another execution is skipped', async () => {
 	const workflow = savedWorkflow();
 	const parameters = sendParameters({
