@@ -114,7 +114,7 @@ const chance = (/** @type {number} */ yes, /** @type {number} */ no) =>
 const executionArb = fc.record({
 	items: fc.array(fc.nat(RECIPIENTS - 1), { minLength: 1, maxLength: 6 }),
 	fates: fc.array(weighted(FATE_WEIGHTS), { maxLength: 8 }),
-	storeFails: fc.uniqueArray(fc.integer({ min: 1, max: 5 }), { maxLength: 2 }),
+	storeFails: fc.uniqueArray(fc.integer({ min: 1, max: 5 }), { maxLength: 1 }),
 	// The Base URL of the first try: where nothing listens, or a host that does not resolve.
 	firstTry: weighted({ sandbox: 8, refused: 1, unresolved: 1 }),
 	// A Stop, or n8n dying, once the execution has sent `after` requests.
@@ -155,8 +155,9 @@ const historyArb = fc.record({
  *   emailsAtEnd?: number, requests?: RecordedRequest[] }} Run  `held`: what BasicsEngage
  *   held of each item when it ended; `requests`: its execution's, until then
  * @typedef {{ runs: Run[], fromSends: number, toSends: number, beside: boolean,
- *   twoWorkers?: boolean, slowCall?: boolean }} Step  one slot of the history (one run, or two at
- *   once, on two workers: a store call of one past the settle delay), with the campaign sends it made
+ *   twoWorkers?: boolean, slowCall?: boolean, storeFailed?: boolean }} Step  one slot of the
+ *   history (one run, or two at once, on two workers: a store call of one past the settle delay;
+ *   a failed store call), with the campaign sends it made
  */
 
 const email = (/** @type {number} */ recipient) => `r${recipient}@customer.test`;
@@ -312,7 +313,9 @@ async function play(history) {
 		}
 		const taken = sandbox.requests.slice(before).filter((request) => request.path === path);
 		taken.forEach((request, at) => fateOf.set(request, planned.fates[at] ?? 'accepted'));
-		storeFailures += planned.storeFails.length - deduplicationStore.failing.size;
+		const storeFailed = planned.storeFails.length - deduplicationStore.failing.size;
+		storeFailures += storeFailed;
+		step.storeFailed = storeFailed > 0;
 		step.toSends = sandbox.state.campaignSends.length;
 		for (const run of step.runs) {
 			run.requests = [...(run.retried ? (previous?.requests ?? []) : []), ...taken];
@@ -358,6 +361,9 @@ function claimOf(json) {
 	if (kind === 'invalid_input' || /never reached BasicsEngage/.test(description)) return 'notSent';
 	return /may have|no clear answer/i.test(`${json.error} ${description}`) ? 'maybe' : 'unclear';
 }
+
+/** What a later run reads of an email its last run said was taken, or may have been. */
+const READS = { taken: 'skipped', 'outcome unknown': 'outcome_unknown' };
 
 /** Claims that this execution did not take the item: said, or left out of a Stop error's lists. */
 const NOT_TAKEN = ['notSent', 'unlisted', 'skipped', 'sentBefore'];
@@ -477,6 +483,8 @@ function check(history, { runs, clean, fateOf, storeFailures }) {
 	// settled (answered clearly, then written) a second before it died.
 	const toldMaybe = new Set();
 	const released5xx = new Set();
+	/** @type {Map<string, { word: string, step: Step }>} what the last run naming a recipient said */
+	const lastWord = new Map();
 	/** @type {Map<Run, Report>} */
 	const reports = new Map();
 	for (const run of validateOnly ? [] : runs.filter((one) => !one.diedAt)) {
@@ -487,10 +495,14 @@ function check(history, { runs, clean, fateOf, storeFailures }) {
 			const about = { itemIndex, claim, held: run.held?.[itemIndex] };
 			const json = report.said.get(itemIndex);
 			const { httpCode, description } = json?.details ?? {};
-			const released = [500, 502, 503].includes(httpCode) && !/^Not sent again/.test(description);
+			const released = [500, 502, 503].includes(httpCode); // n8n's Retry too: "Not sent again"
 			if ((claim === 'maybe' && !released) || /could not record/.test(description))
 				toldMaybe.add(item.email);
 			if (released) released5xx.add(item.email);
+			// Its first item with the recipient claims it; a repeat is skipped.
+			const first = run.items.findIndex((one) => one.email === item.email) === itemIndex;
+			const word = claim === 'maybe' && !released ? 'outcome unknown' : claim;
+			if (first) lastWord.set(item.email, { word, step: run.step });
 			holds(about, 'saysWhetherTaken', claim !== 'unclear');
 			const sentBefore = emails.slice(0, run.emailsAtEnd).some((sent) => sent.to === item.email);
 			if (claim === 'sentBefore')
@@ -602,6 +614,17 @@ function check(history, { runs, clean, fateOf, storeFailures }) {
 		}
 		if (kind === 'outcome_unknown')
 			expect(json.details.description).toMatch(/Retry Send On Server Error on/);
+		// What the last run said of a recipient, a later run reads (no History Size trimming, nor a
+		// failed store call in that run, a run at once or a dead run with it): sent before, or unknown.
+		const { word = '', step } = lastWord.get(String(recipient)) ?? {};
+		const naming = (/** @type {Run} */ run) => run.items.some((item) => item.email === recipient);
+		const plain = history.skip === 10_000 && !step?.storeFailed && !overwritten.has(recipient);
+		const alone = step?.runs.filter(naming).length === 1;
+		if (plain && alone && !runs.some((run) => run.diedAt && naming(run)) && word in READS) {
+			const read = READS[/** @type {keyof typeof READS} */ (word)];
+			holds({ recipient, word, kind }, 'readAsSaid', kind === read);
+			reached.add(`skip: a later run reads "${word}"`);
+		}
 	}
 
 	// 5. One list per execution, whatever n8n retries.
@@ -632,6 +655,7 @@ const COVERAGE = [
 	...['skip: Retry On Fail after a fault, a later run', 'skip: a Stop, a later run'],
 	'skip: two workers, same recipient',
 	'skip: an error, a later run',
+	...['skip: a later run reads "taken"', 'skip: a later run reads "outcome unknown"'],
 	...OPERATIONS.map((operation) => `Retry On Fail after a fault: ${operation}`),
 	...Object.keys(FATES).map((fate) => `fault: ${fate}`),
 	...['first try: refused', 'first try: unresolved', 'store call failed', 'end: die'],
