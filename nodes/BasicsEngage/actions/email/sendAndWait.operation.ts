@@ -237,21 +237,15 @@ export const requests: DeclareRequests = function (options) {
 			'In n8n 2.x, connect "BasicsEngage: Send and Wait for Response" as the human review of the tools that need approval.',
 		);
 	}
-	// The first item's email, for every item: the execution waits once. Read (and its links
-	// signed) once; a reading that fails fails every item alike.
-	let email: IDataObject | undefined;
 	return {
 		path: '/email/send',
-		body: () => (email ??= { ...readAddress(this, 0), html: emailHtml(this) }),
-		batches: (entries) =>
-			entries.length === 0
-				? []
-				: [{ itemIndexes: entries.map(({ itemIndex }) => itemIndex), body: () => entries[0].body }],
+		// The first item's email, for every item: the execution waits once.
+		body: () => ({ ...readAddress(this, 0), html: emailHtml(this) }),
+		shape: { per: 'run', waitTill: readWaitTill(options) },
 		contract: queuedEmail,
 		toJson: toSentEmail,
 		repeatable: false,
 		done: 'Queued',
-		waitTill: readWaitTill(options),
 	};
 };
 

@@ -1,11 +1,11 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
+import { Failure, tookUnclear } from '../../helpers/failure';
+import { readTimeout } from '../../helpers/options';
 import { readForRun, readNumberOption, readOptions } from '../../helpers/read';
-import { DeduplicationStore } from './deduplicationStore';
-import { Failure } from '../../helpers/failure';
+import { waitUnlessStopped } from '../../helpers/wait';
 import type { ApiResult, RequestGuard } from '../../transport';
-import { tookUnclear, waitUnlessStopped } from '../../transport/request';
-import { readTimeout } from '../../transport/settings';
+import { DeduplicationStore } from './deduplicationStore';
 
 const historySizeValue: INodeProperties = {
 	displayName: 'History Size',
@@ -131,9 +131,8 @@ export function skipAlreadySent(
 			const whole = JSON.stringify({ ...email, to: String(email.to).toLowerCase() });
 			keys.set(itemIndex, key !== '' ? `key:${key}` : `email:${whole}`);
 		},
-		plan({ itemIndexes: [itemIndex], earlier }) {
-			// The run's memory answers it, unclaimed (what is sent again is claimed).
-			if (earlier) return undefined;
+		// Told only what is to be sent: what the run's memory answers stays unclaimed.
+		plan({ itemIndexes: [itemIndex] }) {
 			const key = keys.get(itemIndex) as string;
 			const first = firstWithKey.get(key);
 			if (first !== undefined) return skipped(`item ${first} of this run has the same key`);
