@@ -112,18 +112,18 @@ export async function runOperation(
 		const planned = outcomes.length > 0 && !continueOnFail ? [] : planRequests(run, entries);
 		if (dryRun) {
 			outcomes.push(...validateOnly(run.operation, planned));
-			return [applyOnError(context, outcomes, continueOnFail)];
-		}
-		const memory = openRunMemory(context);
-		outcomes.push(...report(run, await sendAll(run, memory, planned)));
-		if (!outcomes.some(({ result }) => result instanceof Failure)) {
+		} else {
+			const memory = openRunMemory(context);
+			outcomes.push(...report(run, await sendAll(run, memory, planned)));
 			const { shape } = run.operation;
-			// Before the run forgets its request: a Retry On Fail after a throw sends nothing again.
-			if (shape.per === 'run') await context.putExecutionToWait(shape.waitTill);
-			memory.forget();
-			if (shape.per === 'run') {
-				const items = context.getInputData();
-				return [items.map((item, index) => ({ ...item, pairedItem: { item: index } }))];
+			if (!outcomes.some(({ result }) => result instanceof Failure)) {
+				// Before the run forgets its request: a Retry On Fail after a throw sends nothing again.
+				if (shape.per === 'run') await context.putExecutionToWait(shape.waitTill);
+				memory.forget();
+				if (shape.per === 'run') {
+					const items = context.getInputData();
+					return [items.map((item, index) => ({ ...item, pairedItem: { item: index } }))];
+				}
 			}
 		}
 	} catch (error) {
