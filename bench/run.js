@@ -9,6 +9,7 @@
  * bench/README.md.
  *
  *   node bench/run.js [--runs 3] [--quick | --full] [--only add,auto,send] [--cpu-prof]
+ *                     [--candidate <dir>]   another build, run after each node measurement
  *
  * Parts: add, auto, send (the default); memory, wan, skip (on request).
  */
@@ -153,6 +154,7 @@ function startSandboxProcess() {
  * @property {number} [batchSize]
  * @property {number} [concurrency]
  * @property {boolean} [wan]        through the latency proxy
+ * @property {boolean} [candidate]  the --candidate build's
  */
 
 /**
@@ -234,7 +236,7 @@ function plan(config, only) {
  * Runs one measurement in a fresh worker process: it warms up, the sandbox is reset, it runs.
  * @param {Spec} spec
  * @param {{ sandbox: Awaited<ReturnType<typeof startSandboxProcess>>, packageDir: string,
- *   n8nDir?: string, wanBaseUrl?: string, warmupItems: number, cpuProfDir?: string,
+ *   candidateDir?: string, n8nDir?: string, wanBaseUrl?: string, warmupItems: number, cpuProfDir?: string,
  *   round: number }} context
  */
 function measure(spec, context) {
@@ -242,7 +244,7 @@ function measure(spec, context) {
 	const workerSpec = {
 		...spec, // op, runner, items, batchSize, concurrency
 		baseUrl: spec.wan ? context.wanBaseUrl : sandbox.baseUrl,
-		packageDir: context.packageDir,
+		packageDir: spec.candidate ? context.candidateDir : context.packageDir,
 		floorDir: path.join(BENCH, 'floor'),
 		n8nDir: context.n8nDir,
 		warmupItems: context.warmupItems,
@@ -372,9 +374,12 @@ function evaluate(config, only, s) {
 	 * @param {number | undefined} reference @param {string} [referenceLabel]
 	 */
 	const table = (scenario, runners, reference, referenceLabel) => {
+		/** @param {string} runner @param {Summary | undefined} m */
+		const row = (runner, m) =>
+			m && rows.push({ scenario, runner, m, ratio: reference ? m.wallMs / reference : undefined });
 		for (const [runner, m] of runners) {
-			if (m)
-				rows.push({ scenario, runner, m, ratio: reference ? m.wallMs / reference : undefined });
+			row(runner, m);
+			row(`${runner}, candidate build`, m && s.get(`${m.key} candidate`));
 		}
 		if (reference && referenceLabel)
 			rows.push({ scenario, runner: referenceLabel, wallMs: reference, ratio: 1 });
@@ -586,6 +591,7 @@ async function main() {
 			full: { type: 'boolean', default: false },
 			only: { type: 'string', default: 'add,auto,send' },
 			'cpu-prof': { type: 'boolean', default: false },
+			candidate: { type: 'string' },
 		},
 	});
 	const config = values.quick ? QUICK : values.full ? FULL : DEFAULT;
@@ -604,6 +610,8 @@ async function main() {
 	let wanProxy;
 	try {
 		const packageDir = snapshotPackage(tmp, ROOT);
+		const candidate = values.candidate && path.resolve(values.candidate);
+		const candidateDir = candidate ? snapshotPackage(tmp, candidate) : undefined;
 		// Skip's store is n8n's, from the n8n `npm run dev` runs (installed the first time).
 		const provision = () => import(path.join(ROOT, 'dev', 'provision.mjs')); // dev/ is not typed
 		const n8nDir = only.has('skip') ? (await (await provision()).provisionN8n()).n8nDir : undefined;
@@ -612,10 +620,18 @@ async function main() {
 			const { startLatencyProxy } = require('./latency-proxy');
 			wanProxy = await startLatencyProxy(sandbox.baseUrl, config.wan.rttMs);
 		}
-		const specs = plan(config, only);
+		// The candidate build right after each node measurement, in the same rounds.
+		const specs = plan(config, only).flatMap((spec) =>
+			candidate && ['node', 'auto'].includes(spec.runner)
+				? [spec, { ...spec, key: `${spec.key} candidate`, candidate: true }]
+				: [spec],
+		);
 		// What the figures belong to: the commit, marked when the working tree differs from it.
-		const git = (/** @type {string} */ args) => execSync(`git ${args}`, { cwd: ROOT }).toString();
-		const commit = `${git('rev-parse --short HEAD').trim()}${git('status --porcelain --untracked-files=no -- nodes credentials bench') ? ' + uncommitted changes' : ''}`;
+		const git = (/** @type {string} */ args, cwd = ROOT) =>
+			execSync(`git ${args}`, { cwd }).toString().trim();
+		const commitOf = (/** @type {string} */ dir) =>
+			`${git('rev-parse --short HEAD', dir)}${git('status --porcelain --untracked-files=no -- nodes credentials bench', dir) ? ' + uncommitted changes' : ''}`;
+		const commit = `${commitOf(ROOT)}${candidate ? `; candidate ${candidate} at ${commitOf(candidate)}` : ''}`;
 		const startedAt = new Date();
 		const loadStart = os.loadavg();
 		log(
@@ -629,6 +645,7 @@ async function main() {
 				const m = await measure(spec, {
 					sandbox,
 					packageDir,
+					candidateDir,
 					n8nDir,
 					wanBaseUrl: wanProxy?.baseUrl,
 					warmupItems: config.warmupItems,

@@ -49,10 +49,7 @@ const send = (message) =>
 		process.send(message, () => resolve(undefined));
 	});
 
-const waitForGo = () =>
-	new Promise((resolve) => {
-		process.once('message', (message) => resolve(message));
-	});
+const waitForGo = () => new Promise((resolve) => process.once('message', resolve));
 
 // ------------------------------------------------------------------ engine runners
 
@@ -144,45 +141,30 @@ async function engineRunner() {
 				return sent === items.length ? undefined : `${sent} emails sent of ${items.length}`;
 			};
 		}
-	} else if (spec.runner === 'floor' || spec.runner === 'passthrough') {
-		await loadPackage(spec.floorDir);
-		workflow =
-			spec.runner === 'passthrough'
-				? { nodeType: scenarios.FLOOR_PASS_THROUGH_TYPE, parameters: {} }
-				: spec.op === 'addProfiles'
-					? {
-							nodeType: scenarios.FLOOR_ADD_PROFILES_TYPE,
-							parameters: scenarios.profileParameters(),
-						}
-					: {
-							nodeType: scenarios.FLOOR_SEND_EMAIL_TYPE,
-							parameters: scenarios.emailParameters(),
-						};
-		check = (result, items) =>
-			result.success.length === items.length
-				? undefined
-				: `${result.success.length} output items, expected ${items.length}`;
 	} else {
 		await loadPackage(spec.floorDir);
+		const { batchSize, concurrency } = spec;
+		const addProfiles = spec.op === 'addProfiles';
+		const helper = spec.runner === 'helper';
+		const url = `${spec.baseUrl}${addProfiles ? '/list/addProfiles' : '/email/send'}`;
+		const email = scenarios.emailParameters();
+		const apiKey = scenarios.API_KEY;
+		/** @type {Record<string, [string, any]>} each floor's node type and parameters */
+		const floors = {
+			'addProfiles passthrough': [scenarios.FLOOR_PASS_THROUGH_TYPE, {}],
+			'addProfiles floor': [scenarios.FLOOR_ADD_PROFILES_TYPE, scenarios.profileParameters()],
+			'addProfiles helper': [scenarios.FLOOR_ADD_PROFILES_HTTP_TYPE, { url, batchSize }],
+			'sendEmail floor': [scenarios.FLOOR_SEND_EMAIL_TYPE, email],
+			'sendEmail helper': [
+				scenarios.FLOOR_SEND_EMAIL_HTTP_TYPE,
+				{ ...email, url, apiKey, concurrency },
+			],
+		};
+		const [nodeType, parameters] = floors[`${spec.op} ${spec.runner}`];
+		workflow = { nodeType, parameters };
+		// One output item per item; Add Profiles' helper floor, one per batch.
 		const expected = (/** @type {any[]} */ items) =>
-			spec.op === 'addProfiles'
-				? Math.ceil(items.length / /** @type {number} */ (spec.batchSize))
-				: items.length;
-		workflow =
-			spec.op === 'addProfiles'
-				? {
-						nodeType: scenarios.FLOOR_ADD_PROFILES_HTTP_TYPE,
-						parameters: { url: `${spec.baseUrl}/list/addProfiles`, batchSize: spec.batchSize },
-					}
-				: {
-						nodeType: scenarios.FLOOR_SEND_EMAIL_HTTP_TYPE,
-						parameters: {
-							...scenarios.emailParameters(),
-							url: `${spec.baseUrl}/email/send`,
-							apiKey: scenarios.API_KEY,
-							concurrency: spec.concurrency,
-						},
-					};
+			addProfiles && helper ? Math.ceil(items.length / Number(spec.batchSize)) : items.length;
 		check = (result, items) =>
 			result.success.length === expected(items)
 				? undefined
@@ -213,29 +195,27 @@ async function rawRunner() {
 			spec.op === 'addProfiles' ? scenarios.ADD_PROFILES_HEADERS : scenarios.SEND_EMAIL_HEADERS,
 	});
 
-	if (spec.op === 'addProfiles') {
-		const batchSize = /** @type {number} */ (spec.batchSize);
-		return async (items) => {
-			let failed = 0;
-			for (let start = 0; start < items.length; start += batchSize) {
-				const body = scenarios.addProfilesBody(items.slice(start, start + batchSize));
-				const response = await client.post('/list/addProfiles', body);
-				if (response.status !== 200) failed += 1;
-			}
-			return failed ? `${failed} requests failed` : undefined;
-		};
-	}
+	let failed = 0;
+	const post = async (/** @type {string} */ url, /** @type {any} */ body) => {
+		if ((await client.post(url, body)).status !== 200) failed += 1;
+	};
+	const batchSize = Number(spec.batchSize);
 	return async (items) => {
-		let next = 0;
-		let failed = 0;
-		const lane = async () => {
-			while (next < items.length) {
-				const index = next++;
-				const response = await client.post('/email/send', scenarios.sendEmailBody(items[index]));
-				if (response.status !== 200) failed += 1;
-			}
-		};
-		await Promise.all(Array.from({ length: concurrency }, lane));
+		failed = 0;
+		if (spec.op === 'addProfiles') {
+			for (let start = 0; start < items.length; start += batchSize)
+				await post(
+					'/list/addProfiles',
+					scenarios.addProfilesBody(items.slice(start, start + batchSize)),
+				);
+		} else {
+			let next = 0;
+			const lane = async () => {
+				while (next < items.length)
+					await post('/email/send', scenarios.sendEmailBody(items[next++]));
+			};
+			await Promise.all(Array.from({ length: concurrency }, lane));
+		}
 		return failed ? `${failed} requests failed` : undefined;
 	};
 }

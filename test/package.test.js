@@ -194,7 +194,7 @@ test.each(['README.md', 'docs/errors-and-retries.md'])(
 	(file) => {
 		const { KINDS } = require(path.join(PACKAGE_DIR, 'dist/nodes/BasicsEngage/helpers/failure'));
 		const text = fs.readFileSync(path.join(PACKAGE_DIR, file), 'utf8');
-		const rows = Array.from(text.matchAll(/^\| `([a-z_]+)` \|/gm), (match) => match[1]);
+		const rows = Array.from(text.matchAll(/^\| `([a-z_]+)` +\|/gm), (match) => match[1]);
 		expect(rows.sort()).toEqual(Object.keys(KINDS).sort());
 	},
 );

@@ -65,7 +65,7 @@ function useSandbox(options) {
  *   onError?: 'stopWorkflow' | 'continueRegularOutput' | 'continueErrorOutput',
  *   apiKey?: string, baseUrl?: string | (() => string) } & Partial<import('./harness/n8n').RunWorkflowOptions>} run
  *   further options (toolCalls, retryOnFail, ...) go to runWorkflow as they are
- * @returns {Promise<NodeRun>} a failed item holds `{ error, details }` (transport/index.ts)
+ * @returns {Promise<NodeRun>} a failed item holds `{ error, details }` (transport/report.ts)
  */
 async function runNode(
 	sandbox,

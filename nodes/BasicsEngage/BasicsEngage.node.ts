@@ -8,7 +8,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { webhook, webhooks } from './actions/email/sendAndWait.operation';
+import { webhook, webhooks } from './actions/email/responsePage';
 import { findRequests, properties } from './actions/operations';
 import { requestOptionsProperty } from './helpers/options';
 import { runOperation } from './transport';

@@ -240,7 +240,7 @@ describe('On Error: Stop Workflow', () => {
 	});
 });
 
-/** The node's give-up threshold (GIVE_UP_AFTER in nodes/BasicsEngage/transport/index.ts). */
+/** The node's give-up threshold (GIVE_UP_AFTER in nodes/BasicsEngage/transport/send.ts). */
 const GIVE_UP_AFTER = 5;
 
 /** Every request answered with this fault. @param {Record<string, unknown>} fault */

@@ -27,12 +27,6 @@ export class Failure extends Error {
 	/** What the server's Retry-After header asked for, in ms. */
 	readonly retryAfterMs?: number;
 
-	/**
-	 * An earlier try of this execution got this failure, and the request was not sent again
-	 * (n8n's Retry of the execution, or Retry On Fail): it tells nothing new about the server.
-	 */
-	readonly fromEarlierTry?: boolean;
-
 	/** Without a message, the kind's own (KINDS). */
 	constructor({ message, ...fields }: Omit<FailureFields, 'message'> & { message?: string }) {
 		super(message ?? KINDS[fields.kind].message);
@@ -46,9 +40,16 @@ export class Failure extends Error {
 }
 
 export type FailureFields = Pick<Failure, 'kind' | 'message' | 'description'> &
-	Partial<
-		Pick<Failure, 'httpCode' | 'mayHaveTakenEffect' | 'retry' | 'retryAfterMs' | 'fromEarlierTry'>
-	>;
+	Partial<Pick<Failure, 'httpCode' | 'mayHaveTakenEffect' | 'retry' | 'retryAfterMs'>>;
+
+/**
+ * Whether the request may have been taken with no clear answer (a 504, a timeout, a lost answer, a
+ * redirect): not after a refusal, nor the API's 500 ("retry later") or a proxy's 502 or 503.
+ */
+export function tookUnclear(result: unknown): result is Failure {
+	if (!(result instanceof Failure)) return false;
+	return result.mayHaveTakenEffect && !['500', '502', '503'].includes(result.httpCode ?? '');
+}
 
 /** An input or setting that cannot work, refused before anything is sent. */
 export function invalidInput(message: string, description: string): Failure {
@@ -61,7 +62,7 @@ export function invalidInput(message: string, description: string): Failure {
  * model only that (an item's error keeps it in `details.description`, which an agent reads along).
  * `stopTrying` is said in the description of a refusal that every later request of the run would
  * get too, so none is sent, and a model does not loop on it. `serverDown` kinds count toward a
- * run's giving up (GIVE_UP_AFTER in transport/index.ts).
+ * run's giving up (GIVE_UP_AFTER in transport/send.ts).
  */
 const fixFirst = { cause: 'configuration-invalid', nextStep: 'Fix it before trying again.' };
 const kinds = {

@@ -1,4 +1,6 @@
-import type { INodeProperties } from 'n8n-workflow';
+import type { IDataObject, INodeProperties } from 'n8n-workflow';
+
+import { readNumberOption } from './read';
 
 /** The two values of Request Options > Batching: requests per batch, and the wait between. */
 export const requestBatchingValues: [INodeProperties, INodeProperties] = [
@@ -46,6 +48,13 @@ export const requestTimeout: INodeProperties = {
 	description:
 		'Time in ms to wait for the whole answer of BasicsEngage (headers and body) before giving up on a request',
 };
+
+// n8n's routing node waits this long when the user sets no timeout; keep the same default.
+const DEFAULT_TIMEOUT_MS = 300_000;
+
+/** Request Options > Timeout, in milliseconds. */
+export const readTimeout = (requestOptions: IDataObject) =>
+	readNumberOption(requestOptions, requestTimeout, DEFAULT_TIMEOUT_MS);
 
 /**
  * n8n's own "Request Options" collection, with its field names and defaults (n8n-core's

@@ -81,7 +81,16 @@ export function classifyAnswer(
 			description: `The BasicsEngage API never redirects, so the redirect was not followed and the API key was not sent to ${target}. Check the Base URL. ${mayHaveTakenEffect(contract)}`,
 		});
 	}
-	const retryAfterMs = parseRetryAfter(answer.headers?.['retry-after']);
+	return refusal(answer, contract, secrets);
+}
+
+/** A 4xx is a refusal; a 5xx may come after the work was done. */
+function refusal(
+	{ statusCode, body, headers }: IN8nHttpFullResponse,
+	contract: SuccessContract,
+	secrets: readonly string[],
+): Failure {
+	const retryAfterMs = parseRetryAfter(headers?.['retry-after']);
 	// The spec publishes 429 only for Send Email's daily quota; any other 429, or one asking to
 	// come back within a minute, is a rate limit, which waiting ends.
 	const quota = contract.dailyQuota && (retryAfterMs ?? Infinity) > MAX_RETRY_AFTER_MS;
@@ -99,7 +108,7 @@ export function classifyAnswer(
 	const { message, stopTrying } = KINDS[kind];
 	const fields: FailureFields = {
 		kind,
-		httpCode,
+		httpCode: String(statusCode),
 		// A 5xx may come after the work was done; a rate limit refused the request: nothing
 		// happened, so it can be sent again.
 		retry: ({ server_error: 'maybeSent', rate_limited: 'notSent' } as RetryOf)[kind],
@@ -124,7 +133,6 @@ export function classifyAnswer(
 			.join(' '),
 		retryAfterMs,
 	};
-	// A 4xx is a refusal; a 5xx may come after the work was done.
 	return statusCode >= 500 ? maybeTookEffect(contract, fields) : new Failure(fields);
 }
 

@@ -2,20 +2,13 @@ import type { IDataObject, IExecuteFunctions, IHttpRequestOptions } from 'n8n-wo
 
 import { checkCredential, normalizeBaseUrl, parseHttpUrl } from '../helpers/credentialChecks';
 import { Failure } from '../helpers/failure';
-import { requestBatchingValues, requestTimeout } from '../helpers/options';
+import { readTimeout, requestBatchingValues } from '../helpers/options';
 import { badSetting, readNumberOption, readOptions } from '../helpers/read';
 import { secretsOf } from './classify';
 
 export const CREDENTIAL_TYPE = 'basicsEngageApi';
 
 export type RequestSettings = Awaited<ReturnType<typeof readSettings>>;
-
-// n8n's routing node waits this long when the user sets no timeout; keep the same default.
-const DEFAULT_TIMEOUT_MS = 300_000;
-
-/** Request Options > Timeout, in milliseconds. */
-export const readTimeout = (requestOptions: IDataObject) =>
-	readNumberOption(requestOptions, requestTimeout, DEFAULT_TIMEOUT_MS);
 
 /**
  * Reads, once per run, everything a request needs that is the same for every item: the

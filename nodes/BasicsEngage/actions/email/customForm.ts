@@ -1,7 +1,6 @@
 import { tryToParseJsonToFormFields } from 'n8n-workflow';
 import type { FormFieldsParameter, IDataObject, INodeProperties } from 'n8n-workflow';
 
-import { escapeHtml } from '../../helpers/html';
 import { badSetting, EMAIL_ADDRESS } from '../../helpers/read';
 
 /**
@@ -10,11 +9,11 @@ import { badSetting, EMAIL_ADDRESS } from '../../helpers/read';
  * workflow moves between them unchanged. The form posts each field as `field-<index>`.
  */
 
-type FormField = FormFieldsParameter[number];
+export type FormField = FormFieldsParameter[number];
 
 const CHOICES = ['dropdown', 'radio', 'checkbox'];
 // A textarea's worth; a longer value is no answer a person typed.
-const MAX_LENGTH = 10_000;
+export const MAX_LENGTH = 10_000;
 
 export const customFormProperties: INodeProperties[] = [
 	{
@@ -157,14 +156,14 @@ const SUPPORTED_TYPES = [
  * The key of a field's value in the answer, as n8n has it: its label; a hidden field's name (or
  * its fieldLabel in JSON, where n8n 1.x has no fieldName).
  */
-const keyOf = (field: FormField) =>
+export const keyOf = (field: FormField) =>
 	String(
 		(field.fieldType === 'hiddenField' ? field.fieldName || field.fieldLabel : field.fieldLabel) ??
 			'',
 	);
-const optionsOf = (field: FormField) =>
+export const optionsOf = (field: FormField) =>
 	(field.fieldOptions?.values ?? []).map(({ option }) => String(option));
-const isMultiple = (field: FormField) =>
+export const isMultiple = (field: FormField) =>
 	field.fieldType === 'checkbox' || (field.fieldType === 'dropdown' && field.multiselect === true);
 
 /**
@@ -218,7 +217,7 @@ export function readFormFields(
 }
 
 /** What the form posted for one field, as a list of texts (a checkbox list posts several). */
-function postedValues(body: IDataObject, index: number): unknown[] {
+export function postedValues(body: IDataObject, index: number): unknown[] {
 	const value = body[`field-${index}`];
 	if (value === undefined || value === null) return [];
 	return Array.isArray(value) ? value : [value];
@@ -312,49 +311,3 @@ function readValue(field: FormField, text: string): string | number | undefined 
 			return text;
 	}
 }
-
-/** The fields as HTML inputs named `field-<index>`, holding what was posted (after a refusal). */
-export function formFieldsHtml(fields: FormField[], body: IDataObject = {}): string {
-	return fields
-		.map((field, index) => {
-			if (field.fieldType === 'hiddenField') return '';
-			const name = `field-${index}`;
-			const label = escapeHtml(keyOf(field));
-			const posted = postedValues(body, index).filter((value) => typeof value === 'string');
-			const required = field.requiredField ? ' required' : '';
-			const placeholder = field.placeholder
-				? ` placeholder="${escapeHtml(String(field.placeholder))}"`
-				: '';
-			const mark = field.requiredField ? ' *' : '';
-			if (field.fieldType === 'radio' || field.fieldType === 'checkbox') {
-				const choices = optionsOf(field).map(
-					(option) =>
-						`<label style="display:block"><input type="${field.fieldType}" name="${name}" value="${escapeHtml(option)}"${posted.includes(option) ? ' checked' : ''}${field.fieldType === 'radio' ? required : ''}> ${escapeHtml(option)}</label>`,
-				);
-				return `<fieldset style="${BOX}"><legend>${label}${mark}</legend>${choices.join('')}</fieldset>`;
-			}
-			let input: string;
-			if (field.fieldType === 'dropdown') {
-				const multiple = isMultiple(field) ? ' multiple' : '';
-				const choices = optionsOf(field).map(
-					(option) =>
-						`<option value="${escapeHtml(option)}"${posted.includes(option) ? ' selected' : ''}>${escapeHtml(option)}</option>`,
-				);
-				const none = isMultiple(field) ? '' : '<option value=""></option>';
-				input = `<select id="${name}" name="${name}"${multiple}${required} style="${WIDE}">${none}${choices.join('')}</select>`;
-			} else if (field.fieldType === 'textarea') {
-				input = `<textarea id="${name}" name="${name}" rows="5" maxlength="${MAX_LENGTH}"${placeholder}${required} style="${WIDE}">${escapeHtml(String(posted[0] ?? ''))}</textarea>`;
-			} else {
-				// A password is never sent back to the browser.
-				const kept = field.fieldType === 'password' ? undefined : posted[0];
-				const value = kept === undefined ? '' : ` value="${escapeHtml(String(kept))}"`;
-				const step = field.fieldType === 'number' ? ' step="any"' : '';
-				input = `<input id="${name}" name="${name}" type="${field.fieldType}"${step} maxlength="${MAX_LENGTH}"${value}${placeholder}${required} style="${WIDE}">`;
-			}
-			return `<p><label for="${name}"><strong>${label}</strong>${mark}</label><br>${input}</p>`;
-		})
-		.join('');
-}
-
-const WIDE = 'width:100%;box-sizing:border-box;padding:6px;font-size:1em';
-const BOX = 'border:1px solid #d0d7de;border-radius:4px;margin:1em 0';

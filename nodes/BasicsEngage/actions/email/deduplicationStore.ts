@@ -1,7 +1,7 @@
 import type { DeduplicationScope, IExecuteFunctions } from 'n8n-workflow';
 import { randomString } from 'n8n-workflow';
 
-import { waitUnlessStopped } from '../../transport/request';
+import { waitUnlessStopped } from '../../helpers/wait';
 
 /**
  * n8n's deduplication store (checkProcessedAndRecord, removeProcessed) rewrites the node's whole

@@ -211,7 +211,7 @@ export const requests: DeclareRequests = function (options) {
 		toJson: toSentEmail,
 		repeatable,
 		done: 'Queued',
-		concurrency: readNumberOption(options, emailConcurrency),
+		shape: { per: 'item', concurrency: readNumberOption(options, emailConcurrency) },
 		guard: skip,
 	};
 };

@@ -1,35 +1,14 @@
 import { SEND_AND_WAIT_OPERATION, updateDisplayOptions, WAIT_INDEFINITELY } from 'n8n-workflow';
-import type {
-	IDataObject,
-	IExecuteFunctions,
-	INodeProperties,
-	IWebhookDescription,
-	IWebhookFunctions,
-	IWebhookResponseData,
-} from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
+import { invalidInput } from '../../helpers/failure';
 import { escapeHtml } from '../../helpers/html';
 import { optionsCollection, retryOptions } from '../../helpers/options';
 import { badSetting, isObject, readNumberOption, readText } from '../../helpers/read';
 import type { DeclareRequests } from '../../transport';
-import { invalidInput } from '../../helpers/failure';
-import { customFormProperties, formFieldsHtml, readFormAnswer, readFormFields } from './customForm';
+import { customFormProperties, readFormFields } from './customForm';
+import { buttonLabel, PRIMARY, SECONDARY, textOption } from './responsePage';
 import { addressProperties, queuedEmail, readAddress, toSentEmail } from './send.operation';
-
-/**
- * The links of the email resume the execution here: n8n's waiting webhooks, at
- * /webhook-waiting/<execution id>/<node id>. GET opens a link (its page answers nothing); POST
- * is that page's button or its form (free text, custom form): the answer.
- */
-export const webhooks: IWebhookDescription[] = ['GET', 'POST'].map((httpMethod) => ({
-	name: 'default',
-	httpMethod,
-	responseMode: 'onReceived',
-	responseData: '',
-	path: '={{ $nodeId }}',
-	restartWebhook: true,
-	isFullPath: true,
-}));
 
 const resumeAmount: INodeProperties = {
 	displayName: 'Amount',
@@ -237,21 +216,15 @@ export const requests: DeclareRequests = function (options) {
 			'In n8n 2.x, connect "BasicsEngage: Send and Wait for Response" as the human review of the tools that need approval.',
 		);
 	}
-	// The first item's email, for every item: the execution waits once. Read (and its links
-	// signed) once; a reading that fails fails every item alike.
-	let email: IDataObject | undefined;
 	return {
 		path: '/email/send',
-		body: () => (email ??= { ...readAddress(this, 0), html: emailHtml(this) }),
-		batches: (entries) =>
-			entries.length === 0
-				? []
-				: [{ itemIndexes: entries.map(({ itemIndex }) => itemIndex), body: () => entries[0].body }],
+		// The first item's email, for every item: the execution waits once.
+		body: () => ({ ...readAddress(this, 0), html: emailHtml(this) }),
+		shape: { per: 'run', waitTill: readWaitTill(options) },
 		contract: queuedEmail,
 		toJson: toSentEmail,
 		repeatable: false,
 		done: 'Queued',
-		waitTill: readWaitTill(options),
 	};
 };
 
@@ -274,11 +247,6 @@ function readWaitTill(options: IDataObject): Date {
 	return new Date(Date.now() + amount * unit);
 }
 
-const BUTTON =
-	'display:inline-block;margin:4px 8px 4px 0;padding:10px 20px;border-radius:4px;text-decoration:none;font-weight:bold;';
-const PRIMARY = `${BUTTON}background:#1f6feb;color:#ffffff;`;
-const SECONDARY = `${BUTTON}background:#ffffff;color:#1f6feb;border:1px solid #1f6feb;`;
-
 /**
  * A link that resumes this waiting execution at this node, with `query` in it. n8n 2.x and the
  * late 1.x (1.122, 1.123) sign it with a token n8n checks before calling the node's webhook;
@@ -297,13 +265,6 @@ function resumeUrl(context: IExecuteFunctions, query: Record<string, string>): s
 	url.pathname += `/${encodeURIComponent(context.getNode().id)}`;
 	for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
 	return url.toString();
-}
-
-/** The label of the button that gives this answer, in the email and on its confirmation page. */
-function buttonLabel(approval: IDataObject, approved: boolean): string {
-	const label = approved ? approval.approveLabel : approval.disapproveLabel;
-	if (typeof label === 'string' && label.trim() !== '') return label;
-	return approved ? 'Approve' : 'Decline';
 }
 
 /** The message as text, then a button per answer, each a signed link that resumes the execution. */
@@ -329,92 +290,6 @@ function emailHtml(context: IExecuteFunctions): string {
 		'<!DOCTYPE html><html><body style="font-family:Arial,sans-serif;font-size:15px;color:#1f2328">' +
 		`<p style="white-space:pre-wrap">${escapeHtml(message)}</p><p>${buttons.join('')}</p></body></html>`
 	);
-}
-
-function page(title: string, body = ''): string {
-	return (
-		`<!DOCTYPE html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title></head>` +
-		`<body style="font-family:Arial,sans-serif;max-width:36em;margin:3em auto;padding:0 1em"><h1 style="font-size:1.3em">${escapeHtml(title)}</h1>${body}</body></html>`
-	);
-}
-
-/** A form without action: the browser posts it to the page's own URL, signature and all. */
-function postForm(fields: string, label: string, attributes = ''): string {
-	return `<form method="post"${attributes}>${fields}<p><button type="submit" style="${PRIMARY}border:0;font-size:1em;cursor:pointer">${escapeHtml(label)}</button></p></form>`;
-}
-
-function recorded(data: IDataObject): IWebhookResponseData {
-	return {
-		webhookResponse: page('Your response has been recorded', '<p>You can close this page.</p>'),
-		workflowData: [[{ json: { data: { ...data, respondedAt: new Date().toISOString() } } }]],
-	};
-}
-
-/**
- * A link of the email was opened (GET), or its page's button pressed (POST). Mail gateways and
- * link scanners open every link of an email, often posing as a browser, but press nothing: so
- * opening a link only shows the page, and only its POST answers (`workflowData` resumes the
- * execution). No User-Agent is looked at: a word list refuses real phones and lets disguised
- * scanners through. n8n answers HEAD itself (this node has no HEAD webhook): nothing is recorded.
- */
-export async function webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
-	const { method, query } = this.getRequestObject();
-	const subject = String(this.getNodeParameter('subject', 'Your response'));
-	if (this.getNodeParameter('responseType', 'approval') === 'approval') {
-		const approval = this.getNodeParameter('approvalOptions.values', {}) as IDataObject;
-		// Only the answers the email's buttons give: any other link was not made by this node.
-		const offered = approval.approvalType === 'double' ? ['true', 'false'] : ['true'];
-		if (!offered.includes(query.approved as string)) {
-			const again = '<p>This link holds no answer: use a button in the email.</p>';
-			return { webhookResponse: page(subject, again) };
-		}
-		const approved = query.approved === 'true';
-		if (method === 'POST') return recorded({ approved });
-		const label = buttonLabel(approval, approved);
-		const confirmation = `<p>Press the button to answer <strong>${escapeHtml(label)}</strong>.</p>${postForm('', label)}`;
-		return { webhookResponse: page(subject, confirmation) };
-	}
-	const options = this.getNodeParameter('options', {}) as IDataObject;
-	// A post may hold anything, or nothing: JSON null, a text, a list.
-	const received = method === 'POST' ? this.getBodyData() : undefined;
-	const body = isObject(received) ? received : {};
-	let fields: string;
-	let attributes = '';
-	let problems: string[] = [];
-	if (this.getNodeParameter('responseType', 'approval') === 'customForm') {
-		const formFields = readFormFields((name, fallback) => this.getNodeParameter(name, fallback));
-		// n8n 2.x takes a custom form's post only as multipart/form-data; it hands over its fields
-		// as `data` (and any files, which are ignored, as `files`).
-		attributes = ' enctype="multipart/form-data"';
-		const posted = isObject(body.data) ? body.data : {};
-		if (method === 'POST') {
-			const read = readFormAnswer(formFields, posted);
-			if ('answer' in read) return recorded(read.answer);
-			problems = read.problems;
-		}
-		fields = formFieldsHtml(formFields, posted);
-	} else {
-		if (typeof body.text === 'string' && body.text.trim() !== '')
-			return recorded({ text: body.text });
-		fields =
-			'<textarea name="text" rows="6" required style="width:100%;box-sizing:border-box"></textarea>';
-	}
-	// A refused post: the form again, with what is wrong; nothing is recorded.
-	const refusal =
-		problems.length === 0
-			? ''
-			: `<div role="alert" style="color:#b42318"><p>Nothing was recorded yet:</p><ul>${problems.map((problem) => `<li>${escapeHtml(problem)}</li>`).join('')}</ul></div>`;
-	const description =
-		textOption(options.responseFormDescription) ?? String(this.getNodeParameter('message', ''));
-	const form =
-		`<p style="white-space:pre-wrap">${escapeHtml(description)}</p>${refusal}` +
-		postForm(fields, textOption(options.responseFormButtonLabel) ?? 'Submit', attributes);
-	return { webhookResponse: page(textOption(options.responseFormTitle) ?? subject, form) };
-}
-
-/** A text option as set, or undefined when it is empty. */
-function textOption(value: unknown): string | undefined {
-	return typeof value === 'string' && value.trim() !== '' ? value : undefined;
 }
 
 /** Reads a parameter for the first item, as the email is made of the first item's values. */

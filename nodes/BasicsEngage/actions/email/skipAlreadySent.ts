@@ -1,11 +1,11 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
+import { Failure, tookUnclear } from '../../helpers/failure';
+import { readTimeout } from '../../helpers/options';
 import { readForRun, readNumberOption, readOptions } from '../../helpers/read';
+import { waitUnlessStopped } from '../../helpers/wait';
+import type { ApiResult, Planned, RequestGuard, Sent } from '../../transport';
 import { DeduplicationStore } from './deduplicationStore';
-import { Failure } from '../../helpers/failure';
-import type { ApiResult, RequestGuard } from '../../transport';
-import { tookUnclear, waitUnlessStopped } from '../../transport/request';
-import { readTimeout } from '../../transport/settings';
 
 const historySizeValue: INodeProperties = {
 	displayName: 'History Size',
@@ -94,104 +94,129 @@ export function skipAlreadySent(
 	context: IExecuteFunctions,
 	options: IDataObject,
 	sendUnknown: boolean,
-): (RequestGuard & { readKey: (itemIndex: number, email: IDataObject) => void }) | undefined {
+): SkipAlreadySent | undefined {
 	// Left unread by readOptions: its Key is read per item.
 	if (!(options.skipAlreadySent as IDataObject | undefined)?.settings) return undefined;
-	const setting = (name: string, itemIndex = 0) =>
-		context.getNodeParameter(`options.skipAlreadySent.settings.${name}`, itemIndex, '');
-	const { store, waitMs } = readForRun(() => {
-		const historySize = readNumberOption({ historySize: setting('historySize') }, historySizeValue);
-		const scope = setting('scope') === 'workflow' ? 'workflow' : 'node';
-		// Two entries an email at most, and a claim's worth more: History Size's emails stay.
-		const maxEntries = 2 * (historySize + CLAIM_BATCH);
-		const timeout = readTimeout(readOptions(context, 'requestOptions'));
-		return {
-			store: new DeduplicationStore(context, scope, maxEntries),
-			waitMs: Math.min(timeout + WAIT_BEYOND_TIMEOUT_MS, MAX_WAIT_MS),
-		};
-	});
-	const keys = new Map<number, string>();
-	const firstWithKey = new Map<string, number>();
+	return new SkipAlreadySent(context, sendUnknown);
+}
+
+class SkipAlreadySent implements RequestGuard {
+	private readonly store: DeduplicationStore;
+	/** How long an email in flight on another worker is waited for. */
+	private readonly waitMs: number;
+	private readonly keys = new Map<number, string>();
+	private readonly firstWithKey = new Map<string, number>();
 	/** Each planned item's batch, claimed in one store call when its first item is sent. */
-	const batchOf = new Map<number, { items: number[]; answers?: Promise<Answer[]> }>();
-	let filling: { items: number[] } = { items: [] };
+	private readonly batchOf = new Map<number, { items: number[]; answers?: Promise<Answer[]> }>();
+	private filling: { items: number[] } = { items: [] };
 	/** The execution's Stop, which ends every wait of the option. */
-	const stop = context.getExecutionCancelSignal?.();
+	private readonly stop: AbortSignal | undefined;
 	/** Items found in flight on another worker, waited for. */
-	const waited = new Set<number>();
+	private readonly waited = new Set<number>();
 	/** Each claimed item's token, removed with its entries. */
-	const tokens = new Map<number, string>();
+	private readonly tokens = new Map<number, string>();
 	/** Items whose entries are this run's to settle, and how each tells its copies elsewhere. */
-	const ours = new Map<number, (result: Answer) => void>();
-	return {
-		readKey(itemIndex, email) {
-			const custom = setting('key', itemIndex);
-			const key = ['string', 'number'].includes(typeof custom) ? String(custom).trim() : '';
-			// Else all that is sent: a second order confirmation with a new number is another email.
-			const whole = JSON.stringify({ ...email, to: String(email.to).toLowerCase() });
-			keys.set(itemIndex, key !== '' ? `key:${key}` : `email:${whole}`);
-		},
-		plan({ itemIndexes: [itemIndex], earlier }) {
-			// The run's memory answers it, unclaimed (what is sent again is claimed).
-			if (earlier) return undefined;
-			const key = keys.get(itemIndex) as string;
-			const first = firstWithKey.get(key);
-			if (first !== undefined) return skipped(`item ${first} of this run has the same key`);
-			firstWithKey.set(key, itemIndex);
-			if (filling.items.length === CLAIM_BATCH) filling = { items: [] };
-			filling.items.push(itemIndex);
-			batchOf.set(itemIndex, filling);
-			return undefined;
-		},
-		async send({ itemIndexes: [itemIndex] }, sendEmail) {
-			const batch = batchOf.get(itemIndex);
-			if (batch) {
-				batch.answers ??= claim(batch.items);
-				const instead = (await batch.answers)[batch.items.indexOf(itemIndex)];
-				if (instead) return { result: instead };
-			}
-			const sent = await sendEmail();
-			settle(itemIndex, sent?.result);
-			return sent;
-		},
-		async finish() {
-			// Claimed ahead, never sent (the run stopped): released as never sent.
-			for (const itemIndex of [...ours.keys()]) settle(itemIndex, undefined);
-			return new Map((await store.flush()).map((itemIndex) => [itemIndex, UNRECORDED]));
-		},
-	};
+	private readonly ours = new Map<number, (result: Answer) => void>();
+
+	constructor(
+		private readonly context: IExecuteFunctions,
+		private readonly sendUnknown: boolean,
+	) {
+		const { store, waitMs } = readForRun(() => {
+			const size = this.setting('historySize');
+			const historySize = readNumberOption({ historySize: size }, historySizeValue);
+			const scope = this.setting('scope') === 'workflow' ? 'workflow' : 'node';
+			// Two entries an email at most, and a claim's worth more: History Size's emails stay.
+			const maxEntries = 2 * (historySize + CLAIM_BATCH);
+			const timeout = readTimeout(readOptions(context, 'requestOptions'));
+			return {
+				store: new DeduplicationStore(context, scope, maxEntries),
+				waitMs: Math.min(timeout + WAIT_BEYOND_TIMEOUT_MS, MAX_WAIT_MS),
+			};
+		});
+		this.store = store;
+		this.waitMs = waitMs;
+		this.stop = context.getExecutionCancelSignal?.();
+	}
+
+	private setting(name: string, itemIndex = 0) {
+		const path = `options.skipAlreadySent.settings.${name}`;
+		return this.context.getNodeParameter(path, itemIndex, '');
+	}
+
+	/** Read with the item, so a Key expression that fails fails this item only. */
+	readKey(itemIndex: number, email: IDataObject): void {
+		const custom = this.setting('key', itemIndex);
+		const key = ['string', 'number'].includes(typeof custom) ? String(custom).trim() : '';
+		// Else all that is sent: a second order confirmation with a new number is another email.
+		const whole = JSON.stringify({ ...email, to: String(email.to).toLowerCase() });
+		this.keys.set(itemIndex, key !== '' ? `key:${key}` : `email:${whole}`);
+	}
+
+	/** Told only what is to be sent: what the run's memory answers stays unclaimed. */
+	plan({ itemIndexes: [itemIndex] }: Planned): ApiResult | undefined {
+		const key = this.keys.get(itemIndex) as string;
+		const first = this.firstWithKey.get(key);
+		if (first !== undefined) return skipped(`item ${first} of this run has the same key`);
+		this.firstWithKey.set(key, itemIndex);
+		if (this.filling.items.length === CLAIM_BATCH) this.filling = { items: [] };
+		this.filling.items.push(itemIndex);
+		this.batchOf.set(itemIndex, this.filling);
+		return undefined;
+	}
+
+	async send(
+		{ itemIndexes: [itemIndex] }: Planned,
+		sendEmail: () => Promise<Sent | undefined>,
+	): Promise<Sent | undefined> {
+		const batch = this.batchOf.get(itemIndex);
+		if (batch) {
+			batch.answers ??= this.claim(batch.items);
+			const instead = (await batch.answers)[batch.items.indexOf(itemIndex)];
+			if (instead) return { result: instead };
+		}
+		const sent = await sendEmail();
+		this.settle(itemIndex, sent?.result);
+		return sent;
+	}
+
+	async finish(): Promise<Map<number, string>> {
+		// Claimed ahead, never sent (the run stopped): released as never sent.
+		for (const itemIndex of [...this.ours.keys()]) this.settle(itemIndex, undefined);
+		return new Map((await this.store.flush()).map((itemIndex) => [itemIndex, UNRECORDED]));
+	}
 
 	/** Settles a claimed email's entries by what its request came to. */
-	function settle(itemIndex: number, result: Answer): void {
-		const told = ours.get(itemIndex);
+	private settle(itemIndex: number, result: Answer): void {
+		const told = this.ours.get(itemIndex);
 		if (!told) return;
-		ours.delete(itemIndex);
+		this.ours.delete(itemIndex);
 		told(result);
-		const key = keys.get(itemIndex) as string;
-		const token = tokens.get(itemIndex);
+		const key = this.keys.get(itemIndex) as string;
+		const token = this.tokens.get(itemIndex);
 		if (notQueued(result)) {
-			store.remove(itemIndex, [SENT + key, SENDING + key, UNKNOWN + key], token);
+			this.store.remove(itemIndex, [SENT + key, SENDING + key, UNKNOWN + key], token);
 		} else if (!(result instanceof Failure)) {
-			store.remove(itemIndex, [SENDING + key, UNKNOWN + key], token);
+			this.store.remove(itemIndex, [SENDING + key, UNKNOWN + key], token);
 		} else {
-			store.mark([UNKNOWN + key]);
-			if (token) store.discard([token]);
+			this.store.mark([UNKNOWN + key]);
+			if (token) this.store.discard([token]);
 		}
 	}
 
 	/** Claims the emails, sent from here once each answer is undefined. */
-	async function claim(batch: number[]): Promise<Answer[]> {
+	private async claim(batch: number[]): Promise<Answer[]> {
 		const answers = new Map<number, Answer>();
 		// Counted from the first sight of an email in flight elsewhere, not from the claim (a busy
 		// store's calls take turns in this process, and may take long).
 		let deadline = Infinity;
 		let pauseMs = FIRST_PAUSE_MS;
 		// A Stop ends the wait: what is left unanswered never leaves (the run sends nothing more).
-		for (let toClaim = batch; toClaim.length > 0 && !stop?.aborted; ) {
-			const batchKeys = toClaim.map((itemIndex) => keys.get(itemIndex) as string);
+		for (let toClaim = batch; toClaim.length > 0 && !this.stop?.aborted; ) {
+			const batchKeys = toClaim.map((itemIndex) => this.keys.get(itemIndex) as string);
 			// `sending|` last: History Size trims the oldest first, never the mark of an email in flight.
 			const entries = [SENT, SENDING].flatMap((prefix) => batchKeys.map((key) => prefix + key));
-			const claim = await store.claim(entries, toClaim.length).catch((error: Error) => error);
+			const claim = await this.store.claim(entries, toClaim.length).catch((error: Error) => error);
 			if (claim instanceof Error) {
 				for (const itemIndex of toClaim) answers.set(itemIndex, storeUnavailable(claim));
 				break;
@@ -204,36 +229,37 @@ export function skipAlreadySent(
 					// Its entries were there: the token alone was this claim's, and `sent|` if History
 					// Size had trimmed it: written again, it would outlive `sending|` and read "sent
 					// before". Kept when this run may send the email (Retry Send On Server Error).
-					store.discard([token]);
-					if (!known.has(SENT + key) && !sendUnknown) store.remove(undefined, [SENT + key]);
+					this.store.discard([token]);
+					if (!known.has(SENT + key) && !this.sendUnknown)
+						this.store.remove(undefined, [SENT + key]);
 					return true;
 				}
 				if (known.has(SENT + key)) {
-					store.remove(undefined, [SENDING + key], token);
+					this.store.remove(undefined, [SENDING + key], token);
 					answers.set(itemIndex, skipped('an email with the same key was sent before'));
-				} else claimed(itemIndex, key, token);
+				} else this.claimed(itemIndex, key, token);
 				return false;
 			});
-			if (inFlight.length > 0 && deadline === Infinity) deadline = Date.now() + waitMs;
-			toClaim = await waitForOthers(inFlight, answers, Date.now() < deadline);
+			if (inFlight.length > 0 && deadline === Infinity) deadline = Date.now() + this.waitMs;
+			toClaim = await this.waitForOthers(inFlight, answers, Date.now() < deadline);
 			if (toClaim.length > 0)
-				await waitUnlessStopped(Math.min(pauseMs, deadline - Date.now()), stop);
+				await waitUnlessStopped(Math.min(pauseMs, deadline - Date.now()), this.stop);
 			pauseMs *= 2;
 		}
 		return batch.map((itemIndex) => answers.get(itemIndex));
 	}
 
 	/** The email is this run's to send: its copies in this process wait for its answer. */
-	function claimed(itemIndex: number, key: string, token?: string): void {
-		if (token) tokens.set(itemIndex, token);
-		store.sending(key, new Promise((resolve) => ours.set(itemIndex, resolve)));
+	private claimed(itemIndex: number, key: string, token?: string): void {
+		if (token) this.tokens.set(itemIndex, token);
+		this.store.sending(key, new Promise((resolve) => this.ours.set(itemIndex, resolve)));
 	}
 
 	/**
 	 * Emails whose `sending|` mark was there: in flight in this process (waited for), on another
 	 * worker (asked again while `canWait`) or an earlier outcome unknown. Answers those to ask again.
 	 */
-	async function waitForOthers(
+	private async waitForOthers(
 		inFlight: number[],
 		answers: Map<number, Answer>,
 		canWait: boolean,
@@ -241,28 +267,29 @@ export function skipAlreadySent(
 		const elsewhere: number[] = [];
 		await Promise.all(
 			inFlight.map(async (itemIndex) => {
-				const key = keys.get(itemIndex) as string;
-				const here = store.inFlight(key);
-				const result = here && ((await untilStopped(here)) as Answer);
+				const key = this.keys.get(itemIndex) as string;
+				const here = this.store.inFlight(key);
+				const result = here && ((await this.untilStopped(here)) as Answer);
 				if (!here || notQueued(result)) elsewhere.push(itemIndex);
 				else if (result instanceof Failure) answers.set(itemIndex, UNKNOWN_EARLIER_OUTCOME);
 				else answers.set(itemIndex, skipped('another execution sent it just now'));
 			}),
 		);
 		// Asked once per email: asking writes `unknown|` until it is taken back.
-		const asked = elsewhere.filter((itemIndex) => !waited.has(itemIndex));
-		for (const itemIndex of asked) waited.add(itemIndex);
-		const given = canWait ? await givenUp(asked) : new Set(elsewhere);
+		const asked = elsewhere.filter((itemIndex) => !this.waited.has(itemIndex));
+		for (const itemIndex of asked) this.waited.add(itemIndex);
+		const given = canWait ? await this.givenUp(asked) : new Set(elsewhere);
 		const again = elsewhere.filter((itemIndex) => !given.has(itemIndex));
 		for (const itemIndex of given) {
-			if (sendUnknown) claimed(itemIndex, keys.get(itemIndex) as string);
+			if (this.sendUnknown) this.claimed(itemIndex, this.keys.get(itemIndex) as string);
 			else answers.set(itemIndex, UNKNOWN_EARLIER_OUTCOME);
 		}
 		return again;
 	}
 
 	/** What the email in flight here comes to, or undefined (never sent) once the run is stopped. */
-	async function untilStopped(answer: Promise<unknown>): Promise<unknown> {
+	private async untilStopped(answer: Promise<unknown>): Promise<unknown> {
+		const { stop } = this;
 		if (!stop) return await answer;
 		if (stop.aborted) return undefined;
 		const stopped = new Promise((resolve) =>
@@ -272,12 +299,12 @@ export function skipAlreadySent(
 	}
 
 	/** Those of the emails whose run gave up on their answer (none when the store fails). */
-	async function givenUp(itemIndexes: number[]): Promise<Set<number>> {
+	private async givenUp(itemIndexes: number[]): Promise<Set<number>> {
 		if (itemIndexes.length === 0) return new Set();
-		const entries = itemIndexes.map((itemIndex) => UNKNOWN + keys.get(itemIndex));
-		const known = await store.record(entries).catch(() => new Set<string>());
+		const entries = itemIndexes.map((itemIndex) => UNKNOWN + this.keys.get(itemIndex));
+		const known = await this.store.record(entries).catch(() => new Set<string>());
 		// Asking wrote the others: taken back with the next write.
-		store.remove(
+		this.store.remove(
 			undefined,
 			entries.filter((entry) => !known.has(entry)),
 		);

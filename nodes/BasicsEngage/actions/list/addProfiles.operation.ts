@@ -3,8 +3,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 
 import { concurrencyOption, optionsCollection, retryOptions } from '../../helpers/options';
 import { readForRun, readNumberOption, readOptionalText, readTrimmed } from '../../helpers/read';
-import type { ApiResult, DeclareRequests, ItemBody, SuccessContract } from '../../transport';
-import { Failure } from '../../helpers/failure';
+import type { DeclareRequests, ItemBody, SuccessContract } from '../../transport';
 import { autoMapper, toProfile } from './autoMap';
 
 const batchSizeOption: INodeProperties = {
@@ -157,13 +156,12 @@ export const description = updateDisplayOptions(displayOptions, properties);
 const CREATED_LIST_ID = '(the ID of the list the first request creates)';
 
 /**
- * One request per batch of profiles, several in flight at once; while a new list does not exist
- * yet, the request creating it goes alone, since every later batch needs the ID its answer
- * gives. Each output pairs with the items its batch covers.
+ * One request per batch of profiles, several in flight at once. A new list is created by the
+ * first batch, alone, since every later batch needs the ID its answer gives (or by the next,
+ * should the first be refused). Each output pairs with the items its batch covers.
  */
 export const requests: DeclareRequests = function (options) {
 	const batchSize = readNumberOption(options, batchSizeOption);
-	const concurrency = readNumberOption(options, batchConcurrency);
 	const newList =
 		this.getNodeParameter('listMode', 0) === 'new'
 			? readForRun(() => readNewList(this))
@@ -173,38 +171,30 @@ export const requests: DeclareRequests = function (options) {
 		this.getNodeParameter('mappingMode', 0, 'defineBelow') === 'autoMapInputData'
 			? autoMapper(this.getInputData())
 			: (itemIndex: number) => readProfileFields(this, itemIndex);
-	let createdListId: string | undefined;
-	/** Learns the new list's ID from the request creating it; why the run stops, if it must. */
-	const learnListId = (sent: IDataObject, result?: ApiResult) => {
-		if (sent.listId !== undefined || !result) return undefined;
-		// A lost answer to the creating request may hide a list that now exists; creating
-		// another would break "one list per run", so the rest of the run is not sent.
-		if (result instanceof Failure && result.mayHaveTakenEffect)
-			return 'the request creating the list got no clear answer, so the list may exist already: check the lists in BasicsEngage and add these profiles by List ID';
-		if (!(result instanceof Failure)) createdListId = (result.data as IDataObject).listId as string;
-		return undefined;
-	};
 	return {
 		path: '/list/addProfiles',
 		// The batch's list (none: the run's new list) and the profile, as `profiles` lists it.
 		body: (itemIndex) => ({ listId: readListId(itemIndex), profile: readProfile(itemIndex) }),
-		batches: (entries) =>
-			toBatches(entries, batchSize).map(({ listId, profiles }, batchIndex) => ({
-				itemIndexes: profiles.map((entry) => entry.itemIndex),
-				body: () => {
-					// A dry run shows the batches after the one creating the list as they would go.
-					const list =
-						listId ??
-						createdListId ??
-						(options.validateOnly === true && batchIndex > 0 ? CREATED_LIST_ID : undefined);
-					return {
-						...(list === undefined ? newList : { listId: list }),
+		shape: {
+			per: 'batch',
+			batches: (entries) =>
+				toBatches(entries, batchSize).map(({ listId, profiles }) => ({
+					itemIndexes: profiles.map((entry) => entry.itemIndex),
+					body: {
+						...(listId === undefined ? {} : { listId }),
 						profiles: profiles.map((entry) => entry.body.profile),
-					};
-				},
-			})),
-		get concurrency() {
-			return newList && createdListId === undefined ? 1 : concurrency;
+					},
+				})),
+			concurrency: readNumberOption(options, batchConcurrency),
+			firstAlone: newList && {
+				fields: newList,
+				learn: (answer) => ({ listId: (answer.data as IDataObject).listId }),
+				dryRun: { listId: CREATED_LIST_ID },
+				// A lost answer to the creating request may hide a list that now exists; creating
+				// another would break "one list per run", so the rest of the run is not sent.
+				unclear:
+					'the request creating the list got no clear answer, so the list may exist already: check the lists in BasicsEngage and add these profiles by List ID',
+			},
 		},
 		contract: (body) => profilesAdded(body.listId === undefined),
 		toJson: (answer, sent, itemIndexes) => {
@@ -221,14 +211,6 @@ export const requests: DeclareRequests = function (options) {
 		repeatable: (body) => body.listId !== undefined,
 		done: 'Added',
 		misspelledAuthHeader: true,
-		guard: {
-			// An earlier try of this run may have created the list: a Retry creates no second one.
-			plan: ({ body, earlier }) => void learnListId(body, earlier),
-			send: async (_, sendBatch) => {
-				const sent = await sendBatch();
-				return sent?.body && { ...sent, stopsRun: learnListId(sent.body, sent.result) };
-			},
-		},
 	};
 };
 
