@@ -258,12 +258,4 @@ describe('toBatches: Add Profiles batches', () => {
 	])('%s', (_, batchSize, lists, expected) => {
 		expect(shape(toBatches(entries(lists), batchSize))).toEqual(expected);
 	});
-
-	test('1,050 profiles in batches of 100: 11 batches, the last of 50', () => {
-		const batches = toBatches(entries(Array(1050).fill('l')), 100);
-		expect(batches.map((/** @type {any} */ batch) => batch.profiles.length)).toEqual([
-			...Array(10).fill(100),
-			50,
-		]);
-	});
 });
