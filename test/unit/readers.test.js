@@ -134,7 +134,6 @@ describe('readNumberOption: numbers typed as expressions, held to their field', 
 		['text holding a number', retriesOption, ' 1 ', 1],
 		['the maximum', retriesOption, 10, 10],
 		['text that is no number', retriesOption, 'abc', RETRIES],
-		['NaN', retriesOption, NaN, RETRIES],
 		['Infinity', retriesOption, Infinity, RETRIES],
 		['above the maximum', retriesOption, 11, RETRIES],
 		[
