@@ -215,21 +215,6 @@ const SHAPES = [
 /** @type {Array<[rule: string, item: IDataObject, expected: Record<string, string> | string]>} */
 const RULES = [
 	[
-		'names match lower-cased',
-		{ EMAIL: 'd@x.test', firstname: 'Di', lastname: 'Dane' },
-		{ email: 'd@x.test', firstName: 'Di', lastName: 'Dane' },
-	],
-	[
-		'names match without "_"',
-		{ Email: 'b@x.test', first_name: 'Bob', last_name: 'Birch' },
-		{ email: 'b@x.test', firstName: 'Bob', lastName: 'Birch' },
-	],
-	[
-		'names match without spaces and "-"',
-		{ 'E-mail': 'c@x.test', 'First Name': 'Cy', LastName: 'Cole' },
-		{ email: 'c@x.test', firstName: 'Cy', lastName: 'Cole' },
-	],
-	[
 		'other fields are ignored, values trimmed',
 		{ email: '  a@x.test ', first_name: ' Ann ', phone: '+1 555', company: 'Acme' },
 		{ email: 'a@x.test', firstName: 'Ann' },

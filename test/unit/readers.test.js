@@ -134,7 +134,6 @@ describe('readNumberOption: numbers typed as expressions, held to their field', 
 		['text holding a number', retriesOption, ' 1 ', 1],
 		['the maximum', retriesOption, 10, 10],
 		['text that is no number', retriesOption, 'abc', RETRIES],
-		['NaN', retriesOption, NaN, RETRIES],
 		['Infinity', retriesOption, Infinity, RETRIES],
 		['above the maximum', retriesOption, 11, RETRIES],
 		[
@@ -257,13 +256,5 @@ describe('toBatches: Add Profiles batches', () => {
 		],
 	])('%s', (_, batchSize, lists, expected) => {
 		expect(shape(toBatches(entries(lists), batchSize))).toEqual(expected);
-	});
-
-	test('1,050 profiles in batches of 100: 11 batches, the last of 50', () => {
-		const batches = toBatches(entries(Array(1050).fill('l')), 100);
-		expect(batches.map((/** @type {any} */ batch) => batch.profiles.length)).toEqual([
-			...Array(10).fill(100),
-			50,
-		]);
 	});
 });
