@@ -15,7 +15,6 @@ const path = require('node:path');
 
 const { loadPackage, runWorkflow, internals, getLogs, clearLogs } = require('./n8n');
 const { engine } = require('./resolve');
-const { startSandbox } = require('../sandbox/server');
 
 const V1 = engine.major === 1;
 const { core, workflowLib } = internals;
@@ -32,21 +31,12 @@ class Probe {
 	description = {
 		displayName: 'Probe', name: 'probe', group: ['transform'], version: 1, description: 'Engine probe',
 		defaults: { name: 'Probe' }, inputs: ['main'], outputs: ['main'],
-		properties: ['action', 'json', 'itemError', 'url'].map((name) => ({ displayName: name, name, type: 'string', default: '' })),
+		properties: ['action', 'json', 'itemError'].map((name) => ({ displayName: name, name, type: 'string', default: '' })),
 	};
 	async execute() {
 		globalThis.__probe.calls++;
 		const node = this.getNode();
 		const param = (name) => this.getNodeParameter(name, 0);
-		if (param('action') === 'statusConfig') {
-			const ignoreHttpStatusErrors = { ignore: true, except: [401] };
-			const request = { method: 'POST', url: param('url'), returnFullResponse: true, ignoreHttpStatusErrors };
-			const json = await this.helpers.httpRequest(request).then(
-				(response) => ({ threw: false, statusCode: response.statusCode }),
-				(error) => ({ threw: true, status: error.response?.status }),
-			);
-			return [[{ json, pairedItem: { item: 0 } }]];
-		}
 		if (param('action') === 'item') {
 			// The json asked for, paired with input 0, with an item.error 'enumerable' or 'hidden'.
 			const item = { json: JSON.parse(param('json')), pairedItem: { item: 0 } };
@@ -69,8 +59,6 @@ exports.Probe = Probe;
 
 /** @type {string} */
 let probeDir;
-/** Answers a request without a key 401. @type {import('../sandbox/server').SandboxHandle} */
-let sandbox;
 
 beforeAll(async () => {
 	probeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'engine-probe-'));
@@ -91,11 +79,9 @@ beforeAll(async () => {
 		'dir',
 	);
 	await loadPackage(probeDir);
-	sandbox = await startSandbox();
 });
 
 afterAll(async () => {
-	await sandbox.close();
 	fs.rmSync(probeDir, { recursive: true, force: true });
 });
 
@@ -187,14 +173,5 @@ describe(`engine ${engine.displayName}`, () => {
 		const assigned = await runProbe({ action: 'throw' }, STOP);
 		expect(assigned.error?.failure).toEqual({ cause: 'quota-exhausted' });
 		expect(assigned.error?.httpCode).toBe('429');
-	});
-
-	test('ignoreHttpStatusErrors { ignore: true, except: [401] }: 2.x throws for 401, 1.x ignores every status', async () => {
-		// 1.x n8n-core-v1/.../utils/request-helper-functions.js:449-451 (any truthy value:
-		// validateStatus = () => true); 2.x @n8n/backend-network http/axios/request.js:79-83.
-		const result = await runProbe({ action: 'statusConfig', url: `${sandbox.baseUrl}/email/send` });
-		expect(result.success[0].json).toEqual(
-			V1 ? { threw: false, statusCode: 401 } : { threw: true, status: 401 },
-		);
 	});
 });

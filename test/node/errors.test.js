@@ -51,6 +51,19 @@ describe('a 429 that is not the daily email quota is a rate limit: waited as ask
 	});
 });
 
+// What test/unit/answers.test.js's waitBeforeRetry table says, at work in a run.
+test('a Retry-After is honoured before the retry (a 503, Retry Send On Server Error on)', async () => {
+	sandbox.injectFaults([{ path: '/email/send', status: 503, headers: { 'Retry-After': '1' } }]);
+	const options = { retryWait: 10, retrySendOnServerError: true };
+	const result = await runNode(sandbox, {
+		parameters: sendParameters({ options }),
+		items: contacts(1),
+	});
+	expect(result.success).toHaveLength(1);
+	const [first, second] = sandbox.requests.map((request) => Date.parse(request.receivedAt));
+	expect(second - first).toBeGreaterThanOrEqual(990);
+});
+
 test('Send Email at Concurrency 5: after the daily quota is used up (429) only the requests already in flight go; every item comes out once', async () => {
 	sandbox.setOptions({ dailyLimit: 10, latencyMs: 5 });
 	const result = await runNode(sandbox, {
