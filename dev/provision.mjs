@@ -183,12 +183,8 @@ export function npmCommand(nodeBin) {
 }
 
 export function envWithNode(nodeBinDir, extra = {}) {
-	const env = {
-		...process.env,
-		...extra,
-		PATH: [nodeBinDir, process.env.PATH].join(path.delimiter),
-	};
-	// an outer `npm run` must not force its settings onto the nested npm
+	const env = { ...process.env };
+	// an outer `npm run` must not force its settings onto the nested npm (`extra` may set them)
 	for (const key of Object.keys(env)) {
 		if (
 			/^npm_config_(ignore_scripts|prefix|global|nodedir|node_gyp|production|omit|include)$/i.test(
@@ -197,6 +193,7 @@ export function envWithNode(nodeBinDir, extra = {}) {
 		)
 			delete env[key];
 	}
+	Object.assign(env, extra, { PATH: [nodeBinDir, process.env.PATH].join(path.delimiter) });
 	delete env.NODE_OPTIONS;
 	// jest sets NODE_ENV=test, and n8n exits at startup with it; `production` makes npm skip packages
 	delete env.NODE_ENV;
