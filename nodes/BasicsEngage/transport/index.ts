@@ -10,15 +10,20 @@ import type { Outcome } from './report';
 import { applyOnError, report } from './report';
 import type { Endpoint, RunSettings } from './request';
 import { sendAll, validateOnly } from './send';
+import type { RequestSettings } from './settings';
 import { readSettings } from './settings';
 
 export type { ApiResult, SuccessContract };
 
 /**
  * How an operation makes its requests from its items, declared in its own file and read once
- * per run (`options` is its Options collection).
+ * per run (`options` is its Options collection, `settings` the run's Request Options).
  */
-export type DeclareRequests = (this: IExecuteFunctions, options: IDataObject) => OperationRequests;
+export type DeclareRequests = (
+	this: IExecuteFunctions,
+	options: IDataObject,
+	settings: RequestSettings,
+) => OperationRequests;
 
 export interface OperationRequests extends Endpoint {
 	/**
@@ -149,7 +154,7 @@ async function readRun(
 	const settings = await readSettings(context);
 	const options = readOptions(context, 'options');
 	const dryRun = readDryRun(context, options, outcomes);
-	const operation = declare.call(context, { ...options, validateOnly: dryRun });
+	const operation = declare.call(context, { ...options, validateOnly: dryRun }, settings);
 	const run: Run = {
 		context,
 		settings,

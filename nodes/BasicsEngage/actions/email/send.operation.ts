@@ -195,10 +195,10 @@ const displayOptions = { show: { resource: ['email'], operation: ['send'] } };
 export const description = updateDisplayOptions(displayOptions, properties);
 
 /** One email per input item, several in flight at once. */
-export const requests: DeclareRequests = function (options) {
+export const requests: DeclareRequests = function (options, { timeout }) {
 	// A retried email may be queued twice, so only the user can allow that.
 	const repeatable = options.retrySendOnServerError === true;
-	const skip = skipAlreadySent(this, options, repeatable);
+	const skip = skipAlreadySent(this, options, repeatable, timeout);
 	return {
 		path: '/email/send',
 		body: (itemIndex) => {

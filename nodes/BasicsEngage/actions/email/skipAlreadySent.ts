@@ -1,8 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import { Failure, tookUnclear } from '../../helpers/failure';
-import { readTimeout } from '../../helpers/options';
-import { readForRun, readNumberOption, readOptions } from '../../helpers/read';
+import { readForRun, readNumberOption } from '../../helpers/read';
 import { waitUnlessStopped } from '../../helpers/wait';
 import type { ApiResult, Planned, RequestGuard, Sent } from '../../transport';
 import { DeduplicationStore } from './deduplicationStore';
@@ -88,16 +87,18 @@ function notQueued(result: Answer): boolean {
 
 /**
  * The option's guard of the run's requests, or undefined when it is off. `sendUnknown` (Retry
- * Send On Server Error) sends an email whose earlier outcome is unknown instead of failing it.
+ * Send On Server Error) sends an email whose earlier outcome is unknown instead of failing it;
+ * `timeoutMs` is the request Timeout, which bounds the wait for an email in flight elsewhere.
  */
 export function skipAlreadySent(
 	context: IExecuteFunctions,
 	options: IDataObject,
 	sendUnknown: boolean,
+	timeoutMs: number,
 ): SkipAlreadySent | undefined {
 	// Left unread by readOptions: its Key is read per item.
 	if (!(options.skipAlreadySent as IDataObject | undefined)?.settings) return undefined;
-	return new SkipAlreadySent(context, sendUnknown);
+	return new SkipAlreadySent(context, sendUnknown, timeoutMs);
 }
 
 class SkipAlreadySent implements RequestGuard {
@@ -121,21 +122,17 @@ class SkipAlreadySent implements RequestGuard {
 	constructor(
 		private readonly context: IExecuteFunctions,
 		private readonly sendUnknown: boolean,
+		timeoutMs: number,
 	) {
-		const { store, waitMs } = readForRun(() => {
+		this.waitMs = Math.min(timeoutMs + WAIT_BEYOND_TIMEOUT_MS, MAX_WAIT_MS);
+		this.store = readForRun(() => {
 			const size = this.setting('historySize');
 			const historySize = readNumberOption({ historySize: size }, historySizeValue);
 			const scope = this.setting('scope') === 'workflow' ? 'workflow' : 'node';
 			// Two entries an email at most, and a claim's worth more: History Size's emails stay.
 			const maxEntries = 2 * (historySize + CLAIM_BATCH);
-			const timeout = readTimeout(readOptions(context, 'requestOptions'));
-			return {
-				store: new DeduplicationStore(context, scope, maxEntries),
-				waitMs: Math.min(timeout + WAIT_BEYOND_TIMEOUT_MS, MAX_WAIT_MS),
-			};
+			return new DeduplicationStore(context, scope, maxEntries);
 		});
-		this.store = store;
-		this.waitMs = waitMs;
 		this.stop = context.getExecutionCancelSignal?.();
 	}
 
