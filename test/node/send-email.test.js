@@ -491,7 +491,7 @@ describe('never twice, never lost, across stores that fail, crashes and executio
 		sandbox.reset();
 		deduplicationStore.failCalls(1, 2);
 		const result = await run(workflow);
-		expect(result.error?.message).toMatch(/could not reach n8n’s deduplication store/);
+		expect(result.error?.message).toMatch(/could not use n8n’s deduplication store/);
 		expect(result.error?.description).toMatch(/kind: store_unavailable/);
 		expect(result.error?.failure?.cause ?? result.nodeError?.failure?.cause).toBe(
 			'temporarily-unavailable',

@@ -93,7 +93,7 @@ const kinds = {
 		serverDown: true,
 	},
 	store_unavailable: {
-		message: 'Not sent: Skip Emails Already Sent could not reach n8n’s deduplication store',
+		message: 'Not sent: Skip Emails Already Sent could not use n8n’s deduplication store',
 		cause: 'temporarily-unavailable',
 	},
 	credential_unavailable: {

@@ -38,6 +38,9 @@ interface Removal {
 const WRITE_BATCH = 100;
 const TRIES = 5;
 
+/** Other workers wrote over a claim TRIES times: the store works, but is too busy to hold it. */
+export class ClaimWrittenOver extends Error {}
+
 /**
  * The settle delay: SETTLE_FACTOR times the slowest of this process's last CALLS_KEPT calls, at
  * least MIN_SETTLE_MS. Another worker's call slower than that is the one case a claim can miss.
@@ -99,7 +102,7 @@ export class DeduplicationStore {
 			if (held) return { known, tokens };
 			// Asked again, the token is there now.
 			this.discard([tokens[0]]);
-			if (tries === TRIES) throw new Error('other workers kept writing over its claim');
+			if (tries === TRIES) throw new ClaimWrittenOver();
 			// Workers that wrote over each other try again at different times.
 			await waitUnlessStopped(Math.random() * this.settleDelay() * tries, undefined);
 		}

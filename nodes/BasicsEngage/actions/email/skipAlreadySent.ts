@@ -4,7 +4,7 @@ import { Failure, tookUnclear } from '../../helpers/failure';
 import { readForRun, readNumberOption } from '../../helpers/read';
 import { waitUnlessStopped } from '../../helpers/wait';
 import type { ApiResult, Planned, RequestGuard, Sent } from '../../transport';
-import { DeduplicationStore } from './deduplicationStore';
+import { ClaimWrittenOver, DeduplicationStore } from './deduplicationStore';
 
 const historySizeValue: INodeProperties = {
 	displayName: 'History Size',
@@ -289,10 +289,17 @@ class SkipAlreadySent implements RequestGuard {
 		const { stop } = this;
 		if (!stop) return await answer;
 		if (stop.aborted) return undefined;
-		const stopped = new Promise((resolve) =>
-			stop.addEventListener('abort', () => resolve(undefined), { once: true }),
-		);
-		return await Promise.race([answer, stopped]);
+		let onStop = () => {};
+		const stopped = new Promise((resolve) => {
+			onStop = () => resolve(undefined);
+			stop.addEventListener('abort', onStop, { once: true });
+		});
+		try {
+			return await Promise.race([answer, stopped]);
+		} finally {
+			// The run's signal outlives this email: its listener goes with it.
+			stop.removeEventListener('abort', onStop);
+		}
 	}
 
 	/** Those of the emails whose run gave up on their answer (none when the store fails). */
@@ -327,8 +334,12 @@ const UNKNOWN_EARLIER_OUTCOME = new Failure({
 const UNRECORDED = `Skip Emails Already Sent could not record that it was not sent (n8n’s deduplication store failed), so later runs fail it as "outcome unknown". ${RELEASE_UNKNOWN}`;
 
 function storeUnavailable(error: Error): Failure {
+	const why =
+		error instanceof ClaimWrittenOver
+			? 'Other workers kept writing over its claim in n8n’s deduplication store'
+			: `n8n said: ${error.message}`;
 	return new Failure({
 		kind: 'store_unavailable',
-		description: `Nothing was sent or recorded for this email, so a later run sends it. n8n said: ${error.message}.`,
+		description: `${why}. Nothing was sent or recorded for this email, so a later run sends it.`,
 	});
 }
