@@ -1,10 +1,9 @@
 // Puts the example workflows and a sandbox credential into a running n8n (started with
-// dev/start-n8n.mjs) and talks to its REST API. Shared by `npm run dev` (dev/dev.mjs) and the
-// end-to-end tests (test/e2e/). Plain Node ESM, no dependencies.
+// dev/start-n8n.mjs), publishes them and waits for their triggers. Shared by `npm run dev`
+// (dev/dev.mjs) and the end-to-end tests (test/e2e/). Plain Node ESM, no dependencies.
 
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,9 +32,6 @@ export const DEV_OWNER = Object.freeze({
 	lastName: 'User',
 });
 
-/** Node type of n8n's MCP Server Trigger (in n8n's own @n8n/n8n-nodes-langchain). */
-export const MCP_TRIGGER_TYPE = '@n8n/n8n-nodes-langchain.mcpTrigger';
-
 /**
  * The example workflows, read from examples/*.json. `formPath` / `mcpPath` are set for a workflow
  * with a Form Trigger / MCP Server Trigger: such a workflow only works once published
@@ -49,7 +45,7 @@ export function readExamples() {
 		.map((file) => {
 			const workflow = JSON.parse(fs.readFileSync(path.join(EXAMPLES_DIR, file), 'utf8'));
 			const form = workflow.nodes.find((n) => n.type === 'n8n-nodes-base.formTrigger');
-			const mcp = workflow.nodes.find((n) => n.type === MCP_TRIGGER_TYPE);
+			const mcp = workflow.nodes.find((n) => n.type === '@n8n/n8n-nodes-langchain.mcpTrigger');
 			return {
 				file: path.join(EXAMPLES_DIR, file),
 				id: workflow.id,
@@ -154,66 +150,6 @@ export async function activateWorkflow(rest, workflowId) {
 	});
 }
 
-/** Executions of a workflow, newest first: [{ id, status, finished, mode, ... }]. */
-export async function listExecutions(rest, workflowId) {
-	const filter = encodeURIComponent(JSON.stringify({ workflowId }));
-	const page = await rest.get(`/rest/executions?filter=${filter}&limit=50`);
-	return (page.results ?? page ?? []).slice().sort((a, b) => Number(b.id) - Number(a.id));
-}
-
-/**
- * Waits for a new execution of `workflowId` (id greater than `afterId`) to end and returns it
- * with its run data decoded: { id, status, runData: { [nodeName]: taskData[] }, lastNodeExecuted }.
- */
-export async function waitForExecution(
-	rest,
-	workflowId,
-	{ afterId = 0, timeoutMs = 60_000, n8nDir } = {},
-) {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const done = (await listExecutions(rest, workflowId)).find(
-			(e) => Number(e.id) > Number(afterId) && !['new', 'running', 'waiting'].includes(e.status),
-		);
-		if (done) return await getExecution(rest, done.id, { n8nDir });
-		if (Date.now() > deadline)
-			throw new Error(`no finished execution of ${workflowId} after ${timeoutMs} ms`);
-		await new Promise((r) => setTimeout(r, 300));
-	}
-}
-
-/** One execution with its run data decoded (n8n stores it in the `flatted` format). */
-export async function getExecution(rest, executionId, { n8nDir }) {
-	const execution = await rest.get(`/rest/executions/${executionId}`);
-	const { parse } = flatted(n8nDir);
-	const data = typeof execution.data === 'string' ? parse(execution.data) : execution.data;
-	return {
-		id: execution.id,
-		status: execution.status,
-		mode: execution.mode,
-		runData: data?.resultData?.runData ?? {},
-		lastNodeExecuted: data?.resultData?.lastNodeExecuted,
-		error: data?.resultData?.error,
-	};
-}
-
-/** n8n's own copy of `flatted` (no dependency of ours). */
-function flatted(n8nDir) {
-	if (!n8nDir) throw new Error('n8nDir (from provisionN8n) is needed to decode execution data');
-	return createRequire(path.join(n8nDir, 'node_modules', 'n8n', 'package.json'))('flatted');
-}
-
-/** The json of every item a node output on `outputIndex` in its first run. */
-export function nodeOutput(execution, nodeName, outputIndex = 0) {
-	const run = execution.runData[nodeName]?.[0];
-	return (run?.data?.main?.[outputIndex] ?? []).map((item) => item.json);
-}
-
-/** Submits a form the way a browser does (multipart, fields `field-<n>` in form order). */
-export async function submitForm(formUrl, values) {
-	return (await submitForms(formUrl, [values]))[0];
-}
-
 /** Waits until a published form answers GET (n8n registers its webhooks just after activation). */
 export async function waitForForm(formUrl, { timeoutMs = 30_000 } = {}) {
 	const deadline = Date.now() + timeoutMs;
@@ -258,141 +194,4 @@ export async function waitForMcp(url, { timeoutMs = 30_000 } = {}) {
 			throw new Error(`${url} did not answer within ${timeoutMs} ms (last: ${res?.status})`);
 		await new Promise((r) => setTimeout(r, 200));
 	}
-}
-
-// ---------------------------------------------------------------- many executions (queue mode)
-
-/** Every execution status n8n 2.x knows; listing by status is what lets the REST API page. */
-const EXECUTION_STATUSES = [
-	'new',
-	'running',
-	'waiting',
-	'success',
-	'error',
-	'crashed',
-	'canceled',
-	'unknown',
-];
-const UNFINISHED = ['new', 'running', 'waiting'];
-
-/** `filter=` of GET /rest/executions: one workflow, every status (plus `extra`, e.g. startedBefore). */
-const executionsFilter = (workflowId, extra = {}) =>
-	encodeURIComponent(JSON.stringify({ workflowId, status: EXECUTION_STATUSES, ...extra }));
-
-/**
- * Every execution of `workflowId` with an id above `afterId`, oldest first: [{ id, status, mode,
- * startedAt, stoppedAt, ... }]. n8n 2.41 (the queue-mode tests' line) orders a page of
- * GET /rest/executions by start time (at most 100 rows), and its `nextCursor` keeps only ids below
- * the page's last row, which would skip an execution that started before a lower id (usual in
- * queue mode). So the pages are windows of `startedBefore` (inclusive: each the oldest start of
- * the page before; rows kept once by id), through the workflow's whole history. An execution not
- * started yet ('new') has no start time: it is listed only when among the newest 100.
- */
-export async function listExecutionsSince(rest, workflowId, { afterId = 0 } = {}) {
-	const byId = new Map();
-	let { results = [] } = await rest.get(
-		`/rest/executions?filter=${executionsFilter(workflowId)}&limit=100`,
-	);
-	for (let page = 0; ; page++) {
-		let added = 0;
-		for (const execution of results) {
-			if (byId.has(String(execution.id))) continue;
-			byId.set(String(execution.id), execution);
-			added++;
-		}
-		const starts = results
-			.map((e) => e.startedAt)
-			.filter(Boolean)
-			.sort();
-		if (results.length < 100 || starts.length === 0) break;
-		if (page > 0 && added === 0)
-			throw new Error(`listing the executions of ${workflowId}: 100 of them share one start time`);
-		const filter = executionsFilter(workflowId, { startedBefore: starts[0] });
-		({ results = [] } = await rest.get(`/rest/executions?filter=${filter}&limit=100`));
-	}
-	return [...byId.values()]
-		.filter((e) => Number(e.id) > Number(afterId))
-		.sort((a, b) => Number(a.id) - Number(b.id));
-}
-
-/** The id of the newest execution of `workflowId`, whatever its status (0 when none). */
-export async function latestExecutionId(rest, workflowId) {
-	// the highest id of the newest 100: n8n 2.41 sorts a page by start time, not by id
-	const { results = [] } = await rest.get(
-		`/rest/executions?filter=${executionsFilter(workflowId)}&limit=100`,
-	);
-	return results.reduce((max, e) => Math.max(max, Number(e.id)), 0);
-}
-
-/**
- * Waits until `count` executions of `workflowId` above `afterId` have ended (polling once a
- * second) and returns them, oldest first. Throws after `timeoutMs`, saying how far it got.
- */
-export async function waitForExecutions(
-	rest,
-	workflowId,
-	{ afterId = 0, count, timeoutMs = 120_000, onProgress } = {},
-) {
-	const deadline = Date.now() + timeoutMs;
-	let lastReport = 0;
-	for (;;) {
-		const executions = await listExecutionsSince(rest, workflowId, { afterId });
-		const ended = executions.filter((e) => !UNFINISHED.includes(e.status));
-		if (ended.length >= count) return ended;
-		if (Date.now() > deadline)
-			throw new Error(
-				`${ended.length} of ${count} executions of ${workflowId} ended within ${timeoutMs} ms (${executions.length} started)`,
-			);
-		if (onProgress && Date.now() - lastReport > 10_000) {
-			lastReport = Date.now();
-			onProgress(`${ended.length}/${count} executions ended`);
-		}
-		await new Promise((r) => setTimeout(r, 1_000));
-	}
-}
-
-/**
- * Submits a form once per row of `rows` (each an array of field values, as submitForm takes),
- * at most `concurrency` at a time; each submission gives up after `timeoutMs`.
- * @returns {Promise<Array<{ status: number, body: string }>>} in the order of `rows`
- */
-export async function submitForms(formUrl, rows, { concurrency = 10, timeoutMs = 60_000 } = {}) {
-	const results = new Array(rows.length);
-	let next = 0;
-	const submitter = async () => {
-		while (next < rows.length) {
-			const index = next++;
-			const body = new FormData();
-			rows[index].forEach((value, field) => body.append(`field-${field}`, String(value)));
-			try {
-				const res = await fetch(formUrl, {
-					method: 'POST',
-					body,
-					signal: AbortSignal.timeout(timeoutMs),
-				});
-				results[index] = { status: res.status, body: await res.text() };
-			} catch (error) {
-				results[index] = { status: 0, body: String(error?.cause?.code ?? error?.message ?? error) };
-			}
-		}
-	};
-	await Promise.all(Array.from({ length: Math.min(concurrency, rows.length) }, submitter));
-	return results;
-}
-
-/**
- * Which queue-mode worker ran which execution, from the workers' own logs: each worker logs
- * "Worker started execution <id> (job <n>)" (n8n's JobProcessor, at info level) in its log file.
- * @param {Array<{ name: string, logFile: string }>} workers
- * @returns {Map<string, string[]>} execution id -> names of the workers that started it
- */
-export function executionsByWorker(workers) {
-	const ranBy = new Map();
-	for (const worker of workers) {
-		const log = fs.readFileSync(worker.logFile, 'utf8');
-		for (const [, id] of log.matchAll(/Worker started execution (\d+) \(job /g)) {
-			ranBy.set(id, [...(ranBy.get(id) ?? []), worker.name]);
-		}
-	}
-	return ranBy;
 }

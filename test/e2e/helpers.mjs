@@ -15,12 +15,11 @@ import { chromium } from 'playwright-core';
 import { startEnvironment } from '../../dev/dev.mjs';
 import {
 	activateWorkflow,
-	getExecution,
-	MCP_TRIGGER_TYPE,
 	readExamples,
 	REPO_DIR,
 	SANDBOX_CREDENTIAL,
 } from '../../dev/n8n-setup.mjs';
+import { getExecution } from './executions.mjs';
 import { snapshotTree, stillRunning } from './processes.mjs';
 
 export { REPO_DIR };
@@ -151,7 +150,7 @@ export function exampleVariant(exampleId, { id, label, triggerPath, tag = id.sli
 	Object.assign(workflow, { id, name: `${workflow.name} (${label})` });
 	for (const node of workflow.nodes) {
 		if (node.webhookId) node.webhookId = `${node.webhookId.slice(0, -4)}${tag}`;
-		if (node.type === MCP_TRIGGER_TYPE) node.parameters.path = triggerPath;
+		if (node.type === '@n8n/n8n-nodes-langchain.mcpTrigger') node.parameters.path = triggerPath;
 		if (node.type === 'n8n-nodes-base.formTrigger') {
 			node.parameters.options = { ...node.parameters.options, path: triggerPath };
 		}

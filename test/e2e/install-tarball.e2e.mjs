@@ -9,7 +9,8 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 
-import { DEMO_API_KEY, nodeOutput, restClient, SANDBOX_CREDENTIAL } from '../../dev/n8n-setup.mjs';
+import { DEMO_API_KEY, restClient, SANDBOX_CREDENTIAL } from '../../dev/n8n-setup.mjs';
+import { nodeOutput } from './executions.mjs';
 import { setupOwner, startN8n } from '../../dev/start-n8n.mjs';
 import {
 	buildWorkflow,

@@ -4,11 +4,11 @@
 import {
 	DEMO_API_KEY,
 	NEWSLETTER_LIST,
-	listExecutions,
 	mcpUrl,
 	readExamples,
 	waitForMcp,
 } from '../../dev/n8n-setup.mjs';
+import { listExecutionsSince } from './executions.mjs';
 import { env } from './shared.mjs';
 import { connectMcp, exampleVariant, importWorkflow, until } from './helpers.mjs';
 
@@ -66,7 +66,7 @@ const requestsTo = (p) => env.sandbox.requests.filter((r) => r.path === p);
  */
 async function settled() {
 	const all = async () =>
-		(await Promise.all(workflowIds.map((id) => listExecutions(env.rest, id)))).flat();
+		(await Promise.all(workflowIds.map((id) => listExecutionsSince(env.rest, id)))).flat();
 	const done = async () => !(await all()).some((e) => ['new', 'running'].includes(e.status));
 	await until(done, 'executions still running');
 	await new Promise((r) => setTimeout(r, 500));
@@ -157,7 +157,7 @@ describe('the published example: an MCP server with two BasicsEngage tools', () 
 	});
 
 	test('nothing is sent twice: each call is one request, also once n8n has recorded the calls', async () => {
-		const before = await listExecutions(env.rest, MCP);
+		const before = await listExecutionsSince(env.rest, MCP);
 		const calls = [
 			[SEND, JANE],
 			[ADD, { email: 'ada@customer.test', firstName: 'Ada' }],
@@ -176,7 +176,7 @@ describe('the published example: an MCP server with two BasicsEngage tools', () 
 		]);
 		expect(env.sandbox.state.emails).toHaveLength(3);
 		// n8n records each tool call as an execution of the workflow (which sends nothing itself)
-		const after = await listExecutions(env.rest, MCP);
+		const after = await listExecutionsSince(env.rest, MCP);
 		expect(after.length - before.length).toBe(calls.length);
 	});
 });

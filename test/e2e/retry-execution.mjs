@@ -3,7 +3,8 @@
 // workflow). A webhook starts ten items into Send Email or Add Profiles (On Error = Stop Workflow);
 // the sandbox fails request 6 with a 500. Retry sends 7-10, never again 1-5, and never request 6
 // unasked: the retry fails again, saying so.
-import { NEWSLETTER_LIST, waitForExecution } from '../../dev/n8n-setup.mjs';
+import { NEWSLETTER_LIST } from '../../dev/n8n-setup.mjs';
+import { waitForExecution } from './executions.mjs';
 import { env } from './shared.mjs';
 import { buildWorkflow, CREDENTIALS, importWorkflow, NODE_TYPE, until } from './helpers.mjs';
 import parameters from '../parameters.js';

@@ -5,13 +5,14 @@
 // pages, the answer's shape, what is refused) is test/node/send-and-wait.test.js.
 import http from 'node:http';
 
+import { waitForForm } from '../../dev/n8n-setup.mjs';
 import {
-	listExecutions,
+	latestExecutionId,
+	listExecutionsSince,
 	nodeOutput,
 	submitForm,
 	waitForExecution,
-	waitForForm,
-} from '../../dev/n8n-setup.mjs';
+} from './executions.mjs';
 import { answers, env } from './shared.mjs';
 import {
 	buildWorkflow,
@@ -36,14 +37,14 @@ beforeAll(async () => (browser = await launchBrowser()), 300_000);
 afterAll(() => browser?.close(), 60_000);
 
 const emailsSent = () => env.sandbox.requests.filter((r) => r.path === '/email/send');
-const since = async (workflowId, before) =>
-	(await listExecutions(env.rest, workflowId)).filter((e) => Number(e.id) > Number(before));
+const since = (workflowId, before) =>
+	listExecutionsSince(env.rest, workflowId, { afterId: before });
 const ended = (workflowId, before, timeoutMs) =>
 	waitForExecution(env.rest, workflowId, { afterId: before, n8nDir: env.n8nDir, timeoutMs });
 
 /** Submits a refund form; returns the id of the execution once it waits for the answer. */
 async function requestRefund(workflowId = REFUND, formPath = 'basicsengage-refund') {
-	const before = (await listExecutions(env.rest, workflowId))[0]?.id ?? 0;
+	const before = await latestExecutionId(env.rest, workflowId);
 	const values = ['1042', '120', 'jane@customer.test'];
 	expect((await submitForm(`${env.n8n.url}/form/${formPath}`, values)).status).toBe(200);
 	const waits = async () => (await since(workflowId, before)).find((e) => e.status === 'waiting');
@@ -240,8 +241,7 @@ const emailTool = (name, variant, link, parameters) => ({
 			// One call starts one run: n8n answers 404 until it has registered the webhook.
 			const start = async () => (await fetch(`${env.n8n.url}/webhook/basicsengage-agent-gate`)).ok;
 			await until(start, 'the agent webhook answered no 200');
-			const waits = async () =>
-				(await listExecutions(env.rest, workflow.id))[0]?.status === 'waiting';
+			const waits = async () => (await since(workflow.id, 0)).at(-1)?.status === 'waiting';
 			await until(waits, 'the agent run did not wait');
 			expect(model.calls[0].tools).toHaveLength(1);
 			const sent = () => emailsSent().map((r) => [r.body.to, r.body.subject]);
@@ -249,7 +249,7 @@ const emailTool = (name, variant, link, parameters) => ({
 			expect(sent()).toEqual([ask]);
 			const { Approve } = emailLinks();
 			await scanLinks([Approve]);
-			expect((await listExecutions(env.rest, workflow.id))[0].status).toBe('waiting');
+			expect((await since(workflow.id, 0)).map((e) => e.status)).toEqual(['waiting']);
 			expect(sent()).toEqual([ask]);
 
 			expect(await answerInBrowser(Approve)).toContain(RECORDED);
@@ -257,7 +257,7 @@ const emailTool = (name, variant, link, parameters) => ({
 			expect(execution.status).toBe('success');
 			expect(nodeOutput(execution, 'AI Agent')).toEqual([{ output: 'Done.' }]);
 			expect(sent()).toEqual([ask, ['jane@customer.test', 'Welcome']]);
-			expect(await listExecutions(env.rest, workflow.id)).toHaveLength(1);
+			expect(await since(workflow.id, 0)).toHaveLength(1);
 		} finally {
 			await model.close();
 		}

@@ -4,15 +4,8 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 
-import {
-	NEWSLETTER_LIST,
-	listExecutions,
-	nodeOutput,
-	readExamples,
-	submitForm,
-	waitForExecution,
-	waitForForm,
-} from '../../dev/n8n-setup.mjs';
+import { NEWSLETTER_LIST, readExamples, waitForForm } from '../../dev/n8n-setup.mjs';
+import { latestExecutionId, nodeOutput, submitForm, waitForExecution } from './executions.mjs';
 import { env } from './shared.mjs';
 import { exampleVariant, importWorkflow, NODE_TYPE, REPO_DIR, runByHand } from './helpers.mjs';
 
@@ -26,7 +19,7 @@ const signupForm = `/form/${readExamples().find((e) => e.id === SIGNUP).formPath
 
 /** Submits a sign-up form like a browser and returns the execution it started. */
 async function signUp(person = JANE, workflowId = SIGNUP, formPath = signupForm) {
-	const before = (await listExecutions(env.rest, workflowId))[0]?.id ?? 0;
+	const before = await latestExecutionId(env.rest, workflowId);
 	const values = [person.firstName, person.email, person.company];
 	expect((await submitForm(`${env.n8n.url}${formPath}`, values)).status).toBe(200);
 	return await waitForExecution(env.rest, workflowId, { afterId: before, n8nDir: env.n8nDir });

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
-import { submitForm } from '../../dev/n8n-setup.mjs';
+import { submitForm } from '../e2e/executions.mjs';
 import { spawnDev, startWatchdog } from '../e2e/helpers.mjs';
 import { descendants } from '../e2e/processes.mjs';
 

@@ -1,13 +1,13 @@
 // Shared by the queue-mode tests: the e2e environment in queue mode and the sign-up form driven
 // the way a browser submits it.
+import fs from 'node:fs';
+import { readExamples } from '../../dev/n8n-setup.mjs';
 import {
-	executionsByWorker,
 	getExecution,
 	latestExecutionId,
-	readExamples,
-	submitForms,
+	submitForm,
 	waitForExecutions,
-} from '../../dev/n8n-setup.mjs';
+} from '../e2e/executions.mjs';
 import { startTestEnvironment } from '../e2e/helpers.mjs';
 
 export const SIGNUP = 'beExampleSignup1';
@@ -59,8 +59,8 @@ export async function submitSignups(
 	const t0 = Date.now();
 	const answers = (
 		await mapLimit(persons, concurrency / copies, async (p) => {
-			const rows = Array.from({ length: copies }, () => [p.firstName, p.email, p.company]);
-			return await submitForms(env.formUrl(formPath), rows, { concurrency: copies });
+			const submit = () => submitForm(env.formUrl(formPath), [p.firstName, p.email, p.company]);
+			return await Promise.all(Array.from({ length: copies }, submit));
 		})
 	).flat();
 	const refused = answers.filter((a) => a.status !== 200);
@@ -91,6 +91,23 @@ export async function submitSignups(
 			`all executions ended after ${(endedMs / 1000).toFixed(1)}s; per worker: ${JSON.stringify(perWorker(executions))}`,
 	);
 	return executions;
+}
+
+/**
+ * Which queue-mode worker ran which execution, from the workers' own logs: each worker logs
+ * "Worker started execution <id> (job <n>)" (n8n's JobProcessor, at info level) in its log file.
+ * @param {Array<{ name: string, logFile: string }>} workers
+ * @returns {Map<string, string[]>} execution id -> names of the workers that started it
+ */
+export function executionsByWorker(workers) {
+	const ranBy = new Map();
+	for (const worker of workers) {
+		const log = fs.readFileSync(worker.logFile, 'utf8');
+		for (const [, id] of log.matchAll(/Worker started execution (\d+) \(job /g)) {
+			ranBy.set(id, [...(ranBy.get(id) ?? []), worker.name]);
+		}
+	}
+	return ranBy;
 }
 
 /** { worker-1: n, worker-2: m } over executions that ran on exactly one worker. */

@@ -3,17 +3,11 @@
 // The sandbox counts what reached BasicsEngage; the workers' logs tell which ran which execution.
 import os from 'node:os';
 
-import {
-	executionsByWorker,
-	latestExecutionId,
-	mcpUrl,
-	nodeOutput,
-	readExamples,
-	waitForExecutions,
-	waitForForm,
-} from '../../dev/n8n-setup.mjs';
+import { mcpUrl, readExamples, waitForForm } from '../../dev/n8n-setup.mjs';
+import { latestExecutionId, nodeOutput, waitForExecutions } from '../e2e/executions.mjs';
 import { connectMcp, exampleVariant, importWorkflow } from '../e2e/helpers.mjs';
 import {
+	executionsByWorker,
 	SIGNUP,
 	log,
 	people,
