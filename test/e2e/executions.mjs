@@ -3,22 +3,15 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
-/** Every execution status n8n knows; listing by status is what lets the REST API page. */
-const EXECUTION_STATUSES = [
-	'new',
-	'running',
-	'waiting',
-	'success',
-	'error',
-	'crashed',
-	'canceled',
-	'unknown',
-];
 const UNFINISHED = ['new', 'running', 'waiting'];
+/** Every execution status n8n knows; listing by status is what lets the REST API page. */
+const EXECUTION_STATUSES = [...UNFINISHED, 'success', 'error', 'crashed', 'canceled', 'unknown'];
 
-/** `filter=` of GET /rest/executions: one workflow, every status (plus `extra`, e.g. startedBefore). */
-const executionsFilter = (workflowId, extra = {}) =>
-	encodeURIComponent(JSON.stringify({ workflowId, status: EXECUTION_STATUSES, ...extra }));
+/** GET /rest/executions: 100 of a workflow's, every status (`startedBefore`: started no later). */
+const hundredExecutions = (rest, workflowId, startedBefore) => {
+	const filter = JSON.stringify({ workflowId, status: EXECUTION_STATUSES, startedBefore });
+	return rest.get(`/rest/executions?filter=${encodeURIComponent(filter)}&limit=100`);
+};
 
 /**
  * Every execution of `workflowId` with an id above `afterId`, oldest first: [{ id, status, mode,
@@ -31,25 +24,15 @@ const executionsFilter = (workflowId, extra = {}) =>
  */
 export async function listExecutionsSince(rest, workflowId, { afterId = 0 } = {}) {
 	const byId = new Map();
-	let { results = [] } = await rest.get(
-		`/rest/executions?filter=${executionsFilter(workflowId)}&limit=100`,
-	);
-	for (let page = 0; ; page++) {
-		let added = 0;
-		for (const execution of results) {
-			if (byId.has(String(execution.id))) continue;
-			byId.set(String(execution.id), execution);
-			added++;
-		}
-		const starts = results
-			.map((e) => e.startedAt)
-			.filter(Boolean)
-			.sort();
+	for (let startedBefore; ; ) {
+		const { results = [] } = await hundredExecutions(rest, workflowId, startedBefore);
+		const known = byId.size;
+		for (const execution of results) byId.set(String(execution.id), execution);
+		const starts = results.flatMap((e) => e.startedAt ?? []).sort();
 		if (results.length < 100 || starts.length === 0) break;
-		if (page > 0 && added === 0)
+		if (byId.size === known)
 			throw new Error(`listing the executions of ${workflowId}: 100 of them share one start time`);
-		const filter = executionsFilter(workflowId, { startedBefore: starts[0] });
-		({ results = [] } = await rest.get(`/rest/executions?filter=${filter}&limit=100`));
+		startedBefore = starts[0];
 	}
 	return [...byId.values()]
 		.filter((e) => Number(e.id) > Number(afterId))
@@ -59,9 +42,7 @@ export async function listExecutionsSince(rest, workflowId, { afterId = 0 } = {}
 /** The id of the newest execution of `workflowId`, whatever its status (0 when none). */
 export async function latestExecutionId(rest, workflowId) {
 	// the highest id of the newest 100: n8n 2.41 sorts a page by start time, not by id
-	const { results = [] } = await rest.get(
-		`/rest/executions?filter=${executionsFilter(workflowId)}&limit=100`,
-	);
+	const { results = [] } = await hundredExecutions(rest, workflowId);
 	return results.reduce((max, e) => Math.max(max, Number(e.id)), 0);
 }
 
@@ -93,13 +74,9 @@ export async function waitForExecutions(
 }
 
 /** The next execution of `workflowId` above `afterId` to end, as `getExecution` returns it. */
-export async function waitForExecution(
-	rest,
-	workflowId,
-	{ afterId = 0, timeoutMs = 60_000, n8nDir } = {},
-) {
-	const options = { afterId, count: 1, timeoutMs, pollMs: 300 };
-	const [ended] = await waitForExecutions(rest, workflowId, options);
+export async function waitForExecution(rest, workflowId, { n8nDir, ...options } = {}) {
+	const wait = { count: 1, timeoutMs: 60_000, pollMs: 300, ...options };
+	const [ended] = await waitForExecutions(rest, workflowId, wait);
 	return await getExecution(rest, ended.id, { n8nDir });
 }
 
