@@ -27,6 +27,7 @@ const BATCH_SIZE = Math.min(100, ITEM_COUNT / 100);
 // for `npm run soak`'s 100,000 (its runs passed 180 s).
 jest.setTimeout(Math.max(180_000, ITEM_COUNT * 10));
 const RETRIES = 2;
+const SEND_OPTIONS = { concurrency: 5, retries: RETRIES, retryWait: 1 };
 const KINDS = ['server_error', 'network_error', 'unexpected_response'];
 
 /** @satisfies {Record<string, import('../sandbox/server').Fault[]>} */
@@ -64,15 +65,6 @@ const REQUEST_OPTIONS = {
 	'resets, dropped answers, hangs past the timeout and slow answers': { timeout: 150 },
 };
 
-/** @param {string} name @param {number} rate @param {number} seed */
-function useFaultMix(name, rate, seed) {
-	sandbox.setOptions({
-		faultRate: rate,
-		faultSeed: seed,
-		randomFaults: FAULT_MIXES[/** @type {keyof typeof FAULT_MIXES} */ (name)],
-	});
-}
-
 /**
  * Each test's own recipients: under load a timed-out request can reach the sandbox after its
  * test ended (seen: 10 s later), and must not count as a request of the next test.
@@ -105,17 +97,39 @@ function splitOutcomes(/** @type {{ success: any[], errors: any[] }} */ result) 
 	};
 }
 
+const MODES = /** @type {const} */ (['continueErrorOutput', 'continueRegularOutput']);
+
 /**
- * A failed item whose request never showed up: every attempt timed out before the sandbox read
- * it, or the run stopped sending (five failures in a row) before its turn.
- * @param {{ json: any }} item
+ * Runs `parameters` (with the mix's Timeout) on this test's own contacts under the fault mix,
+ * drawn at `rate` from `seed`: every input item comes out exactly once, as sent or failed.
+ * @param {keyof typeof FAULT_MIXES} mixName @param {[rate: number, seed: number]} draw
+ * @param {Record<string, unknown>} parameters @param {typeof MODES[number]} onError
  */
-function expectTimedOutOrNotSent(item) {
-	if (!item.json.error.startsWith('Not sent:'))
-		expect(item.json.details.kind).toBe('network_error');
+async function runUnderMix(mixName, [faultRate, faultSeed], parameters, onError) {
+	sandbox.setOptions({ faultRate, faultSeed, randomFaults: FAULT_MIXES[mixName] });
+	const items = ownContacts();
+	const requestOptions = REQUEST_OPTIONS[mixName];
+	const result = await runNode(sandbox, {
+		parameters: { ...parameters, requestOptions },
+		items,
+		onError,
+	});
+	expectEachInputExactlyOnce(result, ITEM_COUNT);
+	return { items, result, ...splitOutcomes(result) };
 }
 
-const MODES = /** @type {const} */ (['continueErrorOutput', 'continueRegularOutput']);
+/**
+ * A failed item whose request never showed up (none for its email in `requested`): every attempt
+ * timed out before the sandbox read it, or the run stopped sending (five failures in a row)
+ * before its turn. @param {any[]} failed @param {Array<{ email: string }>} items @param {Map<string, number>} requested
+ */
+function expectUnrequestedTimedOutOrNotSent(failed, items, requested) {
+	for (const item of failed) {
+		if (requested.has(items[pairedIndexes(item)[0]].email)) continue;
+		if (!item.json.error.startsWith('Not sent:'))
+			expect(item.json.details.kind).toBe('network_error');
+	}
+}
 
 /**
  * Registers the invariant tests for one fault mix (one test file per mix, so jest can run the
@@ -127,20 +141,10 @@ function describeInvariants(mixName) {
 		test.each(MODES)(
 			`Send Email, ${ITEM_COUNT} items, %s: each item once, each email requested once`,
 			async (onError) => {
-				useFaultMix(mixName, 0.03, 11);
-				const items = ownContacts();
-				const result = await runNode(sandbox, {
-					parameters: sendParameters({
-						options: { concurrency: 5, retries: RETRIES, retryWait: 1 },
-						requestOptions: REQUEST_OPTIONS[mixName],
-					}),
-					items,
-					onError,
-				});
-
+				const parameters = sendParameters({ options: SEND_OPTIONS });
+				const run = await runUnderMix(mixName, [0.03, 11], parameters, onError);
+				const { items, result, sent, failed } = run;
 				expect(result.error).toBeUndefined();
-				expectEachInputExactlyOnce(result, ITEM_COUNT);
-				const { sent, failed } = splitOutcomes(result);
 				expect(sent.length + failed.length).toBe(ITEM_COUNT);
 				expect(failed.length).toBeGreaterThan(0);
 				for (const item of failed) expect(KINDS).toContain(item.json.details.kind);
@@ -148,11 +152,7 @@ function describeInvariants(mixName) {
 				// Without "Retry Send On Server Error" no email is requested twice, whatever the fault.
 				const requestsPerRecipient = countPerKey((body) => [body.to], items);
 				expect(Math.max(0, ...requestsPerRecipient.values())).toBeLessThanOrEqual(1);
-				for (const item of failed) {
-					if (!requestsPerRecipient.has(items[pairedIndexes(item)[0]].email)) {
-						expectTimedOutOrNotSent(item);
-					}
-				}
+				expectUnrequestedTimedOutOrNotSent(failed, items, requestsPerRecipient);
 				expect(requestsPerRecipient.size).toBeGreaterThanOrEqual(sent.length);
 
 				// Every reported success is an email the API queued, for that item's recipient.
@@ -173,18 +173,9 @@ function describeInvariants(mixName) {
 		);
 
 		test(`Send Email with "Retry Send On Server Error", ${ITEM_COUNT} items: at most ${1 + RETRIES} requests per email`, async () => {
-			useFaultMix(mixName, 0.03, 23);
-			const items = ownContacts();
-			const result = await runNode(sandbox, {
-				parameters: sendParameters({
-					options: { concurrency: 5, retries: RETRIES, retryWait: 1, retrySendOnServerError: true },
-					requestOptions: REQUEST_OPTIONS[mixName],
-				}),
-				items,
-				onError: 'continueErrorOutput',
-			});
-
-			expectEachInputExactlyOnce(result, ITEM_COUNT);
+			const options = { ...SEND_OPTIONS, retrySendOnServerError: true };
+			const parameters = sendParameters({ options });
+			const { items, result } = await runUnderMix(mixName, [0.03, 23], parameters, MODES[0]);
 			const requestsPerRecipient = countPerKey((body) => [body.to], items);
 			expect(Math.max(...requestsPerRecipient.values())).toBeLessThanOrEqual(1 + RETRIES);
 			expect(Math.max(...requestsPerRecipient.values())).toBeGreaterThan(1);
@@ -200,33 +191,21 @@ function describeInvariants(mixName) {
 		test.each(MODES)(
 			`Add Profiles, ${ITEM_COUNT} items in batches of ${BATCH_SIZE}, %s: each item once, each profile at most ${1 + RETRIES} times`,
 			async (onError) => {
-				useFaultMix(mixName, 0.1, 5);
-				const items = ownContacts();
-				const result = await runNode(sandbox, {
-					parameters: addProfilesParameters({
-						listMode: 'existing',
-						listId: 'lst_sync',
-						options: { batchSize: BATCH_SIZE, retries: RETRIES, retryWait: 1 },
-						requestOptions: REQUEST_OPTIONS[mixName],
-					}),
-					items,
-					onError,
+				const parameters = addProfilesParameters({
+					listMode: 'existing',
+					listId: 'lst_sync',
+					options: { batchSize: BATCH_SIZE, retries: RETRIES, retryWait: 1 },
 				});
-
+				const run = await runUnderMix(mixName, [0.1, 5], parameters, onError);
+				const { items, result, sent, failed } = run;
 				expect(result.error).toBeUndefined();
-				expectEachInputExactlyOnce(result, ITEM_COUNT);
 				const requestsPerProfile = countPerKey(
 					// A late request of the test before (an email) has no profiles.
 					(body) => (body.profiles ?? []).map((/** @type {any} */ p) => p.email),
 					items,
 				);
 				expect(Math.max(...requestsPerProfile.values())).toBeLessThanOrEqual(1 + RETRIES);
-
-				const { sent, failed } = splitOutcomes(result);
-				for (const item of failed) {
-					const itemIndex = pairedIndexes(item)[0];
-					if (!requestsPerProfile.has(items[itemIndex].email)) expectTimedOutOrNotSent(item);
-				}
+				expectUnrequestedTimedOutOrNotSent(failed, items, requestsPerProfile);
 				const submitted = sent.reduce((sum, item) => sum + item.json.submittedCount, 0);
 				expect(submitted + failed.length).toBe(ITEM_COUNT);
 				expect(sandbox.state.lists.get('lst_sync')?.profiles.size).toBeGreaterThanOrEqual(
