@@ -154,18 +154,22 @@ test('Stop Workflow with a List ID per item (sent list by list): the error, on t
 });
 
 // How a number option is read: test/unit/readers.test.js; Batch Size is Add Profiles' own.
-test.each(['={{ 1001 }}', '={{ NaN }}'])(
-	'Batch Size %s is refused for every item, nothing sent',
-	async (batchSize) => {
+test.each([
+	[{ options: { batchSize: '={{ 1001 }}' } }, 'Batch Size must be a whole number from 1 to 1000'],
+	[{ options: { batchSize: '={{ NaN }}' } }, 'Batch Size must be a whole number from 1 to 1000'],
+	[{ listName: '={{ "" }}' }, 'List Name is required'],
+	[{ listName: '   ' }, 'List Name is required'],
+])(
+	'Add Profiles with %j: every item fails, naming the setting; nothing is sent',
+	async (parameters, error) => {
 		const result = await runNode(sandbox, {
-			parameters: addProfilesParameters({ options: { batchSize } }),
-			items: contacts(2),
+			parameters: addProfilesParameters(parameters),
+			items: contacts(3),
 			onError: 'continueErrorOutput',
 		});
 		expect(sandbox.requests).toHaveLength(0);
-		expect(result.errors.map((item) => item.json.error)).toEqual(
-			Array(2).fill('Batch Size must be a whole number from 1 to 1000'),
-		);
+		expect(result.errors.map((item) => item.json.error)).toEqual(Array(3).fill(error));
+		expectEachInputExactlyOnce(result, 3);
 	},
 );
 

@@ -127,22 +127,6 @@ describe('client-side checks run before any request and spend no quota', () => {
 			['contact3@customer.test', 'tmpl_welcome'],
 		]);
 	});
-
-	test.each(['={{ "" }}', '   '])(
-		'Add Profiles with a new list but no list name (%j) fails every item and sends nothing',
-		async (listName) => {
-			const result = await runNode(sandbox, {
-				parameters: addProfilesParameters({ listName }),
-				items: contacts(3),
-				onError: 'continueErrorOutput',
-			});
-			expect(sandbox.requests).toHaveLength(0);
-			expect(result.errors.map((item) => item.json.error)).toEqual(
-				Array(3).fill('List Name is required'),
-			);
-			expectEachInputExactlyOnce(result, 3);
-		},
-	);
 });
 
 describe('On Error: Stop Workflow', () => {
