@@ -363,6 +363,27 @@ const REJECTED = [
 		required('listName'),
 	],
 	[
+		'rule 27: no listDescription',
+		CREATE_LIST,
+		validList({ listDescription: undefined }),
+		400,
+		required('listDescription'),
+	],
+	[
+		'rule 27: listName ["x"]',
+		CREATE_LIST,
+		validList({ listName: ['x'] }),
+		400,
+		notString('listName'),
+	],
+	[
+		'rule 27: a blank listName',
+		CREATE_LIST,
+		validList({ listName: '   ' }),
+		400,
+		empty('listName'),
+	],
+	[
 		'rule 28: profiles null',
 		CREATE_LIST,
 		listWith(null),
@@ -385,6 +406,20 @@ const REJECTED = [
 		401,
 		INVALID_KEY,
 		LIST_AUTH,
+	],
+	[
+		'rule 34: no subject',
+		CREATE_CAMPAIGN,
+		validCampaign({ subject: undefined }),
+		400,
+		required('subject'),
+	],
+	[
+		'rule 34: content 42',
+		CREATE_CAMPAIGN,
+		validCampaign({ content: 42 }),
+		400,
+		notString('content'),
 	],
 	['rule 34: a blank name', CREATE_CAMPAIGN, validCampaign({ name: '  ' }), 400, empty('name')],
 	[
@@ -421,6 +456,7 @@ const REJECTED = [
 		LIST_AUTH,
 	],
 	['spec, rule 38: no campaignId', SEND_CAMPAIGN, {}, 400, required('campaignId')],
+	['rule 38: campaignId null', SEND_CAMPAIGN, { campaignId: null }, 400, notString('campaignId')],
 	[
 		'rule 38: an unknown campaignId, nothing sent',
 		SEND_CAMPAIGN,
