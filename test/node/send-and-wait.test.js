@@ -490,6 +490,35 @@ function signedWith(/** @type {string} */ url, /** @type {Record<string, string>
 	return target.toString();
 }
 
+describe('a request without a valid answer gets a page asking again, never a throw (n8n would end the wait with the error)', () => {
+	// Month 13, day 0, day and month swapped.
+	const dates = ['2026-13-01', '2026-00-00', '2026-31-12'].map((day) => ({
+		body: { data: { ...FULL_POST, 'field-0': day } },
+	}));
+	const noBody = [{}, { body: null }];
+	/** @type {Array<{ query: Record<string, string> }>} */
+	const forged = [{ query: { approved: 'false' } }, { query: {} }];
+	test.each([
+		['a Custom Form date of 2026-13-01, 2026-00-00 or 2026-31-12', fieldsForm(), dates],
+		['a Custom Form POST with no body, or JSON null,', fieldsForm(), noBody],
+		['a Free Text POST with no body, or JSON null,', { responseType: 'freeText' }, noBody],
+		['an Approve Only link changed to say Decline, or without its answer,', {}, forged],
+	])(
+		'%s asks again, instead of throwing or recording: the wait goes on',
+		/** @param {string} _ @param {Record<string, unknown>} parameters @param {Array<{ query?: Record<string, string>, body?: unknown }>} posts */
+		async (_, parameters, posts) => {
+			const result = await waitingRun(parameters);
+			const { url } = /** @type {{ url: string }} */ (links().at(-1));
+			for (const { query, body } of posts) {
+				const signed = query ? signedWith(url, query) : url;
+				const refused = await result.callWebhook({ url: signed, method: 'POST', body });
+				expect(refused).toMatchObject({ status: 200, resumed: false });
+				expect(refused.body).toMatch(/Nothing was recorded yet|<textarea|holds no answer/);
+			}
+		},
+	);
+});
+
 const nonBlank = fc.string({ minLength: 1 }).filter((text) => text.trim() !== '');
 const same = (/** @type {unknown} */ value) => [value, value];
 const isoDay = (/** @type {Date} */ date) => same(date.toISOString().slice(0, 10));
