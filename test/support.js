@@ -201,10 +201,10 @@ const closedBaseUrl = async () => loopbackBaseUrl(await freePort());
 
 /**
  * An HTTP forward proxy on loopback, recording `METHOD url` and the Proxy-Authorization of each
- * request; it forwards to the host named, or to `toPort` on 127.0.0.1 (a remote gateway's path).
- * @param {{ toPort?: string | number }} [options]
+ * request, forwarded to `toPort` on 127.0.0.1 whatever host it names (a remote gateway's path).
+ * @param {string | number} toPort
  */
-async function startProxy({ toPort } = {}) {
+async function startProxy(toPort) {
 	/** @type {string[]} */
 	const proxied = [];
 	/** @type {Array<string | undefined>} `user:password` */
@@ -213,12 +213,11 @@ async function startProxy({ toPort } = {}) {
 		proxied.push(`${request.method} ${request.url}`);
 		const basic = /^Basic (.+)$/.exec(request.headers['proxy-authorization'] ?? '')?.[1];
 		credentials.push(basic && Buffer.from(basic, 'base64').toString('utf8'));
-		const target = new URL(String(request.url));
 		const upstream = http.request(
 			{
-				host: toPort ? '127.0.0.1' : target.hostname,
-				port: toPort ?? target.port,
-				path: target.pathname,
+				host: '127.0.0.1',
+				port: toPort,
+				path: new URL(String(request.url)).pathname,
 				method: request.method,
 				headers: request.headers,
 			},

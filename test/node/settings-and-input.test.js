@@ -219,30 +219,23 @@ test.each([
 ])(
 	'Proxy: requests go through the given HTTP proxy, also to an http:// Base URL on another machine; a password written as URLs want it (%s) reaches it as %s',
 	async (written, credential) => {
-		const {
-			port: proxyPort,
-			proxied,
-			credentials,
-			close,
-		} = await startProxy({
-			toPort: new URL(sandbox.baseUrl).port,
-		});
+		const proxy = await startProxy(new URL(sandbox.baseUrl).port);
 		try {
 			const result = await runNode(sandbox, {
 				parameters: sendParameters({
 					requestOptions: {
-						proxy: `http://${credential ? `relay:${written}@` : ''}127.0.0.1:${proxyPort}`,
+						proxy: `http://${credential ? `relay:${written}@` : ''}127.0.0.1:${proxy.port}`,
 					},
 				}),
 				items: contacts(1),
 				baseUrl: REMOTE,
 			});
 			expect(result.error).toBeUndefined();
-			expect(proxied).toEqual([`POST ${REMOTE}/email/send`]);
-			expect(credentials).toEqual([credential]);
+			expect(proxy.proxied).toEqual([`POST ${REMOTE}/email/send`]);
+			expect(proxy.credentials).toEqual([credential]);
 			expect(sandbox.state.emails).toHaveLength(1);
 		} finally {
-			close();
+			proxy.close();
 		}
 	},
 );
