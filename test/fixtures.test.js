@@ -9,13 +9,8 @@
  */
 
 const path = require('node:path');
-const {
-	API_KEY,
-	FIXTURES_DIR,
-	listFixtures,
-	readExpectation,
-	runFixture,
-} = require('./harness/fixtures');
+const { FIXTURES_DIR, listFixtures, readExpectation, runFixture } = require('./harness/fixtures');
+const { API_KEY } = require('./support');
 
 test.each(listFixtures())('%s', async (name) => {
 	const { actual, expected, visible } = await runFixture(path.join(FIXTURES_DIR, name));

@@ -10,12 +10,11 @@ const path = require('node:path');
 const { runWorkflowFile } = require('./n8n');
 const { coreRequire } = require('./resolve');
 const { startSandbox } = require('../sandbox/server');
+const { API_KEY, CREDENTIAL_TYPE, PACKAGE_DIR } = require('../support');
 
 const { pick } = coreRequire('lodash');
 
 const FIXTURES_DIR = path.resolve(__dirname, '..', 'fixtures');
-const PACKAGE_DIR = path.resolve(__dirname, '..', '..');
-const API_KEY = 'be_sandbox_demo_key';
 
 /** The keys expect.json may hold, per part: an unknown one (a typo) would check nothing. */
 const KNOWN_KEYS = {
@@ -131,7 +130,7 @@ async function runFixture(dir, expected = readExpectation(dir)) {
 		if (expected.sandbox?.faults) sandbox.injectFaults(expected.sandbox.faults);
 		const result = await runWorkflowFile(workflow, {
 			packageDir: PACKAGE_DIR,
-			credentials: { basicsEngageApi: { apiKey: API_KEY, baseUrl: sandbox.baseUrl } },
+			credentials: { [CREDENTIAL_TYPE]: { apiKey: API_KEY, baseUrl: sandbox.baseUrl } },
 			pinData: expected.pinData,
 		});
 		const { state } = sandbox;
@@ -197,4 +196,4 @@ async function runFixture(dir, expected = readExpectation(dir)) {
 	}
 }
 
-module.exports = { API_KEY, FIXTURES_DIR, listFixtures, readExpectation, runFixture };
+module.exports = { FIXTURES_DIR, listFixtures, readExpectation, runFixture };
