@@ -100,6 +100,9 @@ export async function getExecution(rest, executionId, { n8nDir }) {
 	};
 }
 
+/** The nodes an execution ran, sorted. */
+export const ran = (execution) => Object.keys(execution.runData).sort();
+
 /** The json of every item a node output on `outputIndex` in its first run. */
 export function nodeOutput(execution, nodeName, outputIndex = 0) {
 	const run = execution.runData[nodeName]?.[0];

@@ -5,7 +5,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 
 import { NEWSLETTER_LIST, readExamples, waitForForm } from '../../dev/n8n-setup.mjs';
-import { latestExecutionId, nodeOutput, submitForm, waitForExecution } from './executions.mjs';
+import { latestExecutionId, nodeOutput, ran, submitForm, waitForExecution } from './executions.mjs';
 import { env } from './shared.mjs';
 import { exampleVariant, importWorkflow, NODE_TYPE, REPO_DIR, runByHand } from './helpers.mjs';
 
@@ -25,7 +25,6 @@ async function signUp(person = JANE, workflowId = SIGNUP, formPath = signupForm)
 	return await waitForExecution(env.rest, workflowId, { afterId: before, n8nDir: env.n8nDir });
 }
 
-const ran = (execution) => Object.keys(execution.runData).sort();
 const requestsTo = (p) => env.sandbox.requests.filter((r) => r.path === p);
 /** The example run by hand (`runByHand`): the json each node output. */
 async function execute(workflowId) {

@@ -17,18 +17,13 @@ export const log = (message) => process.stderr.write(`[queue] ${message}\n`);
  * The e2e environment with Redis and Postgres on free ports, n8n main and `workers` workers (0:
  * regular mode, one n8n on SQLite), the sandbox's daily quota large enough for the bursts.
  */
-export async function startQueueTestEnvironment({
-	workers = 2,
-	sandboxOptions = {},
-	...options
-} = {}) {
+export async function startQueueTestEnvironment({ workers = 2 } = {}) {
 	if (process.env.N8N_DEV_RUNTIME && process.env.N8N_DEV_RUNTIME !== 'v2')
 		throw new Error('the queue-mode tests run n8n 2.x only (unset N8N_DEV_RUNTIME)');
 	const env = await startTestEnvironment({
-		sandboxOptions: { dailyLimit: 100_000, ...sandboxOptions },
+		sandboxOptions: { dailyLimit: 100_000 },
 		queue: workers > 0 ? { workers } : undefined,
 		onProgress: log,
-		...options,
 	});
 	const signup = readExamples().find((e) => e.id === SIGNUP);
 	return { ...env, formUrl: (formPath = signup.formPath) => `${env.n8n.url}/form/${formPath}` };
@@ -133,6 +128,3 @@ async function mapLimit(items, limit, fn) {
 	);
 	return out;
 }
-
-/** The nodes an execution ran, sorted. */
-export const ran = (execution) => Object.keys(execution.runData).sort();

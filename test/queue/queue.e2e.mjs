@@ -4,7 +4,7 @@
 import os from 'node:os';
 
 import { mcpUrl, readExamples, waitForForm } from '../../dev/n8n-setup.mjs';
-import { latestExecutionId, nodeOutput, waitForExecutions } from '../e2e/executions.mjs';
+import { latestExecutionId, nodeOutput, ran, waitForExecutions } from '../e2e/executions.mjs';
 import { connectMcp, exampleVariant, importWorkflow } from '../e2e/helpers.mjs';
 import {
 	executionsByWorker,
@@ -12,7 +12,6 @@ import {
 	log,
 	people,
 	perWorker,
-	ran,
 	startQueueTestEnvironment,
 	submitSignups,
 } from './helpers.mjs';
