@@ -255,18 +255,7 @@ function expectShippedSchema(operation, json) {
 	}
 }
 
-/** One list and one campaign sent to it: what Add Profiles, Create Campaign and Send Campaign need. */
-const VIP_CAMPAIGN_ID = 'cccccccccccccccccccccccc';
-const VIP_SANDBOX = {
-	lists: [{ listId: 'lst_vip', name: 'VIP', profiles: [{ email: 'vip@customer.test' }] }],
-	campaigns: [
-		{ _id: VIP_CAMPAIGN_ID, name: 'VIP news', subject: 'Hi', recepientList: ['lst_vip'] },
-	],
-};
-
 module.exports = {
-	VIP_CAMPAIGN_ID,
-	VIP_SANDBOX,
 	...parameters,
 	API_KEY,
 	CREDENTIAL_TYPE,

@@ -29,13 +29,15 @@ const {
 	sendCampaignParameters,
 	sendParameters,
 	useSandbox,
-	VIP_CAMPAIGN_ID,
-	VIP_SANDBOX,
 } = require('../support');
 
-const CAMPAIGN_ID = VIP_CAMPAIGN_ID;
+const CAMPAIGN_ID = 'cccccccccccccccccccccccc';
 
-const sandbox = useSandbox(VIP_SANDBOX);
+// One list and one campaign sent to it: what Add Profiles, Create Campaign and Send Campaign need.
+const sandbox = useSandbox({
+	lists: [{ listId: 'lst_vip', name: 'VIP', profiles: [{ email: 'vip@customer.test' }] }],
+	campaigns: [{ _id: CAMPAIGN_ID, name: 'VIP news', subject: 'Hi', recepientList: ['lst_vip'] }],
+});
 
 /**
  * Each operation: its parameters, its path, its shipped output schema, what its successes are called in Stop Workflow's
