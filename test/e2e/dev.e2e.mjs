@@ -40,7 +40,6 @@ function copyCheckout(from, to) {
 		fs.cpSync(source, path.join(to, file), { verbatimSymlinks: true });
 	}
 	fs.symlinkSync(fs.realpathSync(path.join(from, 'node_modules')), path.join(to, 'node_modules'));
-	return files.length;
 }
 
 /** The node's description as n8n's REST endpoint for node types gives it. */

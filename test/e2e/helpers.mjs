@@ -262,8 +262,8 @@ export function spawnDev({ script = 'dev', args = [], userFolder, cwd = REPO_DIR
 
 /**
  * test/e2e/watchdog.mjs: it stops the process trees (`stopTree(pid)`) and removes the folders
- * (`remove(dir)`, `tempDir(prefix)`) once this test process ends, however it ends; `release()`
- * (from afterAll) has it do so now.
+ * (`tempDir(prefix)`) once this test process ends, however it ends; `release()` (from afterAll)
+ * has it do so now.
  */
 export function startWatchdog() {
 	const child = spawn(process.execPath, [path.join(HERE, 'watchdog.mjs')], {
@@ -274,10 +274,9 @@ export function startWatchdog() {
 	const exited = new Promise((resolve) => child.once('exit', resolve));
 	const watchdog = {
 		stopTree: (pid) => child.stdin.write(`pid ${pid}\n`),
-		remove: (dir) => child.stdin.write(`dir ${dir}\n`),
 		tempDir(prefix) {
 			const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-			watchdog.remove(dir);
+			child.stdin.write(`dir ${dir}\n`);
 			return dir;
 		},
 		async release() {
