@@ -88,6 +88,10 @@ const FATE_WEIGHTS = /** @type {Record<Fate, number>} */ (
 	Object.fromEntries(Object.entries(FATES).map(([fate, { weight }]) => [fate, weight]))
 );
 
+/** The status a fate answers with. */
+const statusOf = (/** @type {Fate} */ fate) =>
+	/** @type {import('../sandbox/server').Fault} */ (FATES[fate].fault).status;
+
 /** Taken without a clear answer. */
 const TAKEN_UNCLEAR = ['gatewayTimeout', 'brokenSuccess', 'answerLost', 'drip'];
 /** Left "outcome unknown" in Skip's store: all but a success and a refusal (or a 500, 502, 503). */
@@ -495,20 +499,24 @@ function check(history, { runs, clean, fateOf, storeFailures }) {
 			const about = { itemIndex, claim, held: run.held?.[itemIndex] };
 			const json = report.said.get(itemIndex);
 			const { httpCode, description } = json?.details ?? {};
-			const released = [500, 502, 503].includes(httpCode); // n8n's Retry too: "Not sent again"
+			const last = fate(requestsFor(item, run).at(-1) ?? {});
+			// Answered 500, 502 or 503 (n8n's Retry: "Not sent again"), or listed by a Stop Workflow
+			// error: released, unless a Stop may have cut its answer off.
+			const answered5xx = [500, 502, 503].includes(json ? httpCode : statusOf(last));
+			const released = answered5xx && !(run.stoppedAt && !json);
 			if ((claim === 'maybe' && !released) || /could not record/.test(description))
 				toldMaybe.add(item.email);
 			if (released) released5xx.add(item.email);
 			// Its first item with the recipient claims it; a repeat is skipped.
 			const first = run.items.findIndex((one) => one.email === item.email) === itemIndex;
-			const word = claim === 'maybe' && !released ? 'outcome unknown' : claim;
+			const word = claim === 'maybe' && !answered5xx ? 'outcome unknown' : claim;
 			if (first) lastWord.set(item.email, { word, step: run.step });
 			holds(about, 'saysWhetherTaken', claim !== 'unclear');
 			const sentBefore = emails.slice(0, run.emailsAtEnd).some((sent) => sent.to === item.email);
 			if (claim === 'sentBefore')
 				holds(about, 'sentBefore', sentBefore || overwritten.has(item.email));
 			// The Timeout bounds the whole answer: a hang or a drip past it times out, unanswered.
-			const slow = ['hang', 'drip'].includes(fate(requestsFor(item, run).at(-1) ?? {}));
+			const slow = ['hang', 'drip'].includes(last);
 			if (slow && !run.stoppedAt && json && ['taken', 'maybe', 'notSent'].includes(claim))
 				holds(about, 'timedOut', /timed out/.test(json.error));
 			if (operation !== 'sendCampaign' && claim !== 'maybe')
