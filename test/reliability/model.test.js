@@ -14,6 +14,8 @@ const fc = require('fast-check');
 const {
 	addProfilesParameters,
 	closedBaseUrl,
+	createCampaignParameters,
+	createListParameters,
 	deduplicationStore,
 	pairedIndexes,
 	restartN8n,
@@ -27,13 +29,14 @@ const {
 
 const DEFAULT_RUNS = 100;
 const RUNS = Number(process.env.BASICSENGAGE_MODEL_RUNS) || DEFAULT_RUNS;
-const SEED = Number(process.env.BASICSENGAGE_MODEL_SEED) || 18;
+const SEED = Number(process.env.BASICSENGAGE_MODEL_SEED) || 10;
 const PATH = process.env.BASICSENGAGE_MODEL_PATH;
 
 const RECIPIENTS = 5;
 const campaignId = (/** @type {number} */ index) => `${index}`.padStart(24, 'c');
 // Long enough for a normal answer on a loaded machine; every hang and drip waits it out.
 const TIMEOUT = 390;
+const UID = '={{ $json.uid }}'; // what names each item's list or campaign
 
 // A store call slower from read to write than the settle delay (at least MIN_SETTLE_MS, in
 // deduplicationStore.ts) can write over another worker's claim. Two workers' reads and writes
@@ -104,6 +107,8 @@ const PATHS = {
 	send: '/email/send',
 	addProfiles: '/list/addProfiles',
 	sendCampaign: '/campaign/send',
+	createList: '/list/create',
+	createCampaign: '/campaign/create',
 };
 
 /** One of the keys, as often as its weight. @template {string} K @param {Record<K, number>} weights @returns {fc.Arbitrary<K>} */
@@ -126,26 +131,27 @@ const executionArb = fc.record({
 	firstTry: weighted({ sandbox: 8, refused: 1, unresolved: 1 }),
 	// A Stop, or n8n dying, once the execution has sent `after` requests.
 	end: fc.record({
-		by: weighted({ finish: 8, stop: 10, die: 2 }),
+		by: weighted({ finish: 10, stop: 8, die: 2 }),
 		after: fc.integer({ min: 1, max: 3 }),
 	}),
 	// After the one before: a new execution, or n8n's Retry of it (when it failed); or `beside`:
 	// this one and the next at once, with this one's fates and end.
-	follows: weighted({ new: 1, retry: 4, beside: 2 }),
+	follows: weighted({ new: 1, retry: 5, beside: 4 }),
 	// This n8n, or a second queue-mode worker (the package loaded again) sharing the store.
-	worker: weighted({ same: 2, other: 1 }),
+	worker: weighted({ same: 1, other: 1 }),
 	// The order of the store calls' reads and writes while two workers run at once.
 	order: fc.scheduler(),
 });
 
+const OP_WEIGHTS = { send: 5, addProfiles: 3, sendCampaign: 3, createList: 2, createCampaign: 2 };
 const historyArb = fc.record({
-	operation: weighted({ send: 4, addProfiles: 3, sendCampaign: 2 }),
+	operation: weighted(OP_WEIGHTS),
 	onError: weighted({ stopWorkflow: 2, continueRegularOutput: 1, continueErrorOutput: 1 }),
-	retryOnFail: chance(1, 2),
+	retryOnFail: chance(1, 1),
 	retries: fc.integer({ min: 0, max: 1 }),
 	concurrency: fc.integer({ min: 1, max: 5 }),
 	retrySendOnServerError: chance(1, 2),
-	skip: fc.option(fc.constantFrom(3, 10_000), { freq: 3 }),
+	skip: fc.option(fc.constantFrom(3, 10_000, 10_000), { freq: 4 }),
 	validateOnly: chance(1, 9),
 	listMode: weighted({ new: 2, existing: 1, perItem: 1 }),
 	batchSize: fc.integer({ min: 1, max: 3 }),
@@ -186,6 +192,10 @@ function parametersOf(history, listName) {
 			});
 		case 'sendCampaign':
 			return sendCampaignParameters({ options, requestOptions });
+		case 'createList':
+			return createListParameters({ listName: UID, options, requestOptions });
+		case 'createCampaign':
+			return createCampaignParameters({ campaignName: UID, options, requestOptions });
 		default: {
 			const { retrySendOnServerError, skip: historySize } = history;
 			const skip = { skipAlreadySent: { settings: { key: '={{ $json.email }}', historySize } } };
@@ -209,15 +219,23 @@ const itemsOf = (/** @type {number[]} */ picks) =>
 /** Whether a request's body is the item's (Add Profiles: holds it). */
 const carries = (/** @type {any} */ body, /** @type {Item} */ item) =>
 	body?.profiles?.some((/** @type {any} */ one) => one.email === item.profile) ||
-	body?.text === item.uid;
+	[body?.text, body?.listName, body?.name].includes(item.uid);
+
+/** Where the operations that make one thing per item keep it, named by the item's uid. */
+const MADE = { send: 'emails', createList: 'lists', createCampaign: 'campaigns' };
+/** What BasicsEngage holds that the item made. @param {string} operation @param {Item} item */
+const madeBy = (operation, item) =>
+	[.../** @type {any} */ (sandbox.state)[/** @type {any} */ (MADE)[operation]].values()].filter(
+		(one) => one.text === item.uid || one.name === item.uid,
+	);
 
 /**
- * What BasicsEngage holds of the item now: its email; its profile in the list it was meant for
- * ('elsewhere': in another); false for Send Campaign. @param {History} history @param {Run} run @param {Item} item
+ * What BasicsEngage holds of the item now: what it made; its profile in the list it was meant
+ * for ('elsewhere': in another); false for Send Campaign. @param {History} history @param {Run} run @param {Item} item
  */
 function heldNow({ operation, listMode }, run, item) {
-	const { emails, lists } = sandbox.state;
-	if (operation === 'send') return emails.some((sent) => sent.text === item.uid);
+	const { lists } = sandbox.state;
+	if (operation in MADE) return madeBy(operation, item).length > 0;
 	if (operation !== 'addProfiles') return false;
 	const meant = { new: run.listName, perItem: item.list, existing: 'lst_b' }[listMode];
 	const having = [...lists.values()].filter((list) => list.profiles.has(item.profile));
@@ -481,7 +499,8 @@ function check(history, { runs, clean, fateOf, storeFailures }) {
 
 	for (const one of fateOf.values()) reached.add(`fault: ${one}`);
 	if (storeFailures > 0) reached.add('store call failed');
-	if (history.retryOnFail && faulted) reached.add(`Retry On Fail after a fault: ${operation}`);
+	const retried = CREATING.includes(operation) ? CREATING.join(' or ') : operation;
+	if (history.retryOnFail && faulted) reached.add(`Retry On Fail after a fault: ${retried}`);
 	for (const run of runs) {
 		if (run.planned.firstTry !== 'sandbox') reached.add(`first try: ${run.planned.firstTry}`);
 		if (run.retried) reached.add('follows: retry');
@@ -491,12 +510,13 @@ function check(history, { runs, clean, fateOf, storeFailures }) {
 	holds({}, 'redirectNotFollowed', !sandbox.requests.some((request) => request.path === ELSEWHERE));
 	if (validateOnly) holds({}, 'dryRunSentNothing', requested.length === 0);
 
-	// 1. Never twice. Within one execution (its tries and n8n's Retry included) no item's email is
-	// accepted twice (a campaign sent more often than asked: below); but Retry Send On Server Error
-	// may send again an email BasicsEngage took without a clear answer.
-	for (const item of operation === 'send' ? runs.flatMap((run) => run.items) : []) {
-		const sent = emails.filter((one) => one.text === item.uid).length;
-		holds({ uid: item.uid }, 'once', sent <= 1 || (resend && tookUnclear(requestsFor(item))));
+	// 1. Never twice. Within one execution (its tries and n8n's Retry included) no item's email,
+	// list or campaign is made twice (a campaign sent more often than asked: below); but Retry Send
+	// On Server Error may send again an email BasicsEngage took without a clear answer.
+	for (const item of operation in MADE ? runs.flatMap((run) => run.items) : []) {
+		const made = madeBy(operation, item).length;
+		const released = operation === 'send' && resend && tookUnclear(requestsFor(item));
+		holds({ uid: item.uid }, 'once', made <= 1 || released);
 	}
 
 	// 2. Every input item comes out exactly once, paired, in input order, in every On Error mode.
@@ -566,8 +586,10 @@ function check(history, { runs, clean, fateOf, storeFailures }) {
 		}
 		for (const { error, details } of [...report.said.values()].filter((one) => one.error))
 			expect(`${error} ${details.description}`).not.toMatch(/[<>]/);
-		if (operation === 'sendCampaign' || [...report.claims.values()].some((one) => one !== 'maybe'))
-			reached.add(`honest: ${operation}, ${endOf(run)}`);
+		const [end, told] = [endOf(run), [...report.claims.values()].some((one) => one !== 'maybe')];
+		if (operation === 'sendCampaign' || told) reached.add(`honest: ${operation}, ${end}`);
+		if (told && end !== 'finish' && CREATING.includes(operation))
+			reached.add(`honest: ${operation}, stop or error`);
 	}
 	// Per campaign, as many sends as its items said were sent, and no more than did not say none
 	// (a dead run's: as many as asked).
@@ -696,8 +718,13 @@ function check(history, { runs, clean, fateOf, storeFailures }) {
 /** What the default run must reach, each in at least FLOOR histories: else a promise went unchecked. */
 const FLOOR = 3;
 const OPERATIONS = Object.keys(PATHS);
+// Create List and Create Campaign, rarer: a Stop or an error of each is held to the floor (each
+// alone is counted), as is Retry On Fail of either.
+const CREATING = ['createList', 'createCampaign'];
+const endsOf = (/** @type {string} */ op) =>
+	CREATING.includes(op) ? ['finish', 'stop or error'] : ['finish', 'stop', 'error'];
 const COVERAGE = [
-	...OPERATIONS.flatMap((op) => ['finish', 'stop', 'error'].map((end) => `honest: ${op}, ${end}`)),
+	...OPERATIONS.flatMap((op) => endsOf(op).map((end) => `honest: ${op}, ${end}`)),
 	...['one list: a retry or a second execution', 'follows: retry'],
 	...[
 		'nothing stranded: a fault, never accepted, a later run',
@@ -708,12 +735,17 @@ const COVERAGE = [
 	...['skip: two workers, same recipient', "skip: two workers' store calls interleaved"],
 	'skip: an error, a later run',
 	...['skip: a later run reads "taken"', 'skip: a later run reads "outcome unknown"'],
-	...OPERATIONS.map((operation) => `Retry On Fail after a fault: ${operation}`),
+	...['send', 'addProfiles', 'sendCampaign', CREATING.join(' or ')].map(
+		(operation) => `Retry On Fail after a fault: ${operation}`,
+	),
 	...Object.keys(FATES).map((fate) => `fault: ${fate}`),
 	...['first try: refused', 'first try: unresolved', 'store call failed', 'end: die'],
 ];
 // Counted, not held to a floor: rare in 100 histories (a slow call: on a loaded machine only).
-const RARE = ['skip: a store call around another', 'skip: a store call past the settle delay'];
+const RARE = [
+	...CREATING.flatMap((op) => [`honest: ${op}, stop`, `honest: ${op}, error`]),
+	...['skip: a store call around another', 'skip: a store call past the settle delay'],
+];
 const reachedCount = new Map([...COVERAGE, ...RARE].map((label) => [label, 0]));
 
 test(
