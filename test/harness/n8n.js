@@ -100,9 +100,10 @@ const deduplicationStore = {
 		this.failing = new Set(nth.map((n) => this.calls + n));
 	},
 	/**
-	 * Milliseconds between a call's read and its write (none: the next tick), by the values the
-	 * call records or removes: a test stretches one worker's calls so they overlap another's.
-	 * @type {(items: string[]) => number | undefined}
+	 * What a call waits for before it reads its row, and before it writes it (none: the read at
+	 * once, the write the next tick), by the values it records or removes: a test orders two
+	 * workers' reads and writes.
+	 * @type {(items: string[], before: 'read' | 'write') => Promise<unknown> | undefined}
 	 */
 	roundTrip: () => undefined,
 	/** @param {{ workflow: object }} context */
@@ -132,12 +133,13 @@ function createMemoryDeduplicator() {
 	async function readRow(scope, context, items) {
 		deduplicationStore.beforeCall(context);
 		const key = `${context.workflow.id}|${scope === 'node' ? `n:${context.node?.id}` : ''}`;
+		const wait = (/** @type {'read' | 'write'} */ before) =>
+			deduplicationStore.roundTrip(items.map(String), before) ??
+			(before === 'write' && new Promise(setImmediate));
+		await wait('read');
 		const recorded = [...(store.get(key) ?? [])];
 		// The database round trip.
-		const roundTrip = deduplicationStore.roundTrip(items.map(String));
-		await new Promise((resolve) =>
-			roundTrip ? setTimeout(resolve, roundTrip) : setImmediate(resolve),
-		);
+		await wait('write');
 		assertAlive(context);
 		return { recorded, save: () => store.set(key, recorded) };
 	}

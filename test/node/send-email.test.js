@@ -447,43 +447,6 @@ describe('never twice, never lost, across stores that fail, crashes and executio
 		expect(outcomes(again)).toEqual(Array(99).fill(true));
 	});
 
-	test('a slower call of another worker, reading the row before this worker’s claims and removals and writing it after, erases none of its emails', async () => {
-		const workflow = savedWorkflow();
-		const workerB = await startWorker();
-		const settings = { key: '={{ $json.email }}' };
-		const slow = contacts(10, 500);
-		const onError = 'continueRegularOutput';
-		// What each recipient's first run said of its email.
-		const first = new Map();
-		/** @param {{ email: string }} item @param {object} [loaded] */
-		const runAlone = async (item, loaded) => {
-			const result = await run(workflow, { settings, items: [item], loaded, onError });
-			first.set(item.email, outcomes(result)[0]);
-		};
-		// Worker A's calls take 30 ms from read to write (shorter than a settle delay), B's a tick.
-		deduplicationStore.roundTrip = (items) =>
-			items.some((item) => /contact5\d\d@/.test(item)) ? 30 : undefined;
-		try {
-			const onA = (async () => {
-				for (const item of slow) await runAlone(item);
-			})();
-			for (const item of contacts(20)) await runAlone(item, workerB);
-			await onA;
-		} finally {
-			deduplicationStore.roundTrip = () => undefined;
-		}
-		// A claim written over five times fails, sending nothing: rare, the residual of busy workers.
-		const unclaimed = [...first.values()].filter((outcome) => outcome !== 'sent');
-		expect(unclaimed).toEqual(unclaimed.slice(0, 2).map(() => 'store_unavailable'));
-		const items = [...contacts(20), ...slow];
-		const again = await run(workflow, { settings, items, onError });
-		// What a first run sent is skipped; what it could not claim is sent now, once.
-		expect(outcomes(again)).toEqual(
-			items.map((item) => first.get(item.email) === 'sent' || 'sent'),
-		);
-		expect(sentTo().sort()).toEqual(items.map((item) => item.email).sort());
-	});
-
 	test('a store outage is its own kind, store_unavailable, temporary: not invalid input; a claim that failed once is tried once more', async () => {
 		const workflow = savedWorkflow();
 		deduplicationStore.failCalls(1);
