@@ -72,27 +72,29 @@ export async function sendRequest(
 		};
 		// n8n's `timeout` fires only while the connection is idle, and n8n hands the request the
 		// execution's Stop signal in place of any other: so the whole answer's deadline ends the
-		// wait here, a server that sends headers and then drips the body included. A timer cleared
-		// once answered, so a run does not keep one per request for the whole Timeout.
-		let timer: ReturnType<typeof setTimeout> | undefined;
-		let timedOut = false;
-		const deadline = new Promise<never>((_, reject) => {
-			timer = setTimeout(() => reject((timedOut = true)), settings.timeout).unref();
+		// wait here, a server that sends headers and then drips the body included.
+		const deadline = AbortSignal.timeout(settings.timeout);
+		let endWait = () => {};
+		const timedOut = new Promise<never>((_, reject) => {
+			deadline.addEventListener('abort', reject);
+			// Node keeps a timeout signal alive while it has a listener: without this, one per
+			// request for the whole Timeout (5 minutes by default).
+			endWait = () => deadline.removeEventListener('abort', reject);
 		});
 		// Promise.race also takes the request's later failure, so nobody waits for it any more.
 		const answer = await Promise.race([
 			context.helpers.httpRequestWithAuthentication.call(context, CREDENTIAL_TYPE, options, {
 				credentialsDecrypted: settings.credentials,
 			}) as Promise<IN8nHttpFullResponse>,
-			deadline,
+			timedOut,
 		]).then(
 			(response) => classifyAnswer(response, bodyContract, settings.secrets),
 			(error: unknown) => {
-				const failed = timedOut ? { code: 'ETIMEDOUT' } : error;
+				const failed = deadline.aborted ? { code: 'ETIMEDOUT' } : error;
 				return networkFailure(failed, bodyContract, settings.proxy !== undefined);
 			},
 		);
-		clearTimeout(timer);
+		endWait();
 		const retry = answer instanceof Failure && attempt < retries && shouldRetry(answer, repeatable);
 		if (retry) await waitUnlessStopped(waitBeforeRetry(answer, attempt, { waitMs }), stopSignal);
 		if (tookUnclear(answer)) taken = answer;
