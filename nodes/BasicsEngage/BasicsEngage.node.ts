@@ -9,7 +9,7 @@ import type {
 import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { webhook, webhooks } from './actions/email/responsePage';
-import { findRequests, properties } from './actions/operations';
+import { OPERATIONS, properties, unsupported } from './actions/operations';
 import { requestOptionsProperty } from './helpers/options';
 import { runOperation } from './transport';
 
@@ -42,7 +42,11 @@ export class BasicsEngage implements INodeType {
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		const resource = this.getNodeParameter('resource', 0) as string;
 		const operation = this.getNodeParameter('operation', 0) as string;
-		return await runOperation(this, findRequests(resource, operation), this.continueOnFail());
+		const declared = OPERATIONS.find(
+			(entry) => entry.resource === resource && entry.value === operation,
+		);
+		const requests = declared?.module.requests ?? unsupported(resource, operation);
+		return await runOperation(this, requests, this.continueOnFail());
 	}
 
 	/** An answer to Send and Wait for Response: n8n calls this, never `execute`, to resume. */

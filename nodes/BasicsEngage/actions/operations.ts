@@ -23,7 +23,7 @@ interface Operation {
 }
 
 /** Every operation of the node: its menus and its router are made from this list. */
-const OPERATIONS: Operation[] = [
+export const OPERATIONS: Operation[] = [
 	{
 		resource: 'email',
 		value: 'send',
@@ -76,12 +76,8 @@ const OPERATIONS: Operation[] = [
 	},
 ];
 
-/** The operation's requests; one this version does not have fails every item, sending nothing. */
-export function findRequests(resource: string, operation: string): DeclareRequests {
-	const found = OPERATIONS.find(
-		(entry) => entry.resource === resource && entry.value === operation,
-	);
-	if (found) return found.module.requests;
+/** Stands for an operation this version does not have: it fails every item, sending nothing. */
+export function unsupported(resource: string, operation: string): DeclareRequests {
 	// A workflow saved by a newer version of this node, say.
 	return () => {
 		throw invalidInput(

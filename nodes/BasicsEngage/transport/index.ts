@@ -5,13 +5,11 @@ import { asInputFailure, Failure } from '../helpers/failure';
 import { retriesOption, retryWaitOption } from '../helpers/options';
 import { readNumberOption, readOptions, readValidateOnly } from '../helpers/read';
 import type { ApiResult, SuccessContract } from './classify';
-import { openRunMemory } from './memory';
 import type { Outcome } from './report';
 import { applyOnError, report } from './report';
-import type { Endpoint, RunSettings } from './request';
-import { sendAll, validateOnly } from './send';
-import type { RequestSettings } from './settings';
-import { readSettings } from './settings';
+import type { Endpoint, RequestSettings, RunSettings } from './request';
+import { readSettings } from './request';
+import { openRunMemory, sendAll, validateOnly } from './send';
 
 export type { ApiResult, SuccessContract };
 
@@ -113,8 +111,7 @@ export async function runOperation(
 	let outcomes: Outcome[] = [];
 	try {
 		const { run, dryRun } = await readRun(context, declare, continueOnFail, outcomes);
-		const entries = readItems(run, outcomes);
-		const planned = outcomes.length > 0 && !continueOnFail ? [] : planRequests(run, entries);
+		const planned = planRequests(run, outcomes);
 		if (dryRun) {
 			outcomes.push(...validateOnly(run.operation, planned));
 		} else {
@@ -144,7 +141,12 @@ export async function runOperation(
 	return [applyOnError(context, outcomes, continueOnFail)];
 }
 
-/** Reads what is the same for every item: settings, options, Validate Only, the operation. */
+/**
+ * Reads what is the same for every item: settings, options, the operation, and Validate Only,
+ * read for each item when it is an expression. When in doubt, never send: one item that asks
+ * for a dry run makes the run one, and a value that reads as neither true nor false fails its
+ * item and makes the run a dry run too.
+ */
 async function readRun(
 	context: IExecuteFunctions,
 	declare: DeclareRequests,
@@ -153,7 +155,18 @@ async function readRun(
 ): Promise<{ run: Run; dryRun: boolean }> {
 	const settings = await readSettings(context);
 	const options = readOptions(context, 'options');
-	const dryRun = readDryRun(context, options, outcomes);
+	const isExpression =
+		typeof options.validateOnly === 'string' && options.validateOnly.startsWith('=');
+	const itemCount = isExpression ? context.getInputData().length : 1;
+	let dryRun = false;
+	for (let itemIndex = 0; itemIndex < itemCount; itemIndex++) {
+		try {
+			dryRun = readValidateOnly(context, itemIndex) || dryRun;
+		} catch (error) {
+			outcomes.push({ itemIndexes: [itemIndex], result: asInputFailure(error) });
+			dryRun = true;
+		}
+	}
 	const operation = declare.call(context, { ...options, validateOnly: dryRun }, settings);
 	const run: Run = {
 		context,
@@ -168,60 +181,33 @@ async function readRun(
 }
 
 /**
- * Validate Only, read for each item when it is an expression. When in doubt, never send: one
- * item that asks for a dry run makes the run one, and a value that reads as neither true nor
- * false fails its item and makes the run a dry run too.
+ * Reads every item before any request, then plans the requests, each with the items it answers
+ * for and its body, in input order. What a reading throws fails the items it stands for; under
+ * Stop Workflow nothing is sent when an item cannot be read, so nothing is half sent.
  */
-function readDryRun(
-	context: IExecuteFunctions,
-	options: IDataObject,
-	outcomes: Outcome[],
-): boolean {
-	const isExpression =
-		typeof options.validateOnly === 'string' && options.validateOnly.startsWith('=');
-	const itemIndexes = isExpression ? context.getInputData().map((_, itemIndex) => itemIndex) : [0];
-	let dryRun = false;
-	for (const itemIndex of itemIndexes) {
-		try {
-			dryRun = readValidateOnly(context, itemIndex) || dryRun;
-		} catch (error) {
-			outcomes.push({ itemIndexes: [itemIndex], result: asInputFailure(error) });
-			dryRun = true;
-		}
-	}
-	return dryRun;
-}
-
-/**
- * Reads every item before any request: what a reading throws fails the items it stands for.
- * Under Stop Workflow nothing is sent when an item cannot be read, so nothing is half sent.
- */
-function readItems({ context, operation }: Run, outcomes: Outcome[]): ItemBody[] {
+function planRequests({ context, operation, continueOnFail }: Run, outcomes: Outcome[]): Planned[] {
 	const failed = new Set(outcomes.flatMap(({ itemIndexes }) => itemIndexes));
-	const items = context
-		.getInputData()
-		.flatMap((_, itemIndex) => (failed.has(itemIndex) ? [] : [itemIndex]));
-	// One body for the whole run, read once: every item fails alike when it cannot be read.
-	const runBody = operation.shape.per === 'run' && items.length > 0 && readBody(operation, 0);
+	const { shape, body } = operation;
 	const entries: ItemBody[] = [];
-	for (const itemIndex of items) {
-		const body = runBody === false ? readBody(operation, itemIndex) : runBody;
-		if (body instanceof Failure) outcomes.push({ itemIndexes: [itemIndex], result: body });
-		else entries.push({ itemIndex, body });
+	// With `per: 'run'`, one body for the whole run, item 0's, read once: every item fails alike
+	// when it cannot be read.
+	let runBody: IDataObject | Failure | undefined;
+	const itemCount = context.getInputData().length;
+	for (let itemIndex = 0; itemIndex < itemCount; itemIndex++) {
+		if (failed.has(itemIndex)) continue;
+		let read = runBody;
+		if (read === undefined) {
+			try {
+				read = body(shape.per === 'run' ? 0 : itemIndex);
+			} catch (error) {
+				read = asInputFailure(error);
+			}
+			if (shape.per === 'run') runBody = read;
+		}
+		if (read instanceof Failure) outcomes.push({ itemIndexes: [itemIndex], result: read });
+		else entries.push({ itemIndex, body: read });
 	}
-	return entries;
-}
-
-function readBody(operation: OperationRequests, itemIndex: number): IDataObject | Failure {
-	try {
-		return operation.body(itemIndex);
-	} catch (error) {
-		return asInputFailure(error);
-	}
-}
-
-/** The requests, each with the items it answers for and its body, in input order. */
-function planRequests({ operation: { shape } }: Run, entries: ItemBody[]): Planned[] {
+	if (outcomes.length > 0 && !continueOnFail) return [];
 	if (shape.per === 'batch') return shape.batches(entries);
 	if (shape.per === 'item') {
 		return entries.map(({ itemIndex, body }) => ({ itemIndexes: [itemIndex], body }));

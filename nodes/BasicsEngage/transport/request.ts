@@ -5,12 +5,15 @@ import type {
 	IN8nHttpFullResponse,
 } from 'n8n-workflow';
 
+import { checkCredential, normalizeBaseUrl, parseHttpUrl } from '../helpers/credentialChecks';
 import { Failure, tookUnclear } from '../helpers/failure';
+import { readTimeout, requestBatchingValues } from '../helpers/options';
+import { badSetting, readNumberOption, readOptions } from '../helpers/read';
 import { waitUnlessStopped } from '../helpers/wait';
 import type { ApiResult, SuccessContract } from './classify';
-import { classifyAnswer, MAX_RETRY_AFTER_MS, networkFailure } from './classify';
-import type { RequestSettings } from './settings';
-import { CREDENTIAL_TYPE } from './settings';
+import { classifyAnswer, MAX_RETRY_AFTER_MS, networkFailure, secretsOf } from './classify';
+
+export const CREDENTIAL_TYPE = 'basicsEngageApi';
 
 /** An operation's endpoint, and what its requests are, decided by their body where they differ. */
 export interface Endpoint {
@@ -41,25 +44,61 @@ export interface RunSettings {
 }
 
 /**
- * Sends a request, retrying as the run's Retries allow, but never a refusal (400, 401, 429), a
- * redirect or an answer that breaks the contract, nor anything after a Stop. `unclear` is an
- * earlier try's failure after which it may have been taken: no later answer undoes it.
+ * Sends a request through n8n's helper, retrying as the run's Retries allow, but never a refusal
+ * (400, 401, 429), a redirect or an answer that breaks the contract, nor anything after a Stop.
+ * Every outcome becomes a result; it never throws. `unclear` is an earlier try's failure after
+ * which it may have been taken: no later answer undoes it.
  */
 export async function sendRequest(
-	run: RunSettings,
+	{ context, settings, retries, waitMs, stopSignal }: RunSettings,
 	endpoint: Endpoint,
 	body: IDataObject,
 	unclear?: Failure,
 ): Promise<ApiResult> {
+	const { path, contract, misspelledAuthHeader } = endpoint;
+	const bodyContract = typeof contract === 'function' ? contract(body) : contract;
 	const repeatable = repeatableOf(endpoint, body);
 	let taken = unclear;
 	for (let attempt = 0; ; attempt++) {
-		const answer = await sendOnce(run, endpoint, body);
-		const retry =
-			answer instanceof Failure && attempt < run.retries && shouldRetry(answer, repeatable);
-		if (retry) await waitUnlessStopped(waitBeforeRetry(answer, attempt, run), run.stopSignal);
+		const options: IHttpRequestOptions = {
+			...settings.request,
+			url: `${settings.baseUrl}${path}`,
+			// Published misspelled for this endpoint; n8n's credential adds the correct spelling too,
+			// so the request works against a server that reads either.
+			headers: misspelledAuthHeader
+				? { ...JSON_HEADERS, Authroization: settings.listAuthHeaderValue }
+				: { ...JSON_HEADERS },
+			body,
+		};
+		// n8n's `timeout` fires only while the connection is idle, and n8n hands the request the
+		// execution's Stop signal in place of any other: so the whole answer's deadline ends the
+		// wait here, a server that sends headers and then drips the body included.
+		const deadline = AbortSignal.timeout(settings.timeout);
+		let endWait = () => {};
+		const timedOut = new Promise<never>((_, reject) => {
+			deadline.addEventListener('abort', reject);
+			// Node keeps a timeout signal alive while it has a listener: without this, one per
+			// request for the whole Timeout (5 minutes by default).
+			endWait = () => deadline.removeEventListener('abort', reject);
+		});
+		// Promise.race also takes the request's later failure, so nobody waits for it any more.
+		const answer = await Promise.race([
+			context.helpers.httpRequestWithAuthentication.call(context, CREDENTIAL_TYPE, options, {
+				credentialsDecrypted: settings.credentials,
+			}) as Promise<IN8nHttpFullResponse>,
+			timedOut,
+		]).then(
+			(response) => classifyAnswer(response, bodyContract, settings.secrets),
+			(error: unknown) => {
+				const failed = deadline.aborted ? { code: 'ETIMEDOUT' } : error;
+				return networkFailure(failed, bodyContract, settings.proxy !== undefined);
+			},
+		);
+		endWait();
+		const retry = answer instanceof Failure && attempt < retries && shouldRetry(answer, repeatable);
+		if (retry) await waitUnlessStopped(waitBeforeRetry(answer, attempt, { waitMs }), stopSignal);
 		if (tookUnclear(answer)) taken = answer;
-		if (!retry || run.stopSignal?.aborted) {
+		if (!retry || stopSignal?.aborted) {
 			return taken && answer instanceof Failure ? sentAgain(taken, answer) : answer;
 		}
 	}
@@ -72,56 +111,7 @@ function sentAgain(unclear: Failure, last: Failure): Failure {
 	return new Failure({ ...unclear.toJSON(), description });
 }
 
-/**
- * Sends one request through n8n's helper and maps every outcome to a result; it never throws.
- * HTTP statuses are handled here (`ignoreHttpStatusErrors`), which also stops n8n from re-sending
- * a request once on 401.
- */
-async function sendOnce(
-	{ context, settings }: RunSettings,
-	{ path, contract, misspelledAuthHeader }: Endpoint,
-	body: IDataObject,
-): Promise<ApiResult> {
-	const bodyContract = typeof contract === 'function' ? contract(body) : contract;
-	const options: IHttpRequestOptions = {
-		method: 'POST',
-		url: `${settings.baseUrl}${path}`,
-		headers: {
-			'Content-Type': 'application/json',
-			Accept: 'application/json',
-			// Published misspelled for this endpoint; n8n's credential adds the correct spelling too,
-			// so the request works against a server that reads either.
-			...(misspelledAuthHeader ? { Authroization: settings.listAuthHeaderValue } : {}),
-		},
-		body,
-		json: true,
-		returnFullResponse: true,
-		ignoreHttpStatusErrors: true,
-		// n8n's helper would send both auth headers again to whatever host a redirect names, and
-		// turn a POST into a GET; the API never redirects, so a 3xx is reported, not followed.
-		disableFollowRedirect: true,
-		timeout: settings.timeout,
-		skipSslCertificateValidation: settings.skipSslCertificateValidation,
-		...(settings.proxy ? { proxy: settings.proxy } : {}),
-	};
-	// n8n's `timeout` fires only while the connection is idle, and n8n hands the request the
-	// execution's Stop signal in place of any other: so the whole answer's deadline ends the wait
-	// here, a server that sends headers and then drips the body included.
-	const deadline = AbortSignal.timeout(settings.timeout);
-	// Promise.race also takes the request's later failure, so nobody waits for it any more.
-	return await Promise.race([
-		context.helpers.httpRequestWithAuthentication.call(context, CREDENTIAL_TYPE, options, {
-			credentialsDecrypted: settings.credentials,
-		}) as Promise<IN8nHttpFullResponse>,
-		new Promise<never>((_, reject) => deadline.addEventListener('abort', reject)),
-	]).then(
-		(answer) => classifyAnswer(answer, bodyContract, settings.secrets),
-		(error: unknown) => {
-			const failed = deadline.aborted ? { code: 'ETIMEDOUT' } : error;
-			return networkFailure(failed, bodyContract, settings.proxy !== undefined);
-		},
-	);
-}
+const JSON_HEADERS = { 'Content-Type': 'application/json', Accept: 'application/json' };
 
 /** The backoff never grows past this between two tries. */
 const MAX_BACKOFF_MS = 30_000;
@@ -141,4 +131,102 @@ export function waitBeforeRetry(
 	if (failure.retryAfterMs !== undefined) return failure.retryAfterMs;
 	const backoff = Math.min(MAX_BACKOFF_MS, policy.waitMs * 2 ** attempt);
 	return backoff / 2 + Math.random() * (backoff / 2);
+}
+
+export type RequestSettings = Awaited<ReturnType<typeof readSettings>>;
+
+/**
+ * Reads, once per run, everything a request needs that is the same for every item: the
+ * credential and the node's "Request Options". Throws a Failure before any request.
+ */
+export async function readSettings(context: IExecuteFunctions) {
+	const credentials = await context.getCredentials(CREDENTIAL_TYPE).catch((error: Error) => {
+		throw n8nFailedReading(error)
+			? new Failure({
+					kind: 'credential_unavailable',
+					description: `n8n said: ${error.message}. The credential itself may be fine: try again later. Nothing was sent.`,
+				})
+			: badSetting(
+					'The BasicsEngage credential could not be read',
+					`Select a BasicsEngage API credential in the node. n8n said: ${error.message}.`,
+				);
+	});
+	const baseUrl = normalizeBaseUrl(credentials.baseUrl);
+	const apiKey = String(credentials.apiKey ?? '').trim();
+	const checked = checkCredential(baseUrl, apiKey);
+	if (!(checked instanceof URL)) throw badSetting(checked.message, checked.description);
+
+	const options = readOptions(context, 'requestOptions');
+	const batch = ((options.batching as IDataObject | undefined)?.batch ?? {}) as IDataObject;
+	const [batchSizeProperty, batchIntervalProperty] = requestBatchingValues;
+	// As n8n's routing node reads them: no interval means no batching, no size means 1.
+	const requestsPerBatch = readNumberOption(batch, batchSizeProperty, 1);
+	const intervalMs = readNumberOption(batch, batchIntervalProperty, 0);
+	const timeout = readTimeout(options);
+	const proxy = options.proxy ? parseProxy(String(options.proxy)) : undefined;
+	return {
+		baseUrl,
+		// Read once per run and handed to n8n, which would otherwise fetch them for every request.
+		credentials: { id: '', name: '', type: CREDENTIAL_TYPE, data: credentials },
+		// The published spelling the list endpoint reads; n8n's credential adds `Authorization`.
+		listAuthHeaderValue: `Bearer ${apiKey}`,
+		// What must never be shown: the key, as sent and as JSON escapes it.
+		secrets: secretsOf(apiKey),
+		timeout,
+		proxy,
+		/** What every request of the run is, but its URL, headers and body. */
+		request: {
+			method: 'POST',
+			json: true,
+			returnFullResponse: true,
+			// Every status is read here, which also stops n8n from re-sending a request once on 401.
+			ignoreHttpStatusErrors: true,
+			// n8n's helper would send both auth headers again to whatever host a redirect names, and
+			// turn a POST into a GET; the API never redirects, so a 3xx is reported, not followed.
+			disableFollowRedirect: true,
+			timeout,
+			skipSslCertificateValidation: options.allowUnauthorizedCerts === true,
+			...(proxy ? { proxy } : {}),
+		} satisfies Omit<IHttpRequestOptions, 'url'>,
+		// n8n's batching: -1 disables it, 0 counts as 1.
+		throttle:
+			requestsPerBatch >= 0 && intervalMs > 0
+				? { requestsPerBatch: Math.max(1, requestsPerBatch), intervalMs }
+				: undefined,
+	};
+}
+
+/**
+ * n8n gives its errors a level: 'info' and 'warning' for a user's or a setting's problem (no
+ * credential selected, one that no longer exists), which it does not report as its own failure.
+ * Anything else (its database, a regex timeout on a busy instance) is n8n failing to read it.
+ */
+const n8nFailedReading = (error: Error & { level?: string }) =>
+	error.level !== 'info' && error.level !== 'warning';
+
+function parseProxy(proxy: string): IHttpRequestOptions['proxy'] {
+	const parsed = parseHttpUrl(proxy.trim());
+	if (!parsed) {
+		throw badSetting(
+			'The Proxy in Request Options is not valid',
+			'Use the form http://host:port or http://user:password@host:port.',
+		);
+	}
+	const protocol = parsed.protocol.replace(/:$/, '');
+	const port = parsed.port ? Number(parsed.port) : protocol === 'https' ? 443 : 80;
+	if (!parsed.username) return { host: parsed.hostname, port, protocol };
+	try {
+		decodeURIComponent(parsed.username);
+		decodeURIComponent(parsed.password);
+		// Still percent-encoded: n8n writes them back into a proxy URL, whose setters leave a
+		// "%" as it is, and its proxy agent decodes them (a decoded "100%" would be malformed).
+		const auth = { username: parsed.username, password: parsed.password };
+		return { host: parsed.hostname, port, protocol, auth };
+	} catch {
+		// decodeURIComponent throws "URI malformed"; the value itself may be a password.
+		throw badSetting(
+			'The Proxy in Request Options is not valid: its user name or password has a "%" not followed by two hex digits',
+			'Write a "%" in them as %25, in the form http://user:password@host:port.',
+		);
+	}
 }

@@ -1,10 +1,10 @@
-import type { IDataObject } from 'n8n-workflow';
+import type { IContextObject, IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { Failure, KINDS } from '../helpers/failure';
+import type { FailureFields } from '../helpers/failure';
+import { Failure, KINDS, tookUnclear } from '../helpers/failure';
 import { waitUnlessStopped } from '../helpers/wait';
 import type { ApiResult } from './classify';
 import type { FirstAlone, OperationRequests, Planned, RequestShape, Run, Sent } from './index';
-import type { RunMemory } from './memory';
 import type { Outcome } from './report';
 import { repeatableOf, sendRequest } from './request';
 
@@ -119,9 +119,9 @@ interface Stage {
 
 /**
  * The send stage: answers what an earlier try of the run did (the run's memory) before anything
- * is sent, so Add Profiles learns there that its new list may exist already; lets the guard
- * answer instead of some; sends the rest; and for those never started, recalls what an earlier
- * try did with them, if anything.
+ * is sent, as it was, so Add Profiles learns there that its new list may exist already; lets the
+ * guard answer instead of some; sends the rest; and for those never started, recalls what an
+ * earlier try did with them, if anything.
  */
 export async function sendAll(
 	run: Run,
@@ -129,44 +129,36 @@ export async function sendAll(
 	planned: Planned[],
 ): Promise<SendReport> {
 	const { guard, shape } = run.operation;
-	const stage = {
-		run,
-		memory,
-		stop: new RunStop(run),
-		fields: new FirstFields(firstAloneOf(shape)),
-	};
+	const stop = new RunStop(run);
+	const fields = new FirstFields(firstAloneOf(shape));
 	const requests: Request[] = planned.map((request) => ({ ...request, part: request.body }));
-	answerEarlier(stage, requests);
 	for (const request of requests) {
-		const instead = request.came ? undefined : guard?.plan(request);
+		request.body = fields.bodyOf(request);
+		const { itemIndexes, body } = request;
+		const repeatable = repeatableOf(run.operation, body);
+		const earlier = memory.answer(memory.keyOf(itemIndexes, body), repeatable);
+		if (earlier) {
+			request.came = { body, result: earlier };
+			const why = fields.alone ? fields.learn(earlier) : undefined;
+			if (why) stop.stopFor(earlier as Failure, why);
+			continue;
+		}
+		const instead = guard?.plan(request);
 		if (instead) {
 			request.came = { result: instead };
 			request.instead = true;
 		}
 	}
 	const toSend = requests.filter(({ came }) => !came);
-	await sendInOrder(stage, toSend);
+	await sendInOrder({ run, memory, stop, fields }, toSend);
 	const notes = (await guard?.finish?.()) ?? new Map<number, string>();
 	for (const request of toSend) {
 		if (request.came) continue;
-		request.body = stage.fields.bodyOf(request);
-		const earlier = memory.recall(request.itemIndexes, request.body);
+		request.body = fields.bodyOf(request);
+		const earlier = memory.recall(memory.keyOf(request.itemIndexes, request.body));
 		if (earlier) request.came = { body: request.body, result: earlier };
 	}
-	return { requests, stoppedBy: stage.stop.by, notes };
-}
-
-/** The requests an earlier try of the run did, answered as it was (a request that went alone taught). */
-function answerEarlier({ run, memory, stop, fields }: Stage, requests: Request[]): void {
-	for (const request of requests) {
-		request.body = fields.bodyOf(request);
-		const { itemIndexes, body } = request;
-		const earlier = memory.answer(itemIndexes, body, repeatableOf(run.operation, body));
-		if (!earlier) continue;
-		request.came = { body, result: earlier };
-		const why = fields.alone ? fields.learn(earlier) : undefined;
-		if (why) stop.stopFor(earlier as Failure, why);
-	}
+	return { requests, stoppedBy: stop.by, notes };
 }
 
 /**
@@ -202,8 +194,9 @@ async function sendOne({ run, memory, stop, fields }: Stage, request: Request): 
 		// A Stop while the guard was at work (claiming the email): the request never leaves.
 		if (stop.stopped) return undefined;
 		const { itemIndexes, body } = request;
-		const result = await sendRequest(run, run.operation, body, memory.unclear(itemIndexes, body));
-		memory.remember(itemIndexes, body, result);
+		const key = memory.keyOf(itemIndexes, body);
+		const result = await sendRequest(run, run.operation, body, memory.unclear(key));
+		memory.remember(key, result);
 		stop.count(result);
 		return { body, result };
 	};
@@ -229,4 +222,82 @@ export function validateOnly(
 		const result = { validateOnly: true, ...(skipped ?? { request }) };
 		return { itemIndexes, result, batch: shape.per !== 'item' };
 	});
+}
+
+type Records = Record<string, { json: IDataObject } | { failure: FailureFields; attempts: number }>;
+
+/**
+ * What the node already did in this execution, so that n8n never makes it do it twice.
+ *
+ * n8n's node setting Retry On Fail runs the node again, with the same input and the same run
+ * index, after it throws, and also when its first output item carries `json.error`
+ * (`checkFailure` in n8n-core's workflow-execute), in every On Error mode. The per-execution
+ * node context (`getContext('node')`) survives those tries on n8n 1.x and 2.x alike, so the
+ * node keeps there what each request did, keyed by run index and items (a Loop Over Items round
+ * is a new run index, where item indexes start again). When the node runs as an AI tool, n8n
+ * calls `execute` again with a new run index per try: there the key is the request body.
+ *
+ * A successful run forgets its records, so execution data does not grow with them: only its own,
+ * since an AI agent's tool calls run at once and share the context.
+ */
+export type RunMemory = ReturnType<typeof openRunMemory>;
+
+export function openRunMemory(context: IExecuteFunctions) {
+	const store = context.getContext('node') as IContextObject & { basicsEngageDone?: Records };
+	const records = (store.basicsEngageDone ??= {});
+	// The node's AI tool variant is the same class under the type name n8n derives for it.
+	const asTool = context.getNode().type.endsWith('Tool');
+	const runIndex = asTool ? 'tool' : String(context.getWorkflowDataProxy(0).$runIndex ?? 0);
+	/** The keys this run recalled or remembered: what it may forget. */
+	const owned = new Set<string>();
+	return {
+		/** A request's key in the memory, which the run then owns. */
+		keyOf(itemIndexes: number[], body: IDataObject): string {
+			const key = `${runIndex}:${asTool ? JSON.stringify(body) : itemIndexes.join(',')}`;
+			owned.add(key);
+			return key;
+		},
+
+		/**
+		 * An earlier try's answer to this request, when it is not to be sent again: `recall`'s,
+		 * unless the request is repeatable, and then only once more.
+		 */
+		answer(key: string, repeatable: boolean): ApiResult | undefined {
+			const record = records[key];
+			if (record && 'attempts' in record && repeatable && record.attempts < 2) return undefined;
+			return this.recall(key);
+		},
+
+		/** What an earlier try did with this request: its success, or its failure that may have taken effect. */
+		recall(key: string): ApiResult | undefined {
+			const record = records[key];
+			if (!record || 'json' in record) return record?.json;
+			return new Failure({
+				...record.failure,
+				description: `Not sent again: an earlier try of this execution sent it and got no clear answer. ${record.failure.description}`,
+			});
+		},
+
+		/** An earlier try's failure after which the request may have been taken (tookUnclear). */
+		unclear(key: string): Failure | undefined {
+			const record = records[key];
+			const failure = record && 'failure' in record ? new Failure(record.failure) : undefined;
+			return tookUnclear(failure) ? failure : undefined;
+		},
+
+		/** Keeps a success, or a failure that may have taken effect; other failures can be repeated. */
+		remember(key: string, result: ApiResult): void {
+			if (!(result instanceof Failure)) records[key] = { json: result };
+			else if (result.mayHaveTakenEffect) {
+				const earlier = records[key];
+				const attempts = (earlier && 'attempts' in earlier ? earlier.attempts : 0) + 1;
+				records[key] = { failure: result.toJSON(), attempts };
+			}
+		},
+
+		/** Called when the run ends without a failure: nothing will try its requests again. */
+		forget(): void {
+			for (const key of owned) delete records[key];
+		},
+	};
 }
