@@ -9,7 +9,7 @@ import { checkCredential, normalizeBaseUrl, parseHttpUrl } from '../helpers/cred
 import { Failure, tookUnclear } from '../helpers/failure';
 import { readTimeout, requestBatchingValues } from '../helpers/options';
 import { badSetting, readNumberOption, readOptions } from '../helpers/read';
-import { waitUnlessStopped } from '../helpers/wait';
+import { unlessAborted, waitUnlessStopped } from '../helpers/wait';
 import type { ApiResult, SuccessContract } from './classify';
 import { classifyAnswer, MAX_RETRY_AFTER_MS, networkFailure, secretsOf } from './classify';
 
@@ -74,27 +74,22 @@ export async function sendRequest(
 		// execution's Stop signal in place of any other: so the whole answer's deadline ends the
 		// wait here, a server that sends headers and then drips the body included.
 		const deadline = AbortSignal.timeout(settings.timeout);
-		let endWait = () => {};
-		const timedOut = new Promise<never>((_, reject) => {
-			deadline.addEventListener('abort', reject);
-			// Node keeps a timeout signal alive while it has a listener: without this, one per
-			// request for the whole Timeout (5 minutes by default).
-			endWait = () => deadline.removeEventListener('abort', reject);
-		});
-		// Promise.race also takes the request's later failure, so nobody waits for it any more.
-		const answer = await Promise.race([
-			context.helpers.httpRequestWithAuthentication.call(context, CREDENTIAL_TYPE, options, {
-				credentialsDecrypted: settings.credentials,
-			}) as Promise<IN8nHttpFullResponse>,
-			timedOut,
-		]).then(
-			(response) => classifyAnswer(response, bodyContract, settings.secrets),
-			(error: unknown) => {
-				const failed = deadline.aborted ? { code: 'ETIMEDOUT' } : error;
-				return networkFailure(failed, bodyContract, settings.proxy !== undefined);
-			},
+		const proxied = settings.proxy !== undefined;
+		const response = context.helpers.httpRequestWithAuthentication.call(
+			context,
+			CREDENTIAL_TYPE,
+			options,
+			{ credentialsDecrypted: settings.credentials },
+		) as Promise<IN8nHttpFullResponse>;
+		// Past the deadline nobody waits for the request any more, whatever it later comes to.
+		const answer = await unlessAborted(
+			response.then(
+				(full) => classifyAnswer(full, bodyContract, settings.secrets),
+				(error: unknown) => networkFailure(error, bodyContract, proxied),
+			),
+			deadline,
+			() => networkFailure({ code: 'ETIMEDOUT' }, bodyContract, proxied),
 		);
-		endWait();
 		const retry = answer instanceof Failure && attempt < retries && shouldRetry(answer, repeatable);
 		if (retry) await waitUnlessStopped(waitBeforeRetry(answer, attempt, { waitMs }), stopSignal);
 		if (tookUnclear(answer)) taken = answer;

@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 
 import { Failure, tookUnclear } from '../../helpers/failure';
 import { readForRun, readNumberOption } from '../../helpers/read';
-import { waitUnlessStopped } from '../../helpers/wait';
+import { unlessAborted, waitUnlessStopped } from '../../helpers/wait';
 import type { ApiResult, Planned, RequestGuard, Sent } from '../../transport';
 import { ClaimWrittenOver, DeduplicationStore } from './deduplicationStore';
 
@@ -286,20 +286,7 @@ class SkipAlreadySent implements RequestGuard {
 
 	/** What the email in flight here comes to, or undefined (never sent) once the run is stopped. */
 	private async untilStopped(answer: Promise<unknown>): Promise<unknown> {
-		const { stop } = this;
-		if (!stop) return await answer;
-		if (stop.aborted) return undefined;
-		let onStop = () => {};
-		const stopped = new Promise((resolve) => {
-			onStop = () => resolve(undefined);
-			stop.addEventListener('abort', onStop, { once: true });
-		});
-		try {
-			return await Promise.race([answer, stopped]);
-		} finally {
-			// The run's signal outlives this email: its listener goes with it.
-			stop.removeEventListener('abort', onStop);
-		}
+		return this.stop ? await unlessAborted(answer, this.stop, () => undefined) : await answer;
 	}
 
 	/** Those of the emails whose run gave up on their answer (none when the store fails). */
