@@ -8,6 +8,7 @@
  * mix of faults, store failures, retries and deaths: test/reliability/model.test.js.
  */
 
+const { AsyncLocalStorage } = require('node:async_hooks');
 const { randomUUID } = require('node:crypto');
 const {
 	contacts,
@@ -432,6 +433,81 @@ describe('never twice, never lost, across stores that fail, crashes and executio
 			expect(sentTo()).toEqual(['contact0@customer.test']);
 			expect(copies.flatMap(outcomes).sort()).toEqual(['sent', true]);
 		}
+	});
+
+	test('two workers claiming one email, each with another execution’s store call beside: those calls cannot put back each claim’s token in turn, so the email is sent once', async () => {
+		// X (this worker) and Z (worker B) send the same email; Y and V, an email each, on the same
+		// workers. Z's claim reads before X's writes and writes after it, erasing X's token. Before
+		// the claim kept its process's turn until it had asked again, Y read between and wrote after
+		// Z (putting X's token back), V read after Z and wrote after X had asked (putting Z's back):
+		// each found its own token, and both sent.
+		const workerB = await startWorker();
+		const workflow = savedWorkflow();
+		const runOf = new AsyncLocalStorage();
+		/** Each first claim's and check's read and write, once done. */
+		const done = new Set();
+		/** @type {Map<string, { promise: Promise<void>, resolve: () => void }>} */
+		const events = new Map();
+		const event = (/** @type {string} */ name) => {
+			if (!events.has(name)) {
+				let resolve = () => {};
+				const promise = new Promise((settled) => (resolve = () => settled(undefined)));
+				events.set(name, { promise: /** @type {Promise<void>} */ (promise), resolve });
+			}
+			return /** @type {{ promise: Promise<void>, resolve: () => void }} */ (events.get(name));
+		};
+		const after = (/** @type {string[]} */ names, ms = 2000) =>
+			Promise.race([Promise.all(names.map((name) => event(name).promise)), delay(ms)]);
+		/** @param {string} name @param {number} contact @param {any} [loaded] */
+		const start = (name, contact, loaded) =>
+			runOf.run(name, () =>
+				run(workflow, {
+					settings: { key: '={{ $json.email }}' },
+					items: contacts(1, contact),
+					...(loaded && { loaded }),
+				}),
+			);
+		/** @type {Promise<unknown>[]} */
+		const besides = [];
+		/** What each waits for; a check waits only for a call that has read since the claim. */
+		/** @type {Record<string, () => Promise<unknown>>} */
+		const gates = {
+			'Z claim read': () => after(['X claim read arriving']),
+			'X claim read': async () => {
+				besides.push(start('Y', 1), start('V', 2, workerB));
+				await event('Z claim read').promise;
+				await delay(200); // Y's and V's claims queue behind X's and Z's
+			},
+			// Less than the least settle delay after X's write.
+			'Z claim write': async () =>
+				await after(['X claim write']).then(() => after(['Y claim read'], 30)),
+			'Y claim write': () => after(['Z claim write', 'V claim read']),
+			'V claim read': () => after(['Z claim write']),
+			'X check read': () =>
+				done.has('Y claim read') ? after(['Y claim write']) : Promise.resolve(),
+			'V claim write': () => after(['X check write']),
+			'Z check read': () =>
+				done.has('V claim read') ? after(['V claim write']) : Promise.resolve(),
+		};
+		deduplicationStore.roundTrip = (items, before) => {
+			const check = items.length === 1 && items[0].startsWith('claim|');
+			const kind = items.some((item) => item.startsWith('sent|')) ? 'claim' : check && 'check';
+			const name = `${runOf.getStore()} ${kind} ${before}`;
+			if (!kind || events.has(`${name} arriving`)) return undefined;
+			event(`${name} arriving`).resolve();
+			return (gates[name]?.() ?? Promise.resolve()).then(async () => {
+				await new Promise(setImmediate); // read or written
+				done.add(name);
+				event(name).resolve();
+			});
+		};
+		try {
+			await Promise.all([start('X', 0), start('Z', 0, workerB)]);
+			await Promise.all(besides);
+		} finally {
+			deduplicationStore.roundTrip = () => undefined;
+		}
+		expect(sentTo().sort()).toEqual(contacts(3).map((contact) => contact.email));
 	});
 
 	test('History Size across workers: a worker’s new email pushes none of the last N emails out, another worker’s included', async () => {

@@ -10,7 +10,10 @@ import { waitUnlessStopped } from '../../helpers/wait';
  * is checked, as in Fischer's mutual exclusion: a claim records a token per email with its
  * entries and, once a settle delay longer than any store call has passed, asks for one again.
  * Only a write no other wrote over still holds it, so of two workers claiming one email at once
- * only the last proceeds. The token stays until the email is settled and goes with its entries:
+ * only the last proceeds. The claim keeps the process's turn until it has asked: a call of its
+ * own between would write back the token as it read it, after the other worker's claim erased
+ * it. The process's claims waiting meanwhile are made together, in the next turn.
+ * The token stays until the email is settled and goes with its entries:
  * asked for again a settle delay later, a token that is back shows a call that read the row
  * before the removal put them back, and the removal is written again.
  */
@@ -22,6 +25,20 @@ interface Row {
 	callMs: number[];
 	/** Tokens no claim needs any more, removed with this process's next write. */
 	garbage: string[];
+	/** Claims waiting for the row's next turn, made in one write. */
+	waiting: Waiting[];
+}
+
+interface Waiting {
+	entries: string[];
+	maxEntries: number;
+	done: (claimed: Claimed | Error) => void;
+}
+
+/** A claim's entries that were there before; whether its write held (an Error: unknown). */
+interface Claimed {
+	known: Set<string>;
+	held: boolean | Error;
 }
 
 const rows = new Map<string, Row>();
@@ -56,7 +73,7 @@ export class DeduplicationStore {
 	/** Removals not written yet, each with its item (none: an entry no item answers for). */
 	private removals: Removal[] = [];
 	/** Whether a write of the removals is due within a second; whether the run wrote its last. */
-	private timed = false;
+	private writeDue = false;
 	private flushed = false;
 
 	/** The write that takes the removals gathered so far, until it starts; the last one queued. */
@@ -76,6 +93,7 @@ export class DeduplicationStore {
 			sending: new Map(),
 			callMs: [],
 			garbage: [],
+			waiting: [],
 		};
 		rows.set(key, this.row);
 	}
@@ -88,17 +106,12 @@ export class DeduplicationStore {
 	async claim(entries: string[], count: number): Promise<{ known: Set<string>; tokens: string[] }> {
 		for (let tries = 1; ; tries++) {
 			const tokens = Array.from({ length: count }, () => `claim|${randomString(16)}`);
-			const known = await this.record([...entries, ...tokens]);
-			await this.settle();
-			// One write: one token tells for all.
-			const held = await this.record([tokens[0]]).then(
-				(stillThere) => stillThere.has(tokens[0]),
-				(error: Error) => {
-					// Unsure it holds them: what it recorded is taken back, as never sent.
-					this.remove(undefined, [...tokens, ...entries.filter((entry) => !known.has(entry))]);
-					throw error;
-				},
-			);
+			const { known, held } = await this.together([...entries, ...tokens]);
+			if (held instanceof Error) {
+				// Unsure it holds them: what it recorded is taken back, as never sent.
+				this.remove(undefined, [...tokens, ...entries.filter((entry) => !known.has(entry))]);
+				throw held;
+			}
 			if (held) return { known, tokens };
 			// Asked again, the token is there now.
 			this.discard([tokens[0]]);
@@ -140,11 +153,11 @@ export class DeduplicationStore {
 	remove(itemIndex: number | undefined, entries: string[], token?: string): void {
 		this.removals.push({ itemIndex, entries, token });
 		if (this.removals.length >= WRITE_BATCH) void this.write();
-		else if (!this.timed) {
-			this.timed = true;
+		else if (!this.writeDue) {
+			this.writeDue = true;
 			// An AbortSignal's timer keeps no process alive.
 			AbortSignal.timeout(1000).addEventListener('abort', () => {
-				this.timed = false;
+				this.writeDue = false;
 				// Not once the run is over: what it said of its items stays true.
 				if (!this.flushed) void this.write();
 			});
@@ -162,13 +175,59 @@ export class DeduplicationStore {
 
 	/** Records the entries; answers those that were there before. */
 	async record(entries: string[]): Promise<Set<string>> {
+		return await this.inTurn(async () => await this.recordNow(entries, this.maxEntries));
+	}
+
+	/** Joins the row's next claim; rejects when its first call fails (it recorded nothing). */
+	private together(entries: string[]): Promise<Claimed> {
+		const { waiting } = this.row;
+		const claimed = new Promise<Claimed>((resolve, reject) => {
+			const done = (result: Claimed | Error) =>
+				result instanceof Error ? reject(result) : resolve(result);
+			waiting.push({ entries, maxEntries: this.maxEntries, done });
+		});
+		if (waiting.length === 1) void this.inTurn(async () => await this.claimWaiting());
+		return claimed;
+	}
+
+	/** Records the waiting claims in one write and, a settle delay later, asks for one's token. */
+	private async claimWaiting(): Promise<void> {
+		const claims = this.row.waiting.splice(0);
+		const entries = [...new Set(claims.flatMap((claim) => claim.entries))];
+		const maxEntries = Math.max(...claims.map((claim) => claim.maxEntries));
+		const there = await this.recordNow(entries, maxEntries).catch((error: Error) => error);
+		if (there instanceof Error) {
+			for (const claim of claims) claim.done(there);
+			return;
+		}
+		// One write: one token tells for all (the last entry is a token).
+		const token = entries[entries.length - 1];
+		await this.settle();
+		const held = await this.recordNow([token], maxEntries).then(
+			(stillThere) => stillThere.has(token),
+			(error: Error) => error,
+		);
+		// An entry an earlier claim of this write made is there for the later ones.
+		const made = new Set<string>();
+		for (const claim of claims) {
+			const known = new Set(claim.entries.filter((entry) => there.has(entry) || made.has(entry)));
+			claim.entries.forEach((entry) => made.add(entry));
+			claim.done({ known, held });
+		}
+	}
+
+	/** Records the entries now; answers those that were there before. */
+	private async recordNow(entries: string[], maxEntries: number): Promise<Set<string>> {
 		const call = async () =>
-			await this.context.helpers.checkProcessedAndRecord(entries, this.scope, {
-				mode: 'entries',
-				maxEntries: this.maxEntries + entries.length,
-			});
+			await this.timed(
+				async () =>
+					await this.context.helpers.checkProcessedAndRecord(entries, this.scope, {
+						mode: 'entries',
+						maxEntries: maxEntries + entries.length,
+					}),
+			);
 		// A failed call wrote nothing: once more (two workers creating the row at once, one fails).
-		const { processed } = await this.inTurn(async () => await call().catch(call));
+		const { processed } = await call().catch(call);
 		return new Set(processed.map(String));
 	}
 
@@ -182,9 +241,12 @@ export class DeduplicationStore {
 				token ? [...entries, token] : entries,
 			);
 			try {
-				await this.context.helpers.removeProcessed([...entries, ...garbage], this.scope, {
-					mode: 'entries',
-				});
+				await this.timed(
+					async () =>
+						await this.context.helpers.removeProcessed([...entries, ...garbage], this.scope, {
+							mode: 'entries',
+						}),
+				);
 			} catch {
 				// The next write tries again; until one succeeds, these emails read "unknown".
 				this.removals.unshift(...removals);
@@ -219,20 +281,22 @@ export class DeduplicationStore {
 		return Math.max(MIN_SETTLE_MS, SETTLE_FACTOR * Math.max(...this.row.callMs));
 	}
 
-	/** Runs the call when this process's earlier calls on the row are done; times it. */
-	private inTurn<T>(call: () => Promise<T>): Promise<T> {
-		const timed = async () => {
-			const started = Date.now();
-			try {
-				return await call();
-			} finally {
-				const { callMs } = this.row;
-				callMs.push(Date.now() - started);
-				if (callMs.length > CALLS_KEPT) callMs.shift();
-			}
-		};
-		const done = this.row.turn.then(timed, timed);
+	/** Runs the work when this process's earlier work on the row is done. */
+	private inTurn<T>(work: () => Promise<T>): Promise<T> {
+		const done = this.row.turn.then(work, work);
 		this.row.turn = done.catch(() => undefined);
 		return done;
+	}
+
+	/** Makes a store call, timing it for the settle delay. */
+	private async timed<T>(call: () => Promise<T>): Promise<T> {
+		const started = Date.now();
+		try {
+			return await call();
+		} finally {
+			const { callMs } = this.row;
+			callMs.push(Date.now() - started);
+			if (callMs.length > CALLS_KEPT) callMs.shift();
+		}
 	}
 }
