@@ -501,13 +501,17 @@ describe('never twice, never lost, across stores that fail, crashes and executio
 				event(name).resolve();
 			});
 		};
+		let x;
 		try {
-			await Promise.all([start('X', 0), start('Z', 0, workerB)]);
+			[x] = await Promise.all([start('X', 0), start('Z', 0, workerB)]);
 			await Promise.all(besides);
 		} finally {
 			deduplicationStore.roundTrip = () => undefined;
 		}
 		expect(sentTo().sort()).toEqual(contacts(3).map((contact) => contact.email));
+		// X's and Z's claims, held 200 ms, outlasted the least settle delay: n8n's log says so.
+		const slow = /store took \d+ ms, longer than the settle delay \(50 ms\)/;
+		expect(x.logs).toContainEqual(expect.stringMatching(slow));
 	});
 
 	test('History Size across workers: a worker’s new email pushes none of the last N emails out, another worker’s included', async () => {

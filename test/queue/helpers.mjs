@@ -1,6 +1,7 @@
 // Shared by the queue-mode tests: the e2e environment in queue mode and the sign-up form driven
 // the way a browser submits it.
 import fs from 'node:fs';
+import path from 'node:path';
 import { readExamples } from '../../dev/n8n-setup.mjs';
 import {
 	getExecution,
@@ -103,6 +104,18 @@ export function executionsByWorker(workers) {
 		}
 	}
 	return ranBy;
+}
+
+/** How many runs logged a call to n8n's deduplication store slower than the settle delay. */
+export function slowStoreCalls(env) {
+	const folder = path.join(env.tmp, 'n8n');
+	const logs = fs.readdirSync(folder).filter((file) => file.endsWith('.log'));
+	const slow = /deduplication store took \d+ ms, longer than the settle delay/g;
+	return logs.reduce(
+		(count, file) =>
+			count + (fs.readFileSync(path.join(folder, file), 'utf8').match(slow) ?? []).length,
+		0,
+	);
 }
 
 /** { worker-1: n, worker-2: m } over executions that ran on exactly one worker. */

@@ -12,6 +12,7 @@ import {
 	log,
 	people,
 	perWorker,
+	slowStoreCalls,
 	startQueueTestEnvironment,
 	submitSignups,
 } from './helpers.mjs';
@@ -188,7 +189,8 @@ test.each([
 				`Skip under a burst, ${mode}: double-clicked form (${BURST} sign-ups posted twice at once): ` +
 					`${twiceAtOnce} emailed twice, ${first.emailed} emails, ${first.skipped} copies skipped, failed ${JSON.stringify(first.failed)}; ` +
 					`the same ${BURST} again: ${second.emailed} emailed, ${second.skipped} skipped, failed ${JSON.stringify(second.failed)}; ` +
-					`in all ${figures.emailedTwice} emailed twice, ${figures.never} never; load average ${os.loadavg().map((l) => l.toFixed(1))}`,
+					`in all ${figures.emailedTwice} emailed twice, ${figures.never} never; ` +
+					`${slowStoreCalls(target)} runs logged a store call slower than the settle delay; load average ${os.loadavg().map((l) => l.toFixed(1))}`,
 			);
 			// Across workers what the settle delay cannot rule out under load (a claim written over five
 			// times, store_unavailable; a call slower than the delay putting `sending|` back, later

@@ -81,6 +81,8 @@ export class DeduplicationStore {
 	private written: Promise<void> = Promise.resolve();
 	/** Writes made beside the removals: marks, and each removal's check. */
 	private readonly writtenAgain: Array<Promise<unknown>> = [];
+	/** Whether the run logged a store call slower than the settle delay (once is enough). */
+	private warnedSlow = false;
 
 	constructor(
 		private readonly context: IExecuteFunctions,
@@ -290,13 +292,23 @@ export class DeduplicationStore {
 
 	/** Makes a store call, timing it for the settle delay. */
 	private async timed<T>(call: () => Promise<T>): Promise<T> {
-		const started = Date.now();
+		const [started, settleMs] = [Date.now(), this.settleDelay()];
 		try {
 			return await call();
 		} finally {
-			const { callMs } = this.row;
-			callMs.push(Date.now() - started);
+			const [{ callMs }, ms] = [this.row, Date.now() - started];
+			callMs.push(ms);
 			if (callMs.length > CALLS_KEPT) callMs.shift();
+			if (ms > settleMs) this.warnSlow(ms, settleMs);
 		}
+	}
+
+	/** The one case a claim can miss, for whoever runs n8n to see: a busy database. */
+	private warnSlow(ms: number, settleMs: number): void {
+		if (this.warnedSlow) return;
+		this.warnedSlow = true;
+		this.context.logger.warn(
+			`BasicsEngage, Skip Emails Already Sent: a call to n8n's deduplication store took ${ms} ms, longer than the settle delay (${settleMs} ms). Had another worker claimed the same email meanwhile, both may have sent it.`,
+		);
 	}
 }
