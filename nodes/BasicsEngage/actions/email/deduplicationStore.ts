@@ -60,11 +60,13 @@ export class ClaimWrittenOver extends Error {}
 
 /**
  * The settle delay: SETTLE_FACTOR times the slowest of this process's last CALLS_KEPT calls, at
- * least MIN_SETTLE_MS. Another worker's call slower than that is the one case a claim can miss.
+ * least MIN_SETTLE_MS. Another worker's call slower than that is the one case a claim can miss
+ * (with fewer than four workers); under load the last 20 calls left too many such calls
+ * (docs/running-at-scale.md).
  */
 const MIN_SETTLE_MS = 50;
 const SETTLE_FACTOR = 2;
-const CALLS_KEPT = 20;
+const CALLS_KEPT = 100;
 
 /** The store for one run's emails (see skipAlreadySent). */
 export class DeduplicationStore {
