@@ -11,11 +11,11 @@ import { waitUnlessStopped } from '../../helpers/wait';
  * entries and, once a settle delay longer than any store call has passed, asks for one again.
  * Only a write no other wrote over still holds it, so of two workers claiming one email at once
  * only the last proceeds. The claim keeps the process's turn until it has asked: a call of its
- * own between would write back the token as it read it, after the other worker's claim erased
- * it. The process's claims waiting meanwhile are made together, in the next turn.
- * The token stays until the email is settled and goes with its entries:
- * asked for again a settle delay later, a token that is back shows a call that read the row
- * before the removal put them back, and the removal is written again.
+ * own between could write back the token it read after the other worker's claim erased it. The
+ * process's claims waiting meanwhile are made together, in the next turn. The token stays until
+ * the email is settled and goes with its entries: asked for again a settle delay later, a token
+ * that is back shows a call that read the row before the removal put them back, and the removal
+ * is written again.
  */
 interface Row {
 	turn: Promise<unknown>;
@@ -298,7 +298,8 @@ export class DeduplicationStore {
 		try {
 			return await call();
 		} finally {
-			const [{ callMs }, ms] = [this.row, Date.now() - started];
+			const { callMs } = this.row;
+			const ms = Date.now() - started;
 			callMs.push(ms);
 			if (callMs.length > CALLS_KEPT) callMs.shift();
 			if (ms > settleMs) this.warnSlow(ms, settleMs);
