@@ -469,8 +469,7 @@ describe('never twice, never lost, across stores that fail, crashes and executio
 			);
 		/** @type {Promise<unknown>[]} */
 		const besides = [];
-		/** What each waits for; a check waits only for a call that has read since the claim. */
-		/** @type {Record<string, () => Promise<unknown>>} */
+		/** What each waits for (a check: only a call that has read since the claim). @type {Record<string, () => Promise<unknown>>} */
 		const gates = {
 			'Z claim read': () => after(['X claim read arriving']),
 			'X claim read': async () => {
