@@ -117,8 +117,6 @@ export class DeduplicationStore {
 				throw held;
 			}
 			if (held) return { known, tokens };
-			// Asked again, the token is there now.
-			this.discard([tokens[0]]);
 			if (tries === TRIES) throw new ClaimWrittenOver();
 			// Workers that wrote over each other try again at different times.
 			await waitUnlessStopped(Math.random() * this.settleDelay() * tries, undefined);
@@ -211,6 +209,8 @@ export class DeduplicationStore {
 			(stillThere) => stillThere.has(token),
 			(error: Error) => error,
 		);
+		// Asked again, the token is there now: no claim holds it.
+		if (held === false) this.discard([token]);
 		// An entry an earlier claim of this write made is there for the later ones.
 		const made = new Set<string>();
 		for (const claim of claims) {
